@@ -1,0 +1,235 @@
+"""What happened: frozen, past-tense records returned by every engine call.
+
+Every event says who may see it: ``visible_to`` is ``None`` for everyone
+(players and spectators alike) or the id of the one player who may see it.
+The transport must deliver by this field alone; the engine never puts a
+hidden roll into an event whose ``visible_to`` is not its owner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+PlayerId = str
+
+
+class FoldReason(StrEnum):
+    ACTION = "action"
+    TIMEOUT = "timeout"
+    LEFT = "left"
+
+
+class SitOutReason(StrEnum):
+    NOT_READY = "not_ready"
+    SHORT_STACK = "short_stack"
+    BUSTED = "busted"
+
+
+class RollOffReason(StrEnum):
+    NO_WINNER = "no_winner"
+    TIE = "tie"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    visible_to: PlayerId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PotInfo:
+    amount: int
+    eligible: tuple[PlayerId, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ContestRoll:
+    player: PlayerId
+    dice: tuple[int, ...]
+    hand_name: str
+
+
+# -- the table --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerSeated(Event):
+    player: PlayerId
+    seat: int
+    stack: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerLeft(Event):
+    """The player left the table, taking ``stack`` chips away."""
+
+    player: PlayerId
+    seat: int
+    stack: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadinessChanged(Event):
+    player: PlayerId
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerBusted(Event):
+    """The player has no chips left and is out of the game until they sit down again."""
+
+    player: PlayerId
+
+
+# -- a hand -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandStarted(Event):
+    hand: int
+    variant: str
+    button: int
+    players: tuple[PlayerId, ...]
+    """Players dealt in, in turn order (first is left of the button)."""
+    sitting_out: tuple[tuple[PlayerId, SitOutReason], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AntePaid(Event):
+    player: PlayerId
+    amount: int
+    stack: int
+    all_in: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiceRolled(Event):
+    """``faces`` were just rolled; ``dice`` are all the player's dice now.
+
+    In liars' tali this event is visible to the roller only, and
+    ``RolledInSecret`` tells everyone else that the roll happened.
+    """
+
+    player: PlayerId
+    faces: tuple[int, ...]
+    dice: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RolledInSecret(Event):
+    player: PlayerId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BettingRoundStarted(Event):
+    pot: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DrawRoundStarted(Event):
+    round: int
+    last: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreetStarted(Event):
+    street: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimedOut(Event):
+    """The turn timer ran out and the engine acted for the player (the next events)."""
+
+    player: PlayerId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Checked(Event):
+    player: PlayerId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BetPlaced(Event):
+    """A bet, call or raise: ``added`` chips went in, making ``total`` for the round."""
+
+    player: PlayerId
+    action: str
+    """"bet", "call" or "raise"."""
+    added: int
+    total: int
+    stack: int
+    all_in: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Folded(Event):
+    player: PlayerId
+    reason: FoldReason
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BetReturned(Event):
+    """The part of a bet no one called goes back to its owner."""
+
+    player: PlayerId
+    amount: int
+    stack: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rerolled(Event):
+    player: PlayerId
+    die: int
+    old: int
+    new: int
+    dice: tuple[int, ...]
+    paid: int
+    stack: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Passed(Event):
+    player: PlayerId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PotsFormed(Event):
+    """The pots to be contested, main pot first."""
+
+    pots: tuple[PotInfo, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiceRevealed(Event):
+    """Showdown in liars' tali: a player still in shows their dice to everyone."""
+
+    player: PlayerId
+    dice: tuple[int, ...]
+    hand_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RollOff(Event):
+    """A contest round with no single winner; ``rolls`` are the fresh public rolls."""
+
+    pot: int
+    round: int
+    reason: RollOffReason
+    rolls: tuple[ContestRoll, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PotAwarded(Event):
+    """``hand_name`` is the winning roll, or ``None`` when the pot was won by folds."""
+
+    pot: int
+    player: PlayerId
+    amount: int
+    hand_name: str | None
+    stack: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandEnded(Event):
+    hand: int
+    stacks: tuple[tuple[PlayerId, int], ...]

@@ -1,0 +1,581 @@
+"""The tali rules engine: a table of seated players and the hand being played.
+
+Theory of operation
+-------------------
+``Game`` is a sans-I/O state machine. It holds a ``GameState`` (plain data)
+and a ``DieSource``; it has no clock, no sockets and no global randomness.
+Inputs are table requests (``sit``, ``leave``, ``set_ready``, ``start_hand``),
+player actions (``act(player, action)``) and ``timeout(player)``; every input
+returns the list of events it caused, each saying who may see it.
+
+Every input is checked completely before anything changes (``verify``), so a
+refused input raises ``RuleError`` and leaves the state exactly as it was.
+``can`` answers the same question without raising, and ``legal_actions`` is
+what a client needs to draw its buttons.
+
+A hand moves through phases (``Phase``); which actions each phase takes and
+what a timeout does in it are the two tables below. The variants differ only
+in the order of phases:
+
+=========  ===============================================================
+simple     ante, ROLL (public), contest
+liars      ante, ROLL (secret), BETTING, showdown (or a win by folds)
+draw       ante, ROLL (public), DRAW rounds, contest
+stud       4 x (ROLL one die, STUD_ANTE pay-or-fold), contest
+=========  ===============================================================
+
+Nothing here logs, sleeps or awaits: time is the server's business, which it
+reports by calling ``timeout``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from server.engine import betting as bet_round
+from server.engine.actions import (
+    Action,
+    ActionKind,
+    Bet,
+    Check,
+    Fold,
+    Pass,
+    Raise,
+    Reroll,
+    Roll,
+)
+from server.engine.dice import DieSource
+from server.engine.errors import ErrorCode, RuleError
+from server.engine.events import (
+    AntePaid,
+    BettingRoundStarted,
+    DiceRolled,
+    DrawRoundStarted,
+    Event,
+    FoldReason,
+    HandStarted,
+    Passed,
+    PlayerId,
+    PlayerLeft,
+    PlayerSeated,
+    ReadinessChanged,
+    Rerolled,
+    RolledInSecret,
+    SitOutReason,
+    StreetStarted,
+    TimedOut,
+)
+from server.engine.settings import Settings, Variant
+from server.engine.showdown import showdown, win_by_folds
+from server.engine.state import BettingState, GameState, HandState, Phase, Seat
+
+ACTIONS_BY_PHASE: dict[Phase, frozenset[ActionKind]] = {
+    Phase.ROLL: frozenset({ActionKind.ROLL}),
+    Phase.BETTING: frozenset(
+        {
+            ActionKind.CHECK,
+            ActionKind.BET,
+            ActionKind.CALL,
+            ActionKind.RAISE,
+            ActionKind.ALL_IN,
+            ActionKind.FOLD,
+        }
+    ),
+    Phase.DRAW: frozenset({ActionKind.REROLL, ActionKind.PASS}),
+    Phase.STUD_ANTE: frozenset({ActionKind.ANTE, ActionKind.FOLD}),
+    Phase.COMPLETE: frozenset(),
+}
+"""Which actions each phase takes (RULES §4)."""
+
+TIMEOUT_ACTION: dict[Phase, Action | None] = {
+    Phase.ROLL: Roll(),
+    Phase.BETTING: None,  # check if possible, else fold: decided per player
+    Phase.DRAW: Pass(),
+    Phase.STUD_ANTE: Fold(),
+}
+"""What the engine does for a player whose time ran out (RULES §5)."""
+
+STUD_STREETS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class LegalActions:
+    """Everything a client needs to offer one player their legal moves.
+
+    Bet and raise amounts are totals for the betting round.
+    """
+
+    player: PlayerId
+    actions: frozenset[ActionKind]
+    call_amount: int = 0
+    bet_min: int | None = None
+    bet_max: int | None = None
+    raise_min: int | None = None
+    raise_max: int | None = None
+    all_in_total: int | None = None
+    reroll_cost: int | None = None
+    ante_amount: int | None = None
+
+
+def entry_cost(settings: Settings) -> int:
+    """Chips a player needs to be dealt in (stud has no entry ante)."""
+    return 1 if settings.variant is Variant.STUD else settings.ante
+
+
+class Game:
+    """One table of tali. See the module docstring."""
+
+    __slots__ = ("dice", "state")
+
+    def __init__(self, settings: Settings, dice: DieSource, state: GameState | None = None) -> None:
+        self.state = state if state is not None else GameState(settings=settings)
+        self.dice = dice
+
+    # -- queries --------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        return self.state.settings
+
+    @property
+    def hand(self) -> HandState | None:
+        return self.state.hand
+
+    @property
+    def hand_in_progress(self) -> bool:
+        hand = self.state.hand
+        return hand is not None and hand.phase is not Phase.COMPLETE
+
+    def to_act(self) -> tuple[PlayerId, ...]:
+        """Who the game waits for: several players in a roll phase, else at most one."""
+        hand = self.state.hand
+        if hand is None or hand.phase is Phase.COMPLETE:
+            return ()
+        if hand.phase is Phase.ROLL:
+            return tuple(hand.pending)
+        return (hand.turn,) if hand.turn is not None else ()
+
+    def legal_actions(self, player: PlayerId) -> LegalActions:
+        hand = self.state.hand
+        if hand is None or player not in self.to_act():
+            return LegalActions(player=player, actions=frozenset())
+        phase = hand.phase
+        stack = self.state.seats[player].stack
+        ante = self.settings.ante
+        if phase is Phase.ROLL:
+            return LegalActions(player=player, actions=ACTIONS_BY_PHASE[phase])
+        if phase is Phase.BETTING:
+            assert hand.betting is not None
+            opts = bet_round.options(hand, hand.betting, player, stack, self.settings)
+            return LegalActions(
+                player=player,
+                actions=opts.kinds,
+                call_amount=opts.call_amount,
+                bet_min=opts.bet_min,
+                bet_max=opts.bet_max,
+                raise_min=opts.raise_min,
+                raise_max=opts.raise_max,
+                all_in_total=opts.all_in_total,
+            )
+        if phase is Phase.DRAW:
+            if stack >= ante:
+                return LegalActions(
+                    player=player, actions=ACTIONS_BY_PHASE[phase], reroll_cost=ante
+                )
+            return LegalActions(player=player, actions=frozenset({ActionKind.PASS}))
+        return LegalActions(
+            player=player, actions=ACTIONS_BY_PHASE[phase], ante_amount=min(ante, stack)
+        )
+
+    def default_action(self, player: PlayerId) -> Action:
+        """The action a timeout takes for ``player`` (RULES §5)."""
+        hand = self._require_turn(player)
+        action = TIMEOUT_ACTION[hand.phase]
+        if action is not None:
+            return action
+        assert hand.betting is not None
+        to_call = hand.betting.current_bet - hand.betting.bets[player]
+        return Fold() if to_call else Check()
+
+    def verify(self, player: PlayerId, action: Action) -> None:
+        """Raise ``RuleError`` unless ``player`` may take ``action`` now."""
+        self._check(player, action)
+
+    def can(self, player: PlayerId, action: Action) -> bool:
+        try:
+            self._check(player, action)
+        except RuleError:
+            return False
+        return True
+
+    def can_start_hand(self) -> bool:
+        return not self.hand_in_progress and len(self._eligible()[0]) >= 2
+
+    # -- the table ------------------------------------------------------
+
+    def sit(self, player: PlayerId, seat: int | None = None, *, ready: bool = True) -> list[Event]:
+        """Seat ``player`` with a fresh stack of ``starting_chips``.
+
+        Someone who sits down during a hand is dealt in from the next one.
+        """
+        state = self.state
+        if player in state.seats:
+            raise RuleError(ErrorCode.ALREADY_SEATED, "you are already seated")
+        taken = {s.index for s in state.seats.values()}
+        size = self.settings.max_players
+        if seat is None:
+            free = [i for i in range(size) if i not in taken]
+            if not free:
+                raise RuleError(ErrorCode.TABLE_FULL, "every seat is taken")
+            seat = free[0]
+        elif not 0 <= seat < size:
+            raise RuleError(ErrorCode.ILLEGAL_ACTION, f"seats are numbered 0..{size - 1}")
+        elif seat in taken:
+            raise RuleError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
+        stack = self.settings.starting_chips
+        state.seats[player] = Seat(index=seat, stack=stack, ready=ready)
+        state.chips_brought += stack
+        return [PlayerSeated(player=player, seat=seat, stack=stack)]
+
+    def leave(self, player: PlayerId) -> list[Event]:
+        """Stand up and take the stack away; in a hand this is a fold first."""
+        state = self.state
+        seat = state.seats.get(player)
+        if seat is None:
+            raise RuleError(ErrorCode.NOT_SEATED, "you are not seated")
+        events: list[Event] = []
+        hand = state.hand
+        if self.hand_in_progress and hand is not None and player in hand.still_in:
+            events.extend(self._fold(hand, player, FoldReason.LEFT))
+        del state.seats[player]
+        state.chips_taken += seat.stack
+        events.append(PlayerLeft(player=player, seat=seat.index, stack=seat.stack))
+        return events
+
+    def set_ready(self, player: PlayerId, ready: bool) -> list[Event]:
+        """Sit in (ready) or out of the coming hands; a hand in play is unaffected."""
+        seat = self.state.seats.get(player)
+        if seat is None:
+            raise RuleError(ErrorCode.NOT_SEATED, "you are not seated")
+        if seat.ready == ready:
+            return []
+        seat.ready = ready
+        return [ReadinessChanged(player=player, ready=ready)]
+
+    def start_hand(self) -> list[Event]:
+        if self.hand_in_progress:
+            raise RuleError(ErrorCode.HAND_IN_PROGRESS, "a hand is already in progress")
+        eligible, sitting_out = self._eligible()
+        if len(eligible) < 2:
+            raise RuleError(
+                ErrorCode.NOT_ENOUGH_PLAYERS, "a hand needs two ready players who can pay to enter"
+            )
+        state = self.state
+        seats = state.seats
+        # The button moves to the next seat (clockwise) of a player dealt in.
+        by_seat = sorted(eligible, key=lambda p: seats[p].index)
+        previous = state.button
+        button_player = by_seat[0]
+        if previous is not None:
+            button_player = next((p for p in by_seat if seats[p].index > previous), by_seat[0])
+        state.button = seats[button_player].index
+        at = by_seat.index(button_player) + 1
+        order = by_seat[at:] + by_seat[:at]
+        variant = self.settings.variant
+        hand = HandState(
+            number=state.hands_played + 1,
+            button=state.button,
+            players=order,
+            phase=Phase.ROLL,
+            dice={p: [] for p in order},
+            contributed=dict.fromkeys(order, 0),
+            pending=list(order),
+        )
+        state.hand = hand
+        events: list[Event] = [
+            HandStarted(
+                hand=hand.number,
+                variant=variant.value,
+                button=state.button,
+                players=tuple(order),
+                sitting_out=tuple(sitting_out),
+            )
+        ]
+        if variant is Variant.STUD:
+            hand.street = 1
+            events.append(StreetStarted(street=1))
+        else:
+            ante = self.settings.ante
+            for player in order:
+                seat = seats[player]
+                seat.stack -= ante
+                hand.contributed[player] += ante
+                events.append(
+                    AntePaid(player=player, amount=ante, stack=seat.stack, all_in=seat.stack == 0)
+                )
+        return events
+
+    # -- actions --------------------------------------------------------
+
+    def act(self, player: PlayerId, action: Action) -> list[Event]:
+        """Apply ``action`` for ``player`` and return the events it caused."""
+        hand = self._check(player, action)
+        return self._apply(hand, player, action, FoldReason.ACTION)
+
+    def timeout(self, player: PlayerId) -> list[Event]:
+        """The player's time ran out: the engine takes the default action for them."""
+        action = self.default_action(player)
+        hand = self._check(player, action)
+        events: list[Event] = [TimedOut(player=player)]
+        events.extend(self._apply(hand, player, action, FoldReason.TIMEOUT))
+        return events
+
+    # -- internals ------------------------------------------------------
+
+    def _eligible(self) -> tuple[list[PlayerId], list[tuple[PlayerId, SitOutReason]]]:
+        need = entry_cost(self.settings)
+        eligible: list[PlayerId] = []
+        out: list[tuple[PlayerId, SitOutReason]] = []
+        for player, seat in sorted(self.state.seats.items(), key=lambda kv: kv[1].index):
+            if seat.stack == 0:
+                out.append((player, SitOutReason.BUSTED))
+            elif not seat.ready:
+                out.append((player, SitOutReason.NOT_READY))
+            elif seat.stack < need:
+                out.append((player, SitOutReason.SHORT_STACK))
+            else:
+                eligible.append(player)
+        return eligible, out
+
+    def _require_turn(self, player: PlayerId) -> HandState:
+        hand = self.state.hand
+        if hand is None or hand.phase is Phase.COMPLETE:
+            raise RuleError(ErrorCode.NO_HAND_IN_PROGRESS, "no hand is in progress")
+        if player not in hand.players or player in hand.folded or player not in self.state.seats:
+            raise RuleError(ErrorCode.NOT_IN_HAND, "you are not in this hand")
+        if player not in self.to_act():
+            raise RuleError(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
+        return hand
+
+    def _check(self, player: PlayerId, action: Action) -> HandState:
+        hand = self._require_turn(player)
+        kind = action.kind
+        if kind not in ACTIONS_BY_PHASE[hand.phase]:
+            raise RuleError(
+                ErrorCode.ILLEGAL_ACTION, f"{kind.value} is not an action of the {hand.phase} phase"
+            )
+        stack = self.state.seats[player].stack
+        if hand.phase is Phase.BETTING:
+            assert hand.betting is not None
+            opts = bet_round.options(hand, hand.betting, player, stack, self.settings)
+            if isinstance(action, Bet | Raise):
+                total = action.amount if isinstance(action, Bet) else action.to
+                if isinstance(total, bool) or not isinstance(total, int):
+                    raise RuleError(
+                        ErrorCode.ILLEGAL_AMOUNT, "an amount is a whole number of chips"
+                    )
+                bet_round.verify_amount(kind, total, opts, stack, hand.betting.bets[player])
+            elif kind not in opts.kinds:
+                raise RuleError(ErrorCode.ILLEGAL_ACTION, f"you cannot {kind.value} now")
+        elif isinstance(action, Reroll):
+            die = action.die
+            if (
+                isinstance(die, bool)
+                or not isinstance(die, int)
+                or not 0 <= die < len(hand.dice[player])
+            ):
+                raise RuleError(ErrorCode.ILLEGAL_ACTION, "name one of your dice, 0..3")
+            if stack < self.settings.ante:
+                raise RuleError(
+                    ErrorCode.INSUFFICIENT_CHIPS,
+                    f"a reroll costs {self.settings.ante}; you have {stack}",
+                )
+        return hand
+
+    def _apply(
+        self, hand: HandState, player: PlayerId, action: Action, reason: FoldReason
+    ) -> list[Event]:
+        phase = hand.phase
+        if isinstance(action, Fold):
+            return self._fold(hand, player, reason)
+        if phase is Phase.ROLL:
+            return self._roll(hand, player)
+        if phase is Phase.BETTING:
+            return self._bet(hand, player, action)
+        if phase is Phase.DRAW:
+            return self._draw(hand, player, action)
+        return self._stud_ante(hand, player)
+
+    def _roll(self, hand: HandState, player: PlayerId) -> list[Event]:
+        faces = self.dice.roll(1 if hand.street else 4)
+        kept = hand.dice[player]
+        kept.extend(faces)
+        hand.pending.remove(player)
+        events: list[Event]
+        if self.settings.variant is Variant.LIARS:
+            events = [
+                DiceRolled(player=player, faces=faces, dice=tuple(kept), visible_to=player),
+                RolledInSecret(player=player),
+            ]
+        else:
+            events = [DiceRolled(player=player, faces=faces, dice=tuple(kept))]
+        if not hand.pending:
+            events.extend(self._after_rolls(hand))
+        return events
+
+    def _after_rolls(self, hand: HandState) -> list[Event]:
+        variant = self.settings.variant
+        if variant is Variant.LIARS:
+            betting = bet_round.start(hand, self.state.seats, self.settings)
+            hand.betting = betting
+            hand.phase = Phase.BETTING
+            hand.turn = bet_round.next_to_act(hand, betting, None)
+            events: list[Event] = [BettingRoundStarted(pot=hand.pot_total)]
+            if hand.turn is None:
+                events.extend(showdown(self.state, hand, self.dice, reveal=True))
+            return events
+        if variant is Variant.DRAW:
+            hand.phase = Phase.DRAW
+            return self._next_draw_round(hand)
+        if variant is Variant.STUD:
+            hand.phase = Phase.STUD_ANTE
+            return self._next_stud_turn(
+                hand, [p for p in hand.still_in if self.state.seats[p].stack > 0]
+            )
+        return showdown(self.state, hand, self.dice, reveal=False)
+
+    def _bet(self, hand: HandState, player: PlayerId, action: Action) -> list[Event]:
+        betting = hand.betting
+        assert betting is not None
+        stack = self.state.seats[player].stack
+        committed = betting.bets[player]
+        kind = action.kind
+        if isinstance(action, Bet):
+            total = action.amount
+        elif isinstance(action, Raise):
+            total = action.to
+        elif kind is ActionKind.CALL:
+            total = committed + min(betting.current_bet - committed, stack)
+        elif kind is ActionKind.CHECK:
+            total = committed
+        else:  # all-in: a bet, raise or call of the whole stack
+            total = committed + stack
+            if total > betting.current_bet:
+                kind = ActionKind.BET if betting.current_bet == 0 else ActionKind.RAISE
+            else:
+                kind = ActionKind.CALL
+        events: list[Event] = [
+            bet_round.put_in(hand, betting, self.state.seats, player, kind, total)
+        ]
+        return events + self._after_bet(hand, betting, player)
+
+    def _after_bet(self, hand: HandState, betting: BettingState, player: PlayerId) -> list[Event]:
+        if len(hand.still_in) == 1:
+            return win_by_folds(self.state, hand)
+        hand.turn = bet_round.next_to_act(hand, betting, player)
+        if hand.turn is None:
+            return showdown(self.state, hand, self.dice, reveal=True)
+        return []
+
+    def _fold(self, hand: HandState, player: PlayerId, reason: FoldReason) -> list[Event]:
+        events: list[Event] = [bet_round.fold(hand, hand.betting, player, reason)]
+        was_turn = hand.turn == player
+        if player in hand.pending:
+            index = hand.pending.index(player)
+            del hand.pending[index]
+        if len(hand.still_in) == 1:
+            return events + win_by_folds(self.state, hand)
+        phase = hand.phase
+        if phase is Phase.ROLL:
+            if not hand.pending:
+                events.extend(self._after_rolls(hand))
+        elif phase is Phase.BETTING:
+            assert hand.betting is not None
+            if was_turn:
+                events.extend(self._after_bet(hand, hand.betting, player))
+        elif was_turn:
+            if phase is Phase.DRAW:
+                events.extend(self._next_draw_turn(hand))
+            else:
+                events.extend(self._next_stud_turn(hand, hand.pending))
+        return events
+
+    # draw tali
+
+    def _next_draw_round(self, hand: HandState) -> list[Event]:
+        hand.draw_round += 1
+        hand.rerolls_this_round = 0
+        hand.pending = hand.still_in
+        last = hand.draw_round >= self.settings.draw_round_limit
+        events: list[Event] = [DrawRoundStarted(round=hand.draw_round, last=last)]
+        return events + self._next_draw_turn(hand)
+
+    def _next_draw_turn(self, hand: HandState) -> list[Event]:
+        events: list[Event] = []
+        ante = self.settings.ante
+        seats = self.state.seats
+        # A player who cannot pay may only pass: they are not made to wait for it.
+        while hand.pending and seats[hand.pending[0]].stack < ante:
+            events.append(Passed(player=hand.pending.pop(0)))
+        if hand.pending:
+            hand.turn = hand.pending[0]
+            return events
+        hand.turn = None
+        if hand.rerolls_this_round == 0 or hand.draw_round >= self.settings.draw_round_limit:
+            return events + showdown(self.state, hand, self.dice, reveal=False)
+        return events + self._next_draw_round(hand)
+
+    def _draw(self, hand: HandState, player: PlayerId, action: Action) -> list[Event]:
+        hand.pending.pop(0)
+        events: list[Event]
+        if isinstance(action, Reroll):
+            seat = self.state.seats[player]
+            ante = self.settings.ante
+            seat.stack -= ante
+            hand.contributed[player] += ante
+            hand.rerolls_this_round += 1
+            kept = hand.dice[player]
+            old = kept[action.die]
+            (new,) = self.dice.roll(1)
+            kept[action.die] = new
+            events = [
+                Rerolled(
+                    player=player,
+                    die=action.die,
+                    old=old,
+                    new=new,
+                    dice=tuple(kept),
+                    paid=ante,
+                    stack=seat.stack,
+                )
+            ]
+        else:
+            events = [Passed(player=player)]
+        return events + self._next_draw_turn(hand)
+
+    # stud tali
+
+    def _stud_ante(self, hand: HandState, player: PlayerId) -> list[Event]:
+        seat = self.state.seats[player]
+        amount = min(self.settings.ante, seat.stack)
+        seat.stack -= amount
+        hand.contributed[player] += amount
+        hand.pending.pop(0)
+        events: list[Event] = [
+            AntePaid(player=player, amount=amount, stack=seat.stack, all_in=seat.stack == 0)
+        ]
+        return events + self._next_stud_turn(hand, hand.pending)
+
+    def _next_stud_turn(self, hand: HandState, pending: Iterable[PlayerId]) -> list[Event]:
+        hand.pending = list(pending)
+        if hand.pending:
+            hand.turn = hand.pending[0]
+            return []
+        hand.turn = None
+        if hand.street >= STUD_STREETS:
+            return showdown(self.state, hand, self.dice, reveal=False)
+        hand.street += 1
+        hand.phase = Phase.ROLL
+        hand.pending = hand.still_in
+        return [StreetStarted(street=hand.street)]

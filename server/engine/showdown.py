@@ -1,0 +1,100 @@
+"""The end of a hand: uncalled bets back, pots formed, contests, awards."""
+
+from __future__ import annotations
+
+from server.engine.contest import decide
+from server.engine.dice import DieSource
+from server.engine.events import (
+    BetReturned,
+    DiceRevealed,
+    Event,
+    HandEnded,
+    PlayerBusted,
+    PotAwarded,
+    PotInfo,
+    PotsFormed,
+)
+from server.engine.pots import form_pots, uncalled_excess
+from server.engine.scoring import evaluate
+from server.engine.state import GameState, HandState, Phase
+
+
+def return_uncalled(state: GameState, hand: HandState) -> list[Event]:
+    betting = hand.betting
+    if betting is None:
+        return []
+    excess = uncalled_excess(betting.bets)
+    if excess is None:
+        return []
+    player, amount = excess
+    seat = state.seats.get(player)
+    if seat is None or player in hand.folded:
+        return []
+    betting.bets[player] -= amount
+    hand.contributed[player] -= amount
+    seat.stack += amount
+    return [BetReturned(player=player, amount=amount, stack=seat.stack)]
+
+
+def win_by_folds(state: GameState, hand: HandState) -> list[Event]:
+    """One player is left: they take everything and no roll is shown."""
+    events = return_uncalled(state, hand)
+    (winner,) = hand.still_in
+    amount = hand.pot_total
+    hand.pots = [PotInfo(amount=amount, eligible=(winner,))]
+    events.append(_award(state, hand, 0, winner, amount, None))
+    events.extend(finish(state, hand))
+    return events
+
+
+def showdown(state: GameState, hand: HandState, dice: DieSource, *, reveal: bool) -> list[Event]:
+    """Reveal (liars') and decide each pot, main pot first, by its own contest.
+
+    Each pot's contest starts from the showdown rolls: a roll-off for one pot
+    does not change the rolls used for the next.
+    """
+    events = return_uncalled(state, hand)
+    still_in = hand.still_in
+    if reveal:
+        for player in still_in:
+            faces = tuple(hand.dice[player])
+            hand.revealed.add(player)
+            events.append(DiceRevealed(player=player, dice=faces, hand_name=evaluate(faces).name))
+    hand.pots = form_pots(hand.contributed, still_in)
+    events.append(PotsFormed(pots=tuple(hand.pots)))
+    for index, pot in enumerate(hand.pots):
+        if len(pot.eligible) == 1:
+            events.append(_award(state, hand, index, pot.eligible[0], pot.amount, None))
+            continue
+        winner, roll_offs = decide(index, [(p, tuple(hand.dice[p])) for p in pot.eligible], dice)
+        events.extend(roll_offs)
+        events.append(_award(state, hand, index, winner.player, pot.amount, winner.hand_name))
+    events.extend(finish(state, hand))
+    return events
+
+
+def _award(
+    state: GameState, hand: HandState, index: int, player: str, amount: int, name: str | None
+) -> PotAwarded:
+    seat = state.seats[player]
+    seat.stack += amount
+    hand.winners.append(player)
+    return PotAwarded(pot=index, player=player, amount=amount, hand_name=name, stack=seat.stack)
+
+
+def finish(state: GameState, hand: HandState) -> list[Event]:
+    hand.phase = Phase.COMPLETE
+    hand.pending = []
+    hand.turn = None
+    state.hands_played = hand.number
+    seats = state.seats
+    events: list[Event] = [
+        HandEnded(
+            hand=hand.number,
+            stacks=tuple((p, seats[p].stack) for p in hand.players if p in seats),
+        )
+    ]
+    events.extend(
+        PlayerBusted(player=p) for p in hand.players if p in seats and seats[p].stack == 0
+    )
+    return events

@@ -1,0 +1,101 @@
+"""The game state as plain data.
+
+Everything the engine knows lives in these dataclasses: no callbacks, no
+sockets, no clock, no random source. A state can therefore be copied,
+compared, and (later) snapshotted and restored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from server.engine.events import PlayerId, PotInfo
+from server.engine.settings import Settings
+
+
+class Phase(StrEnum):
+    """Where a hand stands; ``COMPLETE`` once the pots are awarded."""
+
+    ROLL = "roll"
+    BETTING = "betting"
+    DRAW = "draw"
+    STUD_ANTE = "stud_ante"
+    COMPLETE = "complete"
+
+
+@dataclass(slots=True)
+class Seat:
+    index: int
+    stack: int
+    ready: bool = True
+
+
+@dataclass(slots=True)
+class BettingState:
+    """One liars' betting round. Amounts are totals for this round."""
+
+    current_bet: int
+    min_raise: int
+    """Size of the last full bet or raise: the least a raise must add."""
+    bets: dict[PlayerId, int]
+    acted_at: dict[PlayerId, int] = field(default_factory=dict)
+    """The bet each player faced when they last acted: decides whether a
+    series of short all-ins has reopened the betting for them."""
+    needs: set[PlayerId] = field(default_factory=set)
+    """Players who still have to act before the round can end."""
+    raises: int = 0
+
+
+@dataclass(slots=True)
+class HandState:
+    number: int
+    button: int
+    players: list[PlayerId]
+    """Dealt in, in turn order: the first sits left of the button."""
+    phase: Phase
+    dice: dict[PlayerId, list[int]]
+    contributed: dict[PlayerId, int]
+    folded: set[PlayerId] = field(default_factory=set)
+    pending: list[PlayerId] = field(default_factory=list)
+    """ROLL: who still has to roll (any order). DRAW and STUD_ANTE: who still
+    acts this round, in turn order; the first is on turn."""
+    turn: PlayerId | None = None
+    betting: BettingState | None = None
+    street: int = 0
+    draw_round: int = 0
+    rerolls_this_round: int = 0
+    revealed: set[PlayerId] = field(default_factory=set)
+    """Players whose dice everybody may see (never a folded player in liars')."""
+    pots: list[PotInfo] = field(default_factory=list)
+    winners: list[PlayerId] = field(default_factory=list)
+    """Winner of each pot, in pot order, once the hand is complete."""
+
+    @property
+    def still_in(self) -> list[PlayerId]:
+        folded = self.folded
+        return [p for p in self.players if p not in folded]
+
+    @property
+    def pot_total(self) -> int:
+        return sum(self.contributed.values())
+
+
+@dataclass(slots=True)
+class GameState:
+    settings: Settings
+    seats: dict[PlayerId, Seat] = field(default_factory=dict)
+    button: int | None = None
+    hands_played: int = 0
+    hand: HandState | None = None
+    chips_brought: int = 0
+    chips_taken: int = 0
+
+    @property
+    def chips_in_play(self) -> int:
+        """What the stacks and the pot must add up to: chips brought minus chips taken."""
+        return self.chips_brought - self.chips_taken
+
+    def chips_on_table(self) -> int:
+        pot = self.hand.pot_total if self.hand and self.hand.phase is not Phase.COMPLETE else 0
+        return sum(s.stack for s in self.seats.values()) + pot
