@@ -197,7 +197,7 @@ def fold(
 
 def next_to_act(hand: HandState, betting: BettingState, after: PlayerId | None) -> PlayerId | None:
     """The first player in turn order after ``after`` who still has to act."""
-    if not betting.needs or len(hand.still_in) < 2:
+    if not betting.needs or hand.count_in() < 2:
         return None
     order = hand.players
     start = order.index(after) + 1 if after is not None else 0

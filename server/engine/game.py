@@ -158,7 +158,7 @@ class Game:
 
     def legal_actions(self, player: PlayerId) -> LegalActions:
         hand = self.state.hand
-        if hand is None or player not in self.to_act():
+        if hand is None or not self._on_turn(hand, player):
             return LegalActions(player=player, actions=frozenset())
         phase = hand.phase
         stack = self.state.seats[player].stack
@@ -352,11 +352,21 @@ class Game:
         hand = self.state.hand
         if hand is None or hand.phase is Phase.COMPLETE:
             raise RuleError(ErrorCode.NO_HAND_IN_PROGRESS, "no hand is in progress")
-        if player not in hand.players or player in hand.folded or player not in self.state.seats:
-            raise RuleError(ErrorCode.NOT_IN_HAND, "you are not in this hand")
-        if player not in self.to_act():
+        if not self._on_turn(hand, player):
+            if (
+                player not in hand.players
+                or player in hand.folded
+                or player not in self.state.seats
+            ):
+                raise RuleError(ErrorCode.NOT_IN_HAND, "you are not in this hand")
             raise RuleError(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
         return hand
+
+    @staticmethod
+    def _on_turn(hand: HandState, player: PlayerId) -> bool:
+        if hand.phase is Phase.ROLL:
+            return player in hand.pending
+        return hand.turn == player and hand.phase is not Phase.COMPLETE
 
     def _check(self, player: PlayerId, action: Action) -> HandState:
         hand = self._require_turn(player)
@@ -471,7 +481,7 @@ class Game:
         return events + self._after_bet(hand, betting, player)
 
     def _after_bet(self, hand: HandState, betting: BettingState, player: PlayerId) -> list[Event]:
-        if len(hand.still_in) == 1:
+        if hand.count_in() == 1:
             return win_by_folds(self.state, hand)
         hand.turn = bet_round.next_to_act(hand, betting, player)
         if hand.turn is None:
@@ -484,7 +494,7 @@ class Game:
         if player in hand.pending:
             index = hand.pending.index(player)
             del hand.pending[index]
-        if len(hand.still_in) == 1:
+        if hand.count_in() == 1:
             return events + win_by_folds(self.state, hand)
         phase = hand.phase
         if phase is Phase.ROLL:

@@ -76,6 +76,10 @@ class HandState:
         folded = self.folded
         return [p for p in self.players if p not in folded]
 
+    def count_in(self) -> int:
+        """How many players are still in (cheaper than ``len(still_in)``)."""
+        return len(self.players) - len(self.folded)
+
     @property
     def pot_total(self) -> int:
         return sum(self.contributed.values())

@@ -1,0 +1,216 @@
+"""Invariants under random play: legal and illegal actions, timeouts, leaving.
+
+For every variant, 2..8 players, random stacks and settings:
+- chips in stacks and pots always equal the chips brought to the table;
+- no stack is ever negative;
+- a refused action leaves the state exactly as it was;
+- every hand ends within a bounded number of steps;
+- no hidden liars' roll reaches anyone but its owner before the showdown,
+  and a folded roll never reaches anyone else, in events or in views.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import fields
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.engine import (
+    Action,
+    ActionKind,
+    AllIn,
+    Ante,
+    Bet,
+    Call,
+    Check,
+    Fold,
+    Game,
+    Pass,
+    Raise,
+    Reroll,
+    Roll,
+    RuleError,
+    SeededDice,
+    Settings,
+    Variant,
+    view,
+)
+from server.engine.events import DiceRevealed, DiceRolled, Event, PotAwarded, Rerolled, RollOff
+from server.engine.state import Phase
+
+MAX_STEPS_PER_HAND = 3000
+HANDS = 6
+DICE_FIELDS = {"dice", "faces"}
+# Events allowed to carry dice, and on what terms (checked in check_privacy).
+DICE_EVENTS = (DiceRolled, DiceRevealed, RollOff, Rerolled)
+
+_PLAIN: dict[ActionKind, Action] = {
+    ActionKind.ROLL: Roll(),
+    ActionKind.CHECK: Check(),
+    ActionKind.CALL: Call(),
+    ActionKind.FOLD: Fold(),
+    ActionKind.ALL_IN: AllIn(),
+    ActionKind.PASS: Pass(),
+    ActionKind.ANTE: Ante(),
+}
+
+
+@st.composite
+def tables(draw: st.DrawFn, variant: Variant) -> tuple[Settings, list[int], int]:
+    starting = draw(st.integers(1, 300))
+    given_settings: dict[str, Any] = {
+        "max_players": draw(st.integers(2, 8)),
+        "starting_chips": starting,
+        "ante": draw(st.integers(1, min(starting, 25))),
+    }
+    if variant is Variant.LIARS:
+        structure = draw(st.sampled_from(["no_limit", "pot_limit", "fixed_limit"]))
+        given_settings["betting_structure"] = structure
+        if structure == "fixed_limit":
+            given_settings["bet_size"] = draw(st.integers(given_settings["ante"], starting))
+            given_settings["max_raises"] = draw(st.integers(1, 10))
+    if variant is Variant.DRAW:
+        given_settings["max_draw_rounds"] = draw(st.integers(0, 20))
+    table_settings = Settings.create(variant.value, **given_settings)
+    players = draw(st.integers(2, table_settings.max_players))
+    stacks = draw(st.lists(st.integers(0, 3 * starting), min_size=players, max_size=players))
+    return table_settings, stacks, draw(st.integers(0, 2**32))
+
+
+def legal_move(game: Game, player: str, rng: random.Random) -> Action:
+    legal = game.legal_actions(player)
+    kind = rng.choice(sorted(legal.actions))
+    if kind is ActionKind.BET:
+        assert legal.bet_min is not None
+        assert legal.bet_max is not None
+        return Bet(rng.randint(legal.bet_min, legal.bet_max))
+    if kind is ActionKind.RAISE:
+        assert legal.raise_min is not None
+        assert legal.raise_max is not None
+        return Raise(rng.randint(legal.raise_min, legal.raise_max))
+    if kind is ActionKind.REROLL:
+        return Reroll(rng.randrange(4))
+    return _PLAIN[kind]
+
+
+def random_move(rng: random.Random) -> Action:
+    """Any action at all, most of them wrong for the moment."""
+    amount = rng.choice([-1, 0, 1, 2, 3, 7, 50, 10**9])
+    return rng.choice(
+        [*_PLAIN.values(), Bet(amount), Raise(amount), Reroll(rng.choice([-1, 0, 3, 4]))]
+    )
+
+
+class Referee:
+    """Plays random hands and checks every invariant after every step."""
+
+    def __init__(self, table_settings: Settings, stacks: list[int], seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.game = Game(table_settings, SeededDice(seed))
+        self.liars = table_settings.variant is Variant.LIARS
+        for i, stack in enumerate(stacks):
+            player = f"p{i}"
+            self.game.sit(player)
+            seat = self.game.state.seats[player]
+            self.game.state.chips_brought += stack - seat.stack
+            seat.stack = stack
+        self.newcomers = 0
+
+    def check_chips(self) -> None:
+        state = self.game.state
+        assert state.chips_on_table() == state.chips_in_play
+        assert all(seat.stack >= 0 for seat in state.seats.values())
+        if state.hand is not None:
+            assert all(c >= 0 for c in state.hand.contributed.values())
+
+    def check_privacy(self, events: list[Event]) -> None:
+        hand = self.game.state.hand
+        for event in events:
+            names = {f.name for f in fields(event)}
+            if not isinstance(event, DICE_EVENTS):
+                assert not names & DICE_FIELDS, event
+            if not self.liars or hand is None:
+                continue
+            if isinstance(event, DiceRolled):
+                assert event.visible_to == event.player, event
+            if isinstance(event, DiceRevealed):
+                assert event.player not in hand.folded, event
+                assert len(hand.still_in) > 1, event
+            if isinstance(event, PotAwarded) and len(hand.still_in) == 1:
+                assert event.hand_name is None, event
+        if not self.liars or hand is None:
+            return
+        for viewer in [*self.game.state.seats, None]:
+            for seat in view(self.game.state, viewer).seats:
+                if seat.player == viewer or seat.dice is None:
+                    continue
+                assert seat.player in hand.revealed, (viewer, seat)
+                assert seat.player not in hand.folded, (viewer, seat)
+            own = [s for s in view(self.game.state, viewer).seats if s.player == viewer]
+            if own and own[0].in_hand:
+                assert own[0].dice == tuple(hand.dice[viewer])  # type: ignore[index]
+
+    def step(self) -> None:
+        game, rng = self.game, self.rng
+        to_act = game.to_act()
+        roll = rng.random()
+        seated = list(game.state.seats)
+        if roll < 0.15 or not to_act:
+            player = rng.choice([*seated, "stranger"])
+            self.try_refused(player, random_move(rng))
+            return
+        player = rng.choice(to_act)
+        if roll < 0.25:
+            events = game.timeout(player)
+        elif roll < 0.27 and seated:
+            events = game.leave(rng.choice(seated))
+        elif roll < 0.28:
+            self.newcomers += 1
+            try:
+                events = game.sit(f"new{self.newcomers}")
+            except RuleError:
+                events = []
+        else:
+            action = legal_move(game, player, rng)
+            assert game.can(player, action), (player, action, game.legal_actions(player))
+            events = game.act(player, action)
+        self.check_chips()
+        self.check_privacy(events)
+
+    def try_refused(self, player: str, action: Action) -> None:
+        before = copy.deepcopy(self.game.state)
+        try:
+            events = self.game.act(player, action)
+        except RuleError:
+            assert self.game.state == before, (player, action)
+            return
+        self.check_chips()
+        self.check_privacy(events)
+
+    def play(self) -> None:
+        for _ in range(HANDS):
+            if not self.game.can_start_hand():
+                return
+            self.check_privacy(self.game.start_hand())
+            self.check_chips()
+            for _ in range(MAX_STEPS_PER_HAND):
+                if not self.game.hand_in_progress:
+                    break
+                self.step()
+            assert not self.game.hand_in_progress, "the hand did not end"
+            hand = self.game.state.hand
+            assert hand is not None
+            assert hand.phase is Phase.COMPLETE
+
+
+@pytest.mark.parametrize("variant", list(Variant))
+@settings(max_examples=200)
+@given(data=st.data())
+def test_invariants_under_random_play(variant: Variant, data: st.DataObject) -> None:
+    table_settings, stacks, seed = data.draw(tables(variant))
+    Referee(table_settings, stacks, seed).play()

@@ -1,0 +1,112 @@
+"""Stud tali: one die a street, ante or fold (RULES §4.4)."""
+
+from __future__ import annotations
+
+from server.engine import ActionKind, Ante, Fold, Game, Phase, Roll
+from server.engine.events import (
+    AntePaid,
+    DiceRolled,
+    Event,
+    Folded,
+    PotAwarded,
+    PotInfo,
+    PotsFormed,
+    StreetStarted,
+)
+
+from .helpers import conserved, of_type, stacks, start, table
+
+
+def street(game: Game, order: str) -> list[Event]:
+    events: list[Event] = []
+    for player in order:
+        events += game.act(player, Roll())
+    return events
+
+
+def test_no_entry_ante_and_one_die_a_street() -> None:
+    game = table("stud", dice=[6, 4, 1])
+    events = start(game, button="c")
+    assert of_type(events, AntePaid) == []
+    assert of_type(events, StreetStarted)[0].street == 1
+    events = street(game, "abc")
+    assert [(e.player, e.faces, e.visible_to) for e in of_type(events, DiceRolled)] == [
+        ("a", (6,), None),
+        ("b", (4,), None),
+        ("c", (1,), None),
+    ]
+    assert game.to_act() == ("a",)
+    assert game.legal_actions("a").actions == {ActionKind.ANTE, ActionKind.FOLD}
+    assert game.legal_actions("a").ante_amount == 1
+
+
+def test_a_full_hand_of_four_streets() -> None:
+    dice = [6, 6, 1, 4, 6, 1, 3, 6, 1, 1, 4, 1]  # street by street, a, b, c
+    game = table("stud", dice=dice)
+    start(game, button="c")
+    events: list[Event] = []
+    for n in range(4):
+        events += street(game, "abc")
+        for player in "abc":
+            events += game.act(player, Ante())
+        if n < 3:
+            assert game.state.hand is not None
+            assert game.state.hand.street == n + 2
+    (award,) = of_type(events, PotAwarded)
+    assert (award.player, award.amount, award.hand_name) == ("a", 12, "Venus")
+    assert stacks(game) == {"a": 108, "b": 96, "c": 96}
+
+
+def test_won_by_folds_on_street_two() -> None:
+    game = table("stud", dice=[6, 4, 1, 3, 2, 1])
+    start(game, button="c")
+    street(game, "abc")
+    for player in "abc":
+        game.act(player, Ante())
+    events = street(game, "abc")
+    events += game.act("a", Ante())
+    events += game.act("b", Fold())
+    assert game.hand_in_progress
+    events += game.act("c", Fold())
+    assert not game.hand_in_progress
+    assert [f.player for f in of_type(events, Folded)] == ["b", "c"]
+    (award,) = of_type(events, PotAwarded)
+    assert (award.player, award.amount, award.hand_name) == ("a", 4, None)
+    assert stacks(game) == {"a": 102, "b": 99, "c": 99}
+
+
+def test_last_player_standing_wins_at_once_without_paying_the_street() -> None:
+    game = table("stud", dice=[6, 4, 1, 3, 2, 1])
+    start(game, button="c")
+    street(game, "abc")
+    for player in "abc":
+        game.act(player, Ante())
+    street(game, "abc")
+    game.act("a", Fold())
+    events = game.act("b", Fold())
+    assert not game.hand_in_progress
+    assert of_type(events, PotAwarded)[0].player == "c"
+    assert stacks(game) == {"a": 99, "b": 99, "c": 102}
+
+
+def test_a_short_stack_pays_what_it_has_and_plays_for_the_main_pot() -> None:
+    dice = [6, 1, 1, 4, 6, 1, 3, 6, 1, 1, 6, 1]  # street by street, a, b, c
+    game = table("stud", dice=dice, ante=3, stacks={"a": 4})
+    start(game, button="c")
+    events: list[Event] = []
+    for n in range(4):
+        events += street(game, "abc")
+        while game.state.hand is not None and game.state.hand.phase is Phase.STUD_ANTE:
+            events += game.act(game.to_act()[0], Ante())
+        if n == 1:
+            assert game.state.seats["a"].stack == 0
+    paid_by_a = [e for e in of_type(events, AntePaid) if e.player == "a"]
+    assert [(e.amount, e.all_in) for e in paid_by_a] == [(3, False), (1, True)]
+    (formed,) = of_type(events, PotsFormed)
+    assert formed.pots == (
+        PotInfo(amount=12, eligible=("a", "b", "c")),
+        PotInfo(amount=16, eligible=("b", "c")),
+    )
+    awards = of_type(events, PotAwarded)
+    assert [(w.player, w.amount) for w in awards] == [("a", 12), ("b", 16)]
+    assert conserved(game)
