@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+NODE_TOOLS := tools/asyncapi
+NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
 
 .PHONY: run test lint typecheck unit bench clean
 
@@ -15,6 +17,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The AsyncAPI validator (npm), pinned by its package-lock.json.
+$(NODE_STAMP): $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json
+	scripts/ensure-system-packages
+	cd $(NODE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
 run: $(STAMP)
 	$(BIN)/python -m server
 
@@ -24,15 +32,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python -m protocol.generate --check
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict server protocol
 
-unit: $(STAMP)
+unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.engine
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(NODE_TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

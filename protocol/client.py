@@ -1,0 +1,224 @@
+"""Messages a client sends. One discriminated union, ``ClientMessage``, on ``type``.
+
+Every message may carry an ``id``; the server's direct reply (``welcome``,
+``room_list``, ``pong``, ``result`` or ``error``) echoes it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from protocol.types import (
+    Amount,
+    BettingStructure,
+    ChatText,
+    DieIndex,
+    Name,
+    ProtocolVersion,
+    RequestId,
+    Role,
+    RoomId,
+    SeatIndex,
+    SessionToken,
+    Strict,
+    Variant,
+)
+
+
+class Request(Strict):
+    id: RequestId | None = None
+
+
+class RoomRequest(Request):
+    room: RoomId
+
+
+class Hello(Request):
+    """First message on every connection. With ``token``, resumes an earlier session."""
+
+    type: Literal["hello"]
+    protocol: ProtocolVersion
+    name: Name | None = None
+    token: SessionToken | None = None
+
+
+class ListRooms(Request):
+    type: Literal["list_rooms"]
+
+
+class SubscribeLobby(Request):
+    """Receive ``lobby_update`` whenever a room opens, changes or closes."""
+
+    type: Literal["subscribe_lobby"]
+
+
+class UnsubscribeLobby(Request):
+    type: Literal["unsubscribe_lobby"]
+
+
+class RoomSettings(Strict):
+    """Settings of a new room (rules §7). Omitted fields take their defaults."""
+
+    variant: Variant
+    max_players: Annotated[int, Field(ge=2, le=8)] | None = None
+    starting_chips: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    ante: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    betting_structure: BettingStructure | None = None
+    bet_size: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    max_raises: Annotated[int, Field(ge=1, le=10)] | None = None
+    max_draw_rounds: Annotated[int, Field(ge=0, le=20)] | None = None
+    turn_seconds: Annotated[int, Field(ge=5, le=600)] | None = None
+    reconnect_grace_seconds: Annotated[int, Field(ge=0, le=3600)] | None = None
+    next_hand_delay_seconds: Annotated[int, Field(ge=0, le=60)] | None = None
+
+
+class CreateRoom(Request):
+    """Open a room. The reply ``result`` carries its id; the creator is not seated by it."""
+
+    type: Literal["create_room"]
+    settings: RoomSettings
+
+
+class JoinRoom(RoomRequest):
+    """Take a seat (``role`` player; ``seat`` optional) or watch (``role`` spectator)."""
+
+    type: Literal["join_room"]
+    role: Role = Role.PLAYER
+    seat: SeatIndex | None = None
+
+
+class LeaveRoom(RoomRequest):
+    """Leave the room. In a hand this folds; a player's stack leaves with them."""
+
+    type: Literal["leave_room"]
+
+
+class SetReady(RoomRequest):
+    """Sit in (``ready: true``) or out of the coming hands."""
+
+    type: Literal["set_ready"]
+    ready: bool
+
+
+class Resync(RoomRequest):
+    """Ask for a fresh ``snapshot`` of the room, e.g. after a gap in ``seq``."""
+
+    type: Literal["resync"]
+
+
+class Roll(RoomRequest):
+    type: Literal["roll"]
+
+
+class Check(RoomRequest):
+    type: Literal["check"]
+
+
+class Bet(RoomRequest):
+    """Open the betting: ``amount`` is the total put in this round."""
+
+    type: Literal["bet"]
+    amount: Amount
+
+
+class Call(RoomRequest):
+    type: Literal["call"]
+
+
+class Raise(RoomRequest):
+    """Raise so that one's total for the betting round is ``to``."""
+
+    type: Literal["raise"]
+    to: Amount
+
+
+class AllIn(RoomRequest):
+    """Put in the whole stack (a bet, raise or call, whichever it amounts to)."""
+
+    type: Literal["all_in"]
+
+
+class Fold(RoomRequest):
+    type: Literal["fold"]
+
+
+class Reroll(RoomRequest):
+    """Draw tali: pay the ante and roll die number ``die`` (0..3) again."""
+
+    type: Literal["reroll"]
+    die: DieIndex
+
+
+class Pass(RoomRequest):
+    type: Literal["pass"]
+
+
+class Ante(RoomRequest):
+    """Stud tali: pay the street's ante and stay in."""
+
+    type: Literal["ante"]
+
+
+class Chat(RoomRequest):
+    type: Literal["chat"]
+    text: ChatText
+
+
+class Ping(Request):
+    type: Literal["ping"]
+    data: Annotated[str, Field(max_length=64)] | None = None
+
+
+ActionMessage = Roll | Check | Bet | Call | Raise | AllIn | Fold | Reroll | Pass | Ante
+"""The game actions, one message type each."""
+
+ClientMessage = Annotated[
+    Hello
+    | ListRooms
+    | SubscribeLobby
+    | UnsubscribeLobby
+    | CreateRoom
+    | JoinRoom
+    | LeaveRoom
+    | SetReady
+    | Resync
+    | Roll
+    | Check
+    | Bet
+    | Call
+    | Raise
+    | AllIn
+    | Fold
+    | Reroll
+    | Pass
+    | Ante
+    | Chat
+    | Ping,
+    Field(discriminator="type"),
+]
+
+CLIENT_MESSAGES: tuple[type[Request], ...] = (
+    Hello,
+    ListRooms,
+    SubscribeLobby,
+    UnsubscribeLobby,
+    CreateRoom,
+    JoinRoom,
+    LeaveRoom,
+    SetReady,
+    Resync,
+    Roll,
+    Check,
+    Bet,
+    Call,
+    Raise,
+    AllIn,
+    Fold,
+    Reroll,
+    Pass,
+    Ante,
+    Chat,
+    Ping,
+)

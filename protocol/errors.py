@@ -1,0 +1,98 @@
+"""Error codes: stable, machine-readable, each with whether the connection stays open."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    BAD_MESSAGE = "bad_message"
+    UNKNOWN_TYPE = "unknown_type"
+    UNSUPPORTED_VERSION = "unsupported_version"
+    HELLO_REQUIRED = "hello_required"
+    SESSION_NOT_FOUND = "session_not_found"
+    INVALID_NAME = "invalid_name"
+    NAME_TAKEN = "name_taken"
+    NOT_IN_ROOM = "not_in_room"
+    ALREADY_IN_ROOM = "already_in_room"
+    ROOM_NOT_FOUND = "room_not_found"
+    ROOM_FULL = "room_full"
+    TOO_MANY_ROOMS = "too_many_rooms"
+    INVALID_SETTING = "invalid_setting"
+    NOT_SEATED = "not_seated"
+    SEAT_TAKEN = "seat_taken"
+    NOT_IN_HAND = "not_in_hand"
+    NO_HAND_IN_PROGRESS = "no_hand_in_progress"
+    NOT_YOUR_TURN = "not_your_turn"
+    ILLEGAL_ACTION = "illegal_action"
+    ILLEGAL_AMOUNT = "illegal_amount"
+    INSUFFICIENT_CHIPS = "insufficient_chips"
+    RATE_LIMITED = "rate_limited"
+    MESSAGE_TOO_LARGE = "message_too_large"
+    INTERNAL_ERROR = "internal_error"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    meaning: str
+    closes: bool
+    """True when the server closes the connection after sending this error."""
+
+
+ERRORS: dict[ErrorCode, ErrorInfo] = {
+    ErrorCode.BAD_MESSAGE: ErrorInfo(
+        "The frame is not JSON, not an object, or breaks the schema.", False
+    ),
+    ErrorCode.UNKNOWN_TYPE: ErrorInfo(
+        "The `type` names no client message of this protocol version.", False
+    ),
+    ErrorCode.UNSUPPORTED_VERSION: ErrorInfo(
+        "The major version in `hello` is not one this server speaks.", True
+    ),
+    ErrorCode.HELLO_REQUIRED: ErrorInfo(
+        "The first message must be `hello`; nothing else is accepted before it.", False
+    ),
+    ErrorCode.SESSION_NOT_FOUND: ErrorInfo(
+        "The session token in `hello` is unknown or expired;"
+        " send `hello` without it to start afresh.",
+        False,
+    ),
+    ErrorCode.INVALID_NAME: ErrorInfo(
+        "The name is empty, too long or has control characters.", False
+    ),
+    ErrorCode.NAME_TAKEN: ErrorInfo("Another player in the room already uses this name.", False),
+    ErrorCode.NOT_IN_ROOM: ErrorInfo("The request names a room you have not joined.", False),
+    ErrorCode.ALREADY_IN_ROOM: ErrorInfo("You are already in that room.", False),
+    ErrorCode.ROOM_NOT_FOUND: ErrorInfo("No room has that id (it may have closed).", False),
+    ErrorCode.ROOM_FULL: ErrorInfo(
+        "Every seat in the room is taken; join as a spectator instead.", False
+    ),
+    ErrorCode.TOO_MANY_ROOMS: ErrorInfo("You have created as many rooms as one player may.", False),
+    ErrorCode.INVALID_SETTING: ErrorInfo(
+        "A room setting is out of bounds or does not apply to the variant; the message names it.",
+        False,
+    ),
+    ErrorCode.NOT_SEATED: ErrorInfo("The request needs a seat and you are a spectator.", False),
+    ErrorCode.SEAT_TAKEN: ErrorInfo("That seat is taken.", False),
+    ErrorCode.NOT_IN_HAND: ErrorInfo(
+        "You were not dealt into this hand, or you have folded.", False
+    ),
+    ErrorCode.NO_HAND_IN_PROGRESS: ErrorInfo("There is no hand being played in the room.", False),
+    ErrorCode.NOT_YOUR_TURN: ErrorInfo("It is not your turn to act.", False),
+    ErrorCode.ILLEGAL_ACTION: ErrorInfo("That action is not one of your legal actions now.", False),
+    ErrorCode.ILLEGAL_AMOUNT: ErrorInfo(
+        "The amount is outside the legal range given in `your_turn`.", False
+    ),
+    ErrorCode.INSUFFICIENT_CHIPS: ErrorInfo("You do not have the chips for that.", False),
+    ErrorCode.RATE_LIMITED: ErrorInfo(
+        "Too many messages; this one was dropped. Sustained abuse closes the connection (1008).",
+        False,
+    ),
+    ErrorCode.MESSAGE_TOO_LARGE: ErrorInfo(
+        "The frame exceeds the size limit; the connection closes (1009).", True
+    ),
+    ErrorCode.INTERNAL_ERROR: ErrorInfo(
+        "The server failed to handle the request; nothing changed. Safe to retry or resync.", False
+    ),
+}

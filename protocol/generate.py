@@ -1,0 +1,178 @@
+"""Generate the checked-in artefacts from the models: JSON Schemas and the AsyncAPI document.
+
+    python -m protocol.generate          # write them
+    python -m protocol.generate --check  # exit 1 if any checked-in file is stale
+
+The pydantic models are the source of truth; never edit the output by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from protocol.client import CLIENT_MESSAGES, ClientMessage
+from protocol.codec import PROTOCOL_VERSION
+from protocol.server import SERVER_MESSAGES, ServerMessage
+
+HERE = Path(__file__).resolve().parent
+SCHEMA_DIR = HERE / "schema"
+ASYNCAPI = HERE / "asyncapi.json"
+SCHEMA_DIALECT = "http://json-schema.org/draft-07/schema#"
+# Draft-07 is what the AsyncAPI 3.0 parser (and most client tooling) understands.
+REF_TEMPLATE = "#/definitions/{model}"
+
+
+def message_type(model: type[BaseModel]) -> str:
+    annotation = model.model_fields["type"].annotation
+    (value,) = annotation.__args__  # type: ignore[union-attr]
+    return str(value)
+
+
+def _schema(generated: dict[str, Any], title: str, description: str) -> dict[str, Any]:
+    """A draft-07 document: pydantic's ``$defs`` become ``definitions``."""
+    body = {k: v for k, v in generated.items() if k not in ("title", "description", "$defs")}
+    out = {"$schema": SCHEMA_DIALECT, "title": title, "description": description, **body}
+    if "$defs" in generated:
+        out["definitions"] = generated["$defs"]
+    return out
+
+
+def build() -> dict[Path, str]:
+    """Every generated file, by path, with its exact content."""
+    files: dict[Path, Any] = {}
+    files[SCHEMA_DIR / "client.json"] = _schema(
+        TypeAdapter(ClientMessage).json_schema(mode="validation", ref_template=REF_TEMPLATE),
+        "ClientMessage",
+        f"Any message a client may send (protocol {PROTOCOL_VERSION}).",
+    )
+    files[SCHEMA_DIR / "server.json"] = _schema(
+        TypeAdapter(ServerMessage).json_schema(mode="serialization", ref_template=REF_TEMPLATE),
+        "ServerMessage",
+        f"Any message the server may send (protocol {PROTOCOL_VERSION}).",
+    )
+    directions: list[tuple[str, tuple[type[BaseModel], ...], str]] = [
+        ("client", CLIENT_MESSAGES, "validation"),
+        ("server", SERVER_MESSAGES, "serialization"),
+    ]
+    for direction, models, mode in directions:
+        for model in models:
+            doc = inspect.cleandoc(model.__doc__ or model.__name__)
+            schema = model.model_json_schema(mode=mode, ref_template=REF_TEMPLATE)  # type: ignore[arg-type]
+            files[SCHEMA_DIR / "messages" / direction / f"{message_type(model)}.json"] = _schema(
+                schema, model.__name__, doc
+            )
+    files[ASYNCAPI] = asyncapi(directions)
+    return {
+        path: json.dumps(content, indent=2, ensure_ascii=False) + "\n"
+        for path, content in files.items()
+    }
+
+
+def asyncapi(directions: list[tuple[str, tuple[type[BaseModel], ...], str]]) -> dict[str, Any]:
+    messages: dict[str, Any] = {}
+    operations: dict[str, Any] = {}
+    channel_messages: dict[str, Any] = {}
+    for direction, models, _ in directions:
+        for model in models:
+            kind = message_type(model)
+            key = f"{direction}.{kind}"
+            doc = inspect.cleandoc(model.__doc__ or model.__name__)
+            messages[key] = {
+                "name": kind,
+                "title": model.__name__,
+                "summary": doc.splitlines()[0],
+                "description": doc,
+                "contentType": "application/json",
+                "payload": {
+                    "schemaFormat": "application/schema+json;version=draft-07",
+                    "schema": {"$ref": f"./schema/messages/{direction}/{kind}.json"},
+                },
+            }
+            channel_messages[key] = {"$ref": f"#/components/messages/{key}"}
+            action = "receive" if direction == "client" else "send"
+            operations[f"{action}.{kind}"] = {
+                "action": action,
+                "channel": {"$ref": "#/channels/game"},
+                "summary": (
+                    f"The server receives `{kind}` from a client."
+                    if action == "receive"
+                    else f"The server sends `{kind}` to a client."
+                ),
+                "messages": [{"$ref": f"#/channels/game/messages/{key}"}],
+            }
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "Tali game server protocol",
+            "version": f"{PROTOCOL_VERSION}.0",
+            "description": (
+                "JSON messages over one WebSocket connection per client. This document "
+                "describes the server: it receives the client messages and sends the "
+                "server messages. See protocol/README.md for the flow, visibility rules, "
+                "errors and the versioning policy."
+            ),
+            "license": {"name": "MIT"},
+        },
+        "defaultContentType": "application/json",
+        "servers": {
+            "local": {
+                "host": "localhost:8765",
+                "protocol": "ws",
+                "description": "A server started with the README's run command.",
+            }
+        },
+        "channels": {
+            "game": {
+                "address": "/",
+                "title": "Game connection",
+                "description": "The WebSocket endpoint: lobby, rooms and play.",
+                "messages": channel_messages,
+            }
+        },
+        "operations": operations,
+        "components": {"messages": messages},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--check", action="store_true", help="fail if checked-in files are stale")
+    args = parser.parse_args(argv)
+    wanted = build()
+    existing = set(SCHEMA_DIR.rglob("*.json")) | ({ASYNCAPI} if ASYNCAPI.exists() else set())
+    stale = sorted(
+        str(p.relative_to(HERE))
+        for p, text in wanted.items()
+        if not p.exists() or p.read_text() != text
+    )
+    extra = sorted(str(p.relative_to(HERE)) for p in existing - set(wanted))
+    if args.check:
+        if stale or extra:
+            print("generated protocol files are out of date; run: python -m protocol.generate")
+            for name in stale:
+                print(f"  stale or missing: {name}")
+            for name in extra:
+                print(f"  not generated any more: {name}")
+            return 1
+        print(f"{len(wanted)} generated protocol files are current")
+        return 0
+    for name in extra:
+        (HERE / name).unlink()
+    for path, text in wanted.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    print(f"wrote {len(wanted)} files ({len(stale)} changed, {len(extra)} removed)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

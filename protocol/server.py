@@ -1,0 +1,523 @@
+"""Messages the server sends. One discriminated union, ``ServerMessage``, on ``type``.
+
+Three kinds:
+- direct replies to a request, echoing its ``id``: ``welcome``, ``room_list``,
+  ``pong``, ``result``, ``error``;
+- room events, each with the room's ``seq``: for every ``seq`` each member of
+  the room receives exactly one frame (a hidden roll's owner gets
+  ``dice_rolled`` where everyone else gets ``rolled_in_secret``);
+- personal notices without ``seq``: ``snapshot``, ``your_turn``,
+  ``lobby_update``.
+Clients must ignore message types they do not know (see the versioning policy).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from protocol.errors import ErrorCode
+from protocol.types import (
+    ActionKind,
+    Amount,
+    BetAction,
+    BettingStructure,
+    ChatText,
+    Chips,
+    Count,
+    Dice,
+    DieIndex,
+    Face,
+    FoldReason,
+    FourDice,
+    HandName,
+    HandNumber,
+    Message,
+    Name,
+    Phase,
+    PlayerId,
+    ProtocolVersion,
+    RequestId,
+    Role,
+    RollOffReason,
+    RoomId,
+    RoomState,
+    SeatIndex,
+    Seq,
+    SessionToken,
+    SitOutReason,
+    Strict,
+    UnixMillis,
+    Variant,
+)
+
+# -- direct replies ---------------------------------------------------------
+
+
+class Reply(Strict):
+    id: RequestId | None = None
+
+
+class Welcome(Reply):
+    """Answer to ``hello``. ``token`` is a secret: only this client ever receives it."""
+
+    type: Literal["welcome"]
+    server_version: Annotated[str, Field(max_length=32)]
+    protocol: ProtocolVersion
+    player_id: PlayerId
+    name: Name
+    token: SessionToken
+    resumed: bool
+    rooms: Annotated[list[RoomId], Field(max_length=64)]
+    """Rooms this session is in (after a resume: a ``snapshot`` of each follows)."""
+
+
+class Result(Reply):
+    """A request succeeded. ``room`` names the room it concerned (the new one for create_room)."""
+
+    type: Literal["result"]
+    request: Annotated[str, Field(max_length=32)]
+    room: RoomId | None = None
+
+
+class Error(Reply):
+    """A request failed and changed nothing. ``closes`` says the connection will now close."""
+
+    type: Literal["error"]
+    code: ErrorCode
+    message: Message
+    closes: bool = False
+
+
+class EffectiveSettings(Strict):
+    """A room's settings with every default filled in; fields that do not apply are absent."""
+
+    variant: Variant
+    max_players: Annotated[int, Field(ge=2, le=8)]
+    starting_chips: Annotated[int, Field(ge=1, le=1_000_000)]
+    ante: Annotated[int, Field(ge=1, le=1_000_000)]
+    betting_structure: BettingStructure | None = None
+    bet_size: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    max_raises: Annotated[int, Field(ge=1, le=10)] | None = None
+    max_draw_rounds: Annotated[int, Field(ge=0, le=20)] | None = None
+    turn_seconds: Annotated[int, Field(ge=5, le=600)]
+    reconnect_grace_seconds: Annotated[int, Field(ge=0, le=3600)]
+    next_hand_delay_seconds: Annotated[int, Field(ge=0, le=60)]
+
+
+class RoomSummary(Strict):
+    room: RoomId
+    settings: EffectiveSettings
+    seats_taken: Annotated[int, Field(ge=0, le=8)]
+    spectators: Count
+    state: RoomState
+    hands_played: Count
+
+
+class RoomList(Reply):
+    type: Literal["room_list"]
+    rooms: Annotated[list[RoomSummary], Field(max_length=10_000)]
+
+
+class Pong(Reply):
+    type: Literal["pong"]
+    data: Annotated[str, Field(max_length=64)] | None = None
+
+
+# -- personal notices -------------------------------------------------------
+
+
+class LobbyUpdate(Strict):
+    """A room opened or changed (``summary``), or closed (``removed``)."""
+
+    type: Literal["lobby_update"]
+    room: RoomId
+    summary: RoomSummary | None = None
+    removed: bool = False
+
+
+class LegalActions(Strict):
+    """What the player may do now. Bet and raise amounts are round totals."""
+
+    actions: Annotated[list[ActionKind], Field(max_length=10)]
+    call_amount: Chips = 0
+    bet_min: Chips | None = None
+    bet_max: Chips | None = None
+    raise_min: Chips | None = None
+    raise_max: Chips | None = None
+    all_in_total: Chips | None = None
+    reroll_cost: Chips | None = None
+    ante_amount: Chips | None = None
+
+
+class YourTurn(Strict):
+    """It is your turn: the legal actions and when the timer acts for you.
+
+    ``deadline`` is the server's clock in Unix milliseconds; ``seconds_left``
+    is the same deadline relative to when the message was sent, for clients
+    whose clock differs from the server's.
+    """
+
+    type: Literal["your_turn"]
+    room: RoomId
+    hand: HandNumber
+    phase: Phase
+    legal: LegalActions
+    deadline: UnixMillis
+    seconds_left: Annotated[float, Field(ge=0, le=600)]
+
+
+class SeatView(Strict):
+    player: PlayerId
+    name: Name
+    seat: SeatIndex
+    stack: Chips
+    ready: bool
+    connected: bool
+    in_hand: bool
+    folded: bool
+    dice: Dice | None
+    """The dice, or null when you may not see them (another player's hidden roll)."""
+    dice_count: Annotated[int, Field(ge=0, le=4)]
+    bet: Chips
+    contributed: Chips
+
+
+class Pot(Strict):
+    amount: Chips
+    eligible: Annotated[list[PlayerId], Field(max_length=8)]
+
+
+class HandView(Strict):
+    number: HandNumber
+    phase: Phase
+    button: SeatIndex
+    players: Annotated[list[PlayerId], Field(max_length=8)]
+    to_act: Annotated[list[PlayerId], Field(max_length=8)]
+    pot: Chips
+    current_bet: Chips
+    street: Annotated[int, Field(ge=0, le=4)]
+    draw_round: Annotated[int, Field(ge=0, le=20)]
+    pots: Annotated[list[Pot], Field(max_length=8)]
+    winners: Annotated[list[PlayerId], Field(max_length=8)]
+
+
+class Snapshot(Strict):
+    """Everything you may see of a room, as of event ``seq`` (0 before any event)."""
+
+    type: Literal["snapshot"]
+    room: RoomId
+    seq: Annotated[int, Field(ge=0)]
+    you: PlayerId
+    role: Role
+    settings: EffectiveSettings
+    seats: Annotated[list[SeatView], Field(max_length=8)]
+    spectators: Count
+    button: SeatIndex | None
+    hands_played: Count
+    hand: HandView | None
+    your_turn: YourTurn | None = None
+    next_hand_at: UnixMillis | None = None
+
+
+# -- room events ------------------------------------------------------------
+
+
+class RoomEvent(Strict):
+    room: RoomId
+    seq: Seq
+
+
+class PlayerJoined(RoomEvent):
+    """Someone joined: a player taking ``seat`` with ``stack``, or a spectator."""
+
+    type: Literal["player_joined"]
+    player: PlayerId
+    name: Name
+    role: Role
+    seat: SeatIndex | None = None
+    stack: Chips | None = None
+
+
+class PlayerLeft(RoomEvent):
+    """Someone left; a player takes ``stack`` chips away with them."""
+
+    type: Literal["player_left"]
+    player: PlayerId
+    role: Role
+    seat: SeatIndex | None = None
+    stack: Chips | None = None
+
+
+class PlayerDisconnected(RoomEvent):
+    """The player's connection dropped; their seat is held until ``grace_until``."""
+
+    type: Literal["player_disconnected"]
+    player: PlayerId
+    grace_until: UnixMillis
+
+
+class PlayerReconnected(RoomEvent):
+    type: Literal["player_reconnected"]
+    player: PlayerId
+
+
+class ReadinessChanged(RoomEvent):
+    type: Literal["readiness_changed"]
+    player: PlayerId
+    ready: bool
+
+
+class PlayerBusted(RoomEvent):
+    type: Literal["player_busted"]
+    player: PlayerId
+
+
+class SittingOut(Strict):
+    player: PlayerId
+    reason: SitOutReason
+
+
+class HandStarted(RoomEvent):
+    type: Literal["hand_started"]
+    hand: HandNumber
+    variant: Variant
+    button: SeatIndex
+    players: Annotated[list[PlayerId], Field(min_length=2, max_length=8)]
+    """Dealt in, in turn order."""
+    sitting_out: Annotated[list[SittingOut], Field(max_length=8)]
+
+
+class AntePaid(RoomEvent):
+    type: Literal["ante_paid"]
+    player: PlayerId
+    amount: Chips
+    stack: Chips
+    all_in: bool
+
+
+class DiceRolled(RoomEvent):
+    """``faces`` were rolled; ``dice`` are all the player's dice now.
+
+    ``private`` is true for a liars' roll: then only the roller receives this
+    message, and everyone else receives ``rolled_in_secret`` with the same seq.
+    """
+
+    type: Literal["dice_rolled"]
+    player: PlayerId
+    faces: Annotated[list[Face], Field(min_length=1, max_length=4)]
+    dice: Dice
+    private: bool
+
+
+class RolledInSecret(RoomEvent):
+    type: Literal["rolled_in_secret"]
+    player: PlayerId
+
+
+class BettingRoundStarted(RoomEvent):
+    type: Literal["betting_round_started"]
+    pot: Chips
+
+
+class DrawRoundStarted(RoomEvent):
+    type: Literal["draw_round_started"]
+    round: Annotated[int, Field(ge=1, le=20)]
+    last: bool
+
+
+class StreetStarted(RoomEvent):
+    type: Literal["street_started"]
+    street: Annotated[int, Field(ge=1, le=4)]
+
+
+class TimedOut(RoomEvent):
+    """The player's timer ran out; the events that follow are what the server did for them."""
+
+    type: Literal["timed_out"]
+    player: PlayerId
+
+
+class Checked(RoomEvent):
+    type: Literal["checked"]
+    player: PlayerId
+
+
+class BetPlaced(RoomEvent):
+    """A bet, call or raise: ``added`` chips went in, making ``total`` for the round."""
+
+    type: Literal["bet_placed"]
+    player: PlayerId
+    action: BetAction
+    added: Chips
+    total: Chips
+    stack: Chips
+    all_in: bool
+
+
+class Folded(RoomEvent):
+    type: Literal["folded"]
+    player: PlayerId
+    reason: FoldReason
+
+
+class BetReturned(RoomEvent):
+    type: Literal["bet_returned"]
+    player: PlayerId
+    amount: Amount
+    stack: Chips
+
+
+class Rerolled(RoomEvent):
+    type: Literal["rerolled"]
+    player: PlayerId
+    die: DieIndex
+    old: Face
+    new: Face
+    dice: FourDice
+    paid: Chips
+    stack: Chips
+
+
+class Passed(RoomEvent):
+    type: Literal["passed"]
+    player: PlayerId
+
+
+class PotsFormed(RoomEvent):
+    """The pots about to be contested, main pot first."""
+
+    type: Literal["pots_formed"]
+    pots: Annotated[list[Pot], Field(min_length=1, max_length=8)]
+
+
+class DiceRevealed(RoomEvent):
+    """Liars' showdown: a player still in shows their dice."""
+
+    type: Literal["dice_revealed"]
+    player: PlayerId
+    dice: FourDice
+    hand_name: HandName
+
+
+class ContestRoll(Strict):
+    player: PlayerId
+    dice: FourDice
+    hand_name: HandName
+
+
+class RollOff(RoomEvent):
+    """No single winner for pot ``pot``: these fresh public rolls decide it (or go again)."""
+
+    type: Literal["roll_off"]
+    pot: Annotated[int, Field(ge=0, le=7)]
+    round: Annotated[int, Field(ge=1, le=1000)]
+    reason: RollOffReason
+    rolls: Annotated[list[ContestRoll], Field(min_length=1, max_length=8)]
+
+
+class PotAwarded(RoomEvent):
+    """``hand_name`` is the winning roll, or null when the pot was won without a contest."""
+
+    type: Literal["pot_awarded"]
+    pot: Annotated[int, Field(ge=0, le=7)]
+    player: PlayerId
+    amount: Chips
+    hand_name: HandName | None
+    stack: Chips
+
+
+class StackView(Strict):
+    player: PlayerId
+    stack: Chips
+
+
+class HandEnded(RoomEvent):
+    type: Literal["hand_ended"]
+    hand: HandNumber
+    stacks: Annotated[list[StackView], Field(max_length=8)]
+    next_hand_at: UnixMillis | None = None
+
+
+class ChatMessage(RoomEvent):
+    type: Literal["chat"]
+    player: PlayerId
+    name: Name
+    text: ChatText
+
+
+ServerMessage = Annotated[
+    Welcome
+    | Result
+    | Error
+    | RoomList
+    | Pong
+    | LobbyUpdate
+    | YourTurn
+    | Snapshot
+    | PlayerJoined
+    | PlayerLeft
+    | PlayerDisconnected
+    | PlayerReconnected
+    | ReadinessChanged
+    | PlayerBusted
+    | HandStarted
+    | AntePaid
+    | DiceRolled
+    | RolledInSecret
+    | BettingRoundStarted
+    | DrawRoundStarted
+    | StreetStarted
+    | TimedOut
+    | Checked
+    | BetPlaced
+    | Folded
+    | BetReturned
+    | Rerolled
+    | Passed
+    | PotsFormed
+    | DiceRevealed
+    | RollOff
+    | PotAwarded
+    | HandEnded
+    | ChatMessage,
+    Field(discriminator="type"),
+]
+
+SERVER_MESSAGES: tuple[type[Strict], ...] = (
+    Welcome,
+    Result,
+    Error,
+    RoomList,
+    Pong,
+    LobbyUpdate,
+    YourTurn,
+    Snapshot,
+    PlayerJoined,
+    PlayerLeft,
+    PlayerDisconnected,
+    PlayerReconnected,
+    ReadinessChanged,
+    PlayerBusted,
+    HandStarted,
+    AntePaid,
+    DiceRolled,
+    RolledInSecret,
+    BettingRoundStarted,
+    DrawRoundStarted,
+    StreetStarted,
+    TimedOut,
+    Checked,
+    BetPlaced,
+    Folded,
+    BetReturned,
+    Rerolled,
+    Passed,
+    PotsFormed,
+    DiceRevealed,
+    RollOff,
+    PotAwarded,
+    HandEnded,
+    ChatMessage,
+)

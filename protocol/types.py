@@ -1,0 +1,118 @@
+"""Shared field types of the protocol: bounded strings and numbers, closed sets.
+
+Every string has a length bound, every number a range, and every closed set
+is an enum, so the JSON Schema generated from these models tells a client
+author exactly what is allowed.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_CHIPS = 10**12
+"""Upper bound for any chip amount on the wire (stacks and pots included)."""
+MAX_SAFE_INTEGER = 2**53 - 1
+"""Largest integer every JSON parser (JavaScript's included) represents exactly."""
+
+RequestId = (
+    Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+    | Annotated[str, Field(min_length=1, max_length=64)]
+)
+"""A client's request id, echoed in the server's direct reply."""
+
+PlayerId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
+RoomId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
+Name = Annotated[str, Field(min_length=1, max_length=24, pattern=r"^[^\x00-\x1f\x7f]+$")]
+"""A display name: 1..24 characters, no control characters. Shown as text, never as markup."""
+SessionToken = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{22,128}$")]
+ProtocolVersion = Annotated[str, Field(pattern=r"^[0-9]{1,3}\.[0-9]{1,3}$")]
+Chips = Annotated[int, Field(ge=0, le=MAX_CHIPS)]
+Amount = Annotated[int, Field(ge=1, le=MAX_CHIPS)]
+Seq = Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)]
+HandNumber = Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)]
+Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+SeatIndex = Annotated[int, Field(ge=0, le=7)]
+DieIndex = Annotated[int, Field(ge=0, le=3)]
+Face = Annotated[int, Field(ge=1, le=6)]
+Dice = Annotated[list[Face], Field(max_length=4)]
+FourDice = Annotated[list[Face], Field(min_length=4, max_length=4)]
+HandName = Annotated[str, Field(min_length=1, max_length=32)]
+ChatText = Annotated[str, Field(min_length=1, max_length=280)]
+Message = Annotated[str, Field(max_length=500)]
+UnixMillis = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+
+
+class Strict(BaseModel):
+    """Base of every protocol model: unknown fields are refused, types are exact."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Variant(StrEnum):
+    SIMPLE = "simple"
+    LIARS = "liars"
+    DRAW = "draw"
+    STUD = "stud"
+
+
+class BettingStructure(StrEnum):
+    NO_LIMIT = "no_limit"
+    POT_LIMIT = "pot_limit"
+    FIXED_LIMIT = "fixed_limit"
+
+
+class ActionKind(StrEnum):
+    ROLL = "roll"
+    CHECK = "check"
+    BET = "bet"
+    CALL = "call"
+    RAISE = "raise"
+    FOLD = "fold"
+    ALL_IN = "all_in"
+    REROLL = "reroll"
+    PASS = "pass"
+    ANTE = "ante"
+
+
+class Phase(StrEnum):
+    ROLL = "roll"
+    BETTING = "betting"
+    DRAW = "draw"
+    STUD_ANTE = "stud_ante"
+    COMPLETE = "complete"
+
+
+class Role(StrEnum):
+    PLAYER = "player"
+    SPECTATOR = "spectator"
+
+
+class FoldReason(StrEnum):
+    ACTION = "action"
+    TIMEOUT = "timeout"
+    LEFT = "left"
+
+
+class SitOutReason(StrEnum):
+    NOT_READY = "not_ready"
+    SHORT_STACK = "short_stack"
+    BUSTED = "busted"
+
+
+class RollOffReason(StrEnum):
+    NO_WINNER = "no_winner"
+    TIE = "tie"
+
+
+class BetAction(StrEnum):
+    BET = "bet"
+    CALL = "call"
+    RAISE = "raise"
+
+
+class RoomState(StrEnum):
+    WAITING = "waiting"
+    IN_HAND = "in_hand"

@@ -1,0 +1,86 @@
+"""The checked-in schemas and AsyncAPI document are current and valid."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from protocol import generate
+from protocol.client import CLIENT_MESSAGES
+from protocol.server import SERVER_MESSAGES
+
+ROOT = Path(__file__).resolve().parents[2]
+VALIDATOR = ROOT / "tools" / "asyncapi"
+
+
+def test_generated_files_are_current(capsys: pytest.CaptureFixture[str]) -> None:
+    status = generate.main(["--check"])
+    assert status == 0, capsys.readouterr().out
+
+
+def test_check_notices_a_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "protocol"
+    shutil.copytree(generate.HERE / "schema", copy / "schema")
+    shutil.copy(generate.ASYNCAPI, copy / "asyncapi.json")
+    monkeypatch.setattr(generate, "HERE", copy)
+    monkeypatch.setattr(generate, "SCHEMA_DIR", copy / "schema")
+    monkeypatch.setattr(generate, "ASYNCAPI", copy / "asyncapi.json")
+    assert generate.main(["--check"]) == 0
+    bet = copy / "schema" / "messages" / "client" / "bet.json"
+    bet.write_text(bet.read_text().replace('"minimum": 1', '"minimum": 0'))
+    assert generate.main(["--check"]) == 1
+    generate.main([])
+    assert generate.main(["--check"]) == 0
+    (copy / "schema" / "messages" / "client" / "leftover.json").write_text("{}")
+    assert generate.main(["--check"]) == 1
+
+
+def test_one_schema_per_message() -> None:
+    for direction, models in (("client", CLIENT_MESSAGES), ("server", SERVER_MESSAGES)):
+        files = sorted(
+            p.stem for p in (generate.SCHEMA_DIR / "messages" / direction).glob("*.json")
+        )
+        assert files == sorted(generate.message_type(m) for m in models)
+    union = json.loads((generate.SCHEMA_DIR / "client.json").read_text())
+    assert union["discriminator"]["propertyName"] == "type"
+    assert len(union["oneOf"]) == len(CLIENT_MESSAGES)
+
+
+def test_asyncapi_document_is_valid() -> None:
+    node = shutil.which("node")
+    assert node, "node is needed to validate the AsyncAPI document (make test installs it)"
+    assert (VALIDATOR / "node_modules" / "@asyncapi" / "parser").is_dir(), "run make test"
+    run = subprocess.run(
+        [node, "validate.mjs", str(generate.ASYNCAPI)],
+        cwd=VALIDATOR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    count = len(CLIENT_MESSAGES) + len(SERVER_MESSAGES)
+    assert f"valid AsyncAPI 3.0.0: {count} messages, {count} operations, 1 channel(s)" in run.stdout
+
+
+def test_asyncapi_validator_rejects_a_broken_schema(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node
+    copy = tmp_path / "protocol"
+    shutil.copytree(generate.HERE / "schema", copy / "schema")
+    shutil.copy(generate.ASYNCAPI, copy / "asyncapi.json")
+    bet = copy / "schema" / "messages" / "client" / "bet.json"
+    bet.write_text(bet.read_text().replace('"type": "integer"', '"type": 5'))
+    run = subprocess.run(
+        [node, "validate.mjs", str(copy / "asyncapi.json")],
+        cwd=VALIDATOR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 1
