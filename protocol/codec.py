@@ -63,6 +63,10 @@ def _failure(frame: str | bytes, exc: ValidationError) -> ParseFailure:
         return ParseFailure(
             ErrorCode.UNKNOWN_TYPE, f"unknown message type {tag[:40]!r}", request_id
         )
+    if all(err["loc"][:2] == ("create_room", "settings") and len(err["loc"]) > 2 for err in errors):
+        # A room setting out of bounds: the rule book's error, naming the setting.
+        field = str(first["loc"][2])
+        return ParseFailure(ErrorCode.INVALID_SETTING, f"{field}: {first['msg']}", request_id)
     details = "; ".join(
         f"{'.'.join(str(p) for p in err['loc'][1:]) or 'message'}: {err['msg']}"
         for err in errors[:3]

@@ -88,6 +88,8 @@ class Error(Reply):
     code: ErrorCode
     message: Message
     closes: bool = False
+    room: RoomId | None = None
+    """The room the failed request named, if any."""
 
 
 class EffectiveSettings(Strict):

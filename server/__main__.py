@@ -1,5 +1,5 @@
-"""``python -m server``: for now, a console demo of the rules engine."""
+"""``python -m server``: run the tali server (``--help`` lists the settings)."""
 
-from server.demo import main
+from server.app import main
 
 main()

@@ -78,18 +78,28 @@ def test_a_valid_frame_is_one_call_to_a_typed_message() -> None:
         ('{"type": "join_room", "room": "r_1", "role": "dealer"}', ErrorCode.BAD_MESSAGE, None),
         ('{"type": "join_room", "room": "r_1", "seat": 8}', ErrorCode.BAD_MESSAGE, None),
         ('{"type": "set_ready", "room": "r_1", "ready": "yes"}', ErrorCode.BAD_MESSAGE, None),
-        ('{"type": "create_room", "settings": {"variant": "poker"}}', ErrorCode.BAD_MESSAGE, None),
+        (
+            '{"type": "create_room", "settings": {"variant": "poker"}}',
+            ErrorCode.INVALID_SETTING,
+            None,
+        ),
         (
             '{"type": "create_room", "settings": {"variant": "liars", "ante": 0}}',
-            ErrorCode.BAD_MESSAGE,
+            ErrorCode.INVALID_SETTING,
             None,
         ),
         (
             '{"type": "create_room", "settings": {"variant": "liars", "colour": 1}}',
-            ErrorCode.BAD_MESSAGE,
+            ErrorCode.INVALID_SETTING,
             None,
         ),
-        ('{"type": "create_room", "settings": {}}', ErrorCode.BAD_MESSAGE, None),
+        (
+            '{"type": "create_room", "settings": {"variant": "liars", "max_players": 9}, "id": 4}',
+            ErrorCode.INVALID_SETTING,
+            4,
+        ),
+        ('{"type": "create_room", "settings": {}}', ErrorCode.INVALID_SETTING, None),
+        ('{"type": "create_room", "settings": 5}', ErrorCode.BAD_MESSAGE, None),
     ],
 )
 def test_malformed_frames_map_to_error_codes(

@@ -1,0 +1,107 @@
+"""Server settings: command-line flags and ``TALI_*`` environment variables.
+
+Every setting has a default; ``tali-server --help`` lists them. A flag wins
+over the environment, which wins over the default.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class LogFormat(StrEnum):
+    AUTO = "auto"
+    JSON = "json"
+    CONSOLE = "console"
+
+
+class ServerConfig(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="TALI_",
+        cli_prog_name="tali-server",
+        cli_kebab_case=True,
+        frozen=True,
+        extra="forbid",
+    )
+
+    host: str = Field(
+        "127.0.0.1", description="Address to listen on (0.0.0.0 for every interface)."
+    )
+    port: int = Field(8765, ge=0, le=65535, description="TCP port; 0 picks a free one.")
+    log_format: LogFormat = Field(
+        LogFormat.AUTO,
+        description="json, console, or auto (console on a terminal, else JSON lines).",
+    )
+    log_level: str = Field(
+        "info", pattern="^(debug|info|warning|error)$", description="Lowest level logged."
+    )
+    max_frame_bytes: int = Field(
+        4096,
+        ge=256,
+        le=65536,
+        description="Largest client frame; larger ones close the connection (1009).",
+    )
+    rate_per_second: float = Field(
+        20.0, gt=0, le=1000, description="Messages a client may send per second, sustained."
+    )
+    rate_burst: int = Field(
+        40, ge=1, le=10000, description="Messages a client may send in a burst."
+    )
+    abuse_limit: int = Field(
+        50,
+        ge=1,
+        le=10000,
+        description="Rate-limited messages within 10 s that close the connection (1008).",
+    )
+    chat_per_minute: int = Field(
+        20, ge=1, le=600, description="Chat messages a player may send per room per minute."
+    )
+    max_rooms_per_player: int = Field(
+        3, ge=1, le=100, description="Open rooms one player may have created."
+    )
+    max_rooms: int = Field(10000, ge=1, le=1_000_000, description="Open rooms on this server.")
+    empty_room_seconds: float = Field(
+        60.0, ge=0, le=86400, description="An empty room closes after this long."
+    )
+    session_seconds: float = Field(
+        120.0,
+        ge=0,
+        le=86400,
+        description="A disconnected session in no room is forgotten after this long.",
+    )
+    hello_timeout_seconds: float = Field(
+        10.0, gt=0, le=600, description="Time a new connection has to send hello."
+    )
+    ping_interval_seconds: float = Field(20.0, gt=0, le=600, description="Keepalive ping interval.")
+    ping_timeout_seconds: float = Field(
+        20.0, gt=0, le=600, description="A peer that misses a pong this long is dropped."
+    )
+    outbound_queue_frames: int = Field(
+        2000,
+        ge=10,
+        le=1_000_000,
+        description="Frames queued for a slow client before it is disconnected.",
+    )
+    default_turn_seconds: int = Field(
+        30, ge=5, le=600, description="turn_seconds of a new room when its creator does not set it."
+    )
+    default_reconnect_grace_seconds: int = Field(
+        60, ge=0, le=3600, description="reconnect_grace_seconds of a new room when not set."
+    )
+    default_next_hand_delay_seconds: int = Field(
+        5, ge=0, le=60, description="next_hand_delay_seconds of a new room when not set."
+    )
+    time_scale: float = Field(
+        1.0,
+        gt=0,
+        le=1.0,
+        description="Multiplies every game timer; below 1 only for tests and demos.",
+    )
+    seed: int | None = Field(
+        None,
+        ge=0,
+        description="Seeded dice and ids for tests and transcripts. Never in production.",
+    )

@@ -1,0 +1,313 @@
+"""One client connection: the hello handshake, limits, and dispatch to lobby and rooms.
+
+Frames in are parsed by the protocol in one call; every request gets its
+reply (``result`` or a typed ``error``) and nothing a client sends can raise
+out of here. Frames out go through a bounded queue drained by one writer
+task, so a room never waits on a slow socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
+
+import protocol.client as req
+import protocol.server as msg
+from protocol.codec import PROTOCOL_VERSION, ParseFailure, encode, parse_client_message, supports
+from protocol.errors import ERRORS
+from protocol.errors import ErrorCode as WireCode
+from protocol.types import Role
+from server import engine
+from server.logs import get_logger
+from server.room import RequestError
+from server.session import Ids, Session
+
+if TYPE_CHECKING:
+    from websockets.asyncio.server import ServerConnection
+
+    from server.app import TaliServer
+
+SERVER_VERSION = "0.1.0"
+SESSION_REPLACED = 4001  # private-use close code: the session resumed on another connection
+_numbers = itertools.count(1)
+
+_ACTIONS: dict[type[Any], Any] = {
+    req.Roll: lambda m: engine.Roll(),
+    req.Check: lambda m: engine.Check(),
+    req.Bet: lambda m: engine.Bet(m.amount),
+    req.Call: lambda m: engine.Call(),
+    req.Raise: lambda m: engine.Raise(m.to),
+    req.AllIn: lambda m: engine.AllIn(),
+    req.Fold: lambda m: engine.Fold(),
+    req.Reroll: lambda m: engine.Reroll(m.die),
+    req.Pass: lambda m: engine.Pass(),
+    req.Ante: lambda m: engine.Ante(),
+}
+
+
+class Connection:
+    def __init__(self, ws: ServerConnection, app: TaliServer) -> None:
+        self.ws = ws
+        self.app = app
+        self.config = app.config
+        self.number = next(_numbers)
+        self.session: Session | None = None
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.closing = False
+        self._tokens = float(self.config.rate_burst)
+        self._refilled = asyncio.get_running_loop().time()
+        self._limited: deque[float] = deque()
+        self.log = get_logger(conn=self.number)
+
+    # -- output --------------------------------------------------------------
+
+    def enqueue(self, frame: str) -> None:
+        if self.closing:
+            return
+        if self.queue.qsize() >= self.config.outbound_queue_frames:
+            self.log.warning("slow_client_dropped", queued=self.queue.qsize())
+            self.close(CloseCode.TRY_AGAIN_LATER, "too slow to keep up")
+            return
+        self.queue.put_nowait(frame)
+
+    def reply(self, message: Any) -> None:
+        self.enqueue(encode(message))
+
+    def error(
+        self,
+        code: WireCode,
+        message: str,
+        request_id: int | str | None = None,
+        room: str | None = None,
+    ) -> None:
+        closes = ERRORS[code].closes
+        self.reply(
+            msg.Error(
+                type="error",
+                id=request_id,
+                code=code,
+                message=message[:500],
+                closes=closes,
+                room=room,
+            )
+        )
+
+    def close(self, code: int, reason: str) -> None:
+        """Send what is queued, then close with ``code``."""
+        if self.closing:
+            return
+        self.closing = True
+        self.queue.put_nowait(None)
+        asyncio.get_running_loop().create_task(self._close_after_flush(code, reason))
+
+    async def _close_after_flush(self, code: int, reason: str) -> None:
+        await self._flushed.wait()
+        await self.ws.close(code, reason)
+
+    async def _writer(self) -> None:
+        try:
+            while (frame := await self.queue.get()) is not None:
+                await self.ws.send(frame)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._flushed.set()
+
+    # -- input ---------------------------------------------------------------
+
+    async def run(self) -> None:
+        self._flushed = asyncio.Event()
+        writer = asyncio.get_running_loop().create_task(self._writer())
+        hello_timer = asyncio.get_running_loop().call_later(
+            self.config.hello_timeout_seconds, self._hello_timeout
+        )
+        self.log.info("connected", peer=_peer(self.ws))
+        try:
+            async for frame in self.ws:
+                if self.closing:
+                    break
+                self.handle(frame)
+        except ConnectionClosed:
+            pass
+        finally:
+            hello_timer.cancel()
+            if not self.closing:
+                self.closing = True
+                self.queue.put_nowait(None)
+            self.app.connection_closed(self)
+            await asyncio.wait([writer], timeout=5)
+            self.log.info("disconnected", code=self.ws.close_code)
+
+    def _hello_timeout(self) -> None:
+        if self.session is None:
+            self.error(WireCode.HELLO_REQUIRED, "no hello in time")
+            self.close(CloseCode.POLICY_VIOLATION, "no hello in time")
+
+    def handle(self, frame: str | bytes) -> None:
+        """Handle one frame. Never raises: every failure becomes an error reply."""
+        size = len(frame) if isinstance(frame, bytes) or frame.isascii() else len(frame.encode())
+        if size > self.config.max_frame_bytes:
+            self.error(
+                WireCode.MESSAGE_TOO_LARGE,
+                f"frames are limited to {self.config.max_frame_bytes} bytes",
+            )
+            self.close(CloseCode.MESSAGE_TOO_BIG, "message too large")
+            return
+        if not self._take_token():
+            return
+        message = parse_client_message(frame)
+        if isinstance(message, ParseFailure):
+            self.error(message.code, message.message, message.id)
+            return
+        room = getattr(message, "room", None)
+        try:
+            self.dispatch(message)
+        except RequestError as exc:
+            self.error(exc.code, exc.message, message.id, room)
+        except Exception:
+            self.log.exception("request_failed", request=message.type, room=room)
+            self.error(
+                WireCode.INTERNAL_ERROR,
+                "the server failed to handle this request",
+                message.id,
+                room,
+            )
+
+    def _take_token(self) -> bool:
+        now = asyncio.get_running_loop().time()
+        self._tokens = min(
+            float(self.config.rate_burst),
+            self._tokens + (now - self._refilled) * self.config.rate_per_second,
+        )
+        self._refilled = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        self._limited.append(now)
+        while self._limited and now - self._limited[0] > 10.0:
+            self._limited.popleft()
+        if len(self._limited) >= self.config.abuse_limit:
+            self.log.warning("rate_abuse_closed")
+            self.close(CloseCode.POLICY_VIOLATION, "too many messages")
+        else:
+            self.error(WireCode.RATE_LIMITED, "too many messages; this one was dropped")
+        return False
+
+    def dispatch(self, message: req.ClientMessage) -> None:
+        session = self.session
+        if isinstance(message, req.Hello):
+            self.hello(message)
+            return
+        if session is None:
+            raise RequestError(WireCode.HELLO_REQUIRED, "say hello first")
+        lobby = self.app.lobby
+        result_room: str | None = None
+        if isinstance(message, req.Ping):
+            self.reply(msg.Pong(type="pong", id=message.id, data=message.data))
+            return
+        if isinstance(message, req.ListRooms):
+            self.reply(msg.RoomList(type="room_list", id=message.id, rooms=lobby.summaries()))
+            return
+        if isinstance(message, req.SubscribeLobby | req.UnsubscribeLobby):
+            lobby.subscribe(session, isinstance(message, req.SubscribeLobby))
+        elif isinstance(message, req.CreateRoom):
+            result_room = lobby.create(session, message.settings).id
+        elif isinstance(message, req.JoinRoom):
+            if message.role is Role.SPECTATOR and message.seat is not None:
+                raise RequestError(WireCode.BAD_MESSAGE, "a spectator takes no seat")
+            room = lobby.room(message.room)
+            room.join(session, message.role, message.seat)
+            self._result(message, room.id)
+            session.send(encode(room.snapshot_for(session.player_id)))
+            return
+        elif isinstance(message, req.Resync):
+            room = lobby.room(message.room)
+            snapshot = room.snapshot_for(self._member_of(room.id))
+            self._result(message, room.id)
+            self.reply(snapshot)
+            return
+        elif isinstance(message, req.LeaveRoom):
+            lobby.room(message.room).leave(session)
+            result_room = message.room
+        elif isinstance(message, req.SetReady):
+            lobby.room(message.room).set_ready(session, message.ready)
+            result_room = message.room
+        elif isinstance(message, req.Chat):
+            lobby.room(message.room).chat(session, message.text)
+            result_room = message.room
+        else:
+            action = _ACTIONS[type(message)](message)
+            lobby.room(message.room).act(session, action)
+            result_room = message.room
+        self._result(message, result_room)
+
+    def _member_of(self, room_id: str) -> str:
+        assert self.session is not None
+        if room_id not in self.session.rooms:
+            raise RequestError(WireCode.NOT_IN_ROOM, "you have not joined this room")
+        return self.session.player_id
+
+    def _result(self, message: req.ClientMessage, room: str | None) -> None:
+        self.reply(msg.Result(type="result", id=message.id, request=message.type, room=room))
+
+    def hello(self, message: req.Hello) -> None:
+        if self.session is not None:
+            raise RequestError(WireCode.BAD_MESSAGE, "hello was already said on this connection")
+        if not supports(message.protocol):
+            self.error(
+                WireCode.UNSUPPORTED_VERSION,
+                f"this server speaks protocol {PROTOCOL_VERSION}; "
+                f"{message.protocol} is not compatible",
+                message.id,
+            )
+            self.close(CloseCode.POLICY_VIOLATION, "unsupported protocol version")
+            return
+        app = self.app
+        if message.token is not None:
+            session = app.sessions.by_token(message.token)
+            if session is None:
+                raise RequestError(
+                    WireCode.SESSION_NOT_FOUND, "that session is unknown or has expired"
+                )
+            resumed = True
+            app.take_over(session, self)
+        else:
+            name = (message.name or "").strip() or f"Player {self.number}"
+            if not name:
+                raise RequestError(WireCode.INVALID_NAME, "a name needs a visible character")
+            session = Session(player_id=app.ids.new("p"), token=Ids.token(), name=name[:24])
+            app.sessions.add(session)
+            session.outbox = self
+            resumed = False
+        self.session = session
+        self.log = self.log.bind(player=session.player_id)
+        self.log.info("hello", resumed=resumed)
+        self.reply(
+            msg.Welcome(
+                type="welcome",
+                id=message.id,
+                server_version=SERVER_VERSION,
+                protocol=PROTOCOL_VERSION,
+                player_id=session.player_id,
+                name=session.name,
+                token=session.token,
+                resumed=resumed,
+                rooms=list(session.rooms),
+            )
+        )
+        if resumed:
+            for room_id in list(session.rooms):
+                room = app.lobby.rooms.get(room_id)
+                if room is not None:
+                    room.reconnected(session)
+                    self.reply(room.snapshot_for(session.player_id))
+
+
+def _peer(ws: ServerConnection) -> str:
+    address = ws.remote_address
+    return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)

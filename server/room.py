@@ -1,0 +1,474 @@
+"""A room: one authoritative table, its members, timers and event stream.
+
+Every entry point is a plain (non-async) method, so a room is changed by one
+call at a time and no two coroutines can interleave inside it: asyncio runs
+each call to completion. Output goes to the members' outboxes, which the
+connections drain. Visibility was decided by the engine; the fan-out here
+only follows each event's ``visible_to``, serialising each distinct frame once.
+
+For every ``seq`` each member receives exactly one frame: a private event
+(a liars' roll) is sent to its owner *instead of* the public twin the engine
+emits right after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import protocol.server as msg
+from protocol.codec import encode
+from protocol.errors import ErrorCode as WireCode
+from protocol.types import Phase as WirePhase
+from protocol.types import Role, RoomState
+from server import wire
+from server.engine import Game, Settings, view
+from server.engine import events as ev
+from server.engine.actions import Action
+from server.engine.errors import RuleError
+from server.engine.state import Phase
+from server.logs import get_logger
+
+if TYPE_CHECKING:
+    from server.config import ServerConfig
+    from server.engine.dice import DieSource
+    from server.session import Session
+
+
+class RequestError(Exception):
+    """A request refused with a protocol error code; nothing changed."""
+
+    def __init__(self, code: WireCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(eq=False)
+class Member:
+    session: Session
+    role: Role
+    connected: bool = True
+    removal: asyncio.TimerHandle | None = None
+    chat_times: list[float] = field(default_factory=list)
+
+
+class Room:
+    def __init__(
+        self,
+        room_id: str,
+        settings: Settings,
+        dice: DieSource,
+        config: ServerConfig,
+        created_by: str,
+        on_change: Callable[[Room], None],
+    ) -> None:
+        self.id = room_id
+        self.game = Game(settings, dice)
+        self.config = config
+        self.created_by = created_by
+        self.members: dict[str, Member] = {}
+        self.seq = 0
+        self.closed = False
+        self._on_change = on_change
+        self._loop = asyncio.get_running_loop()
+        self._deadlines: dict[str, float] = {}
+        self._roll_deadline: tuple[tuple[int, int], float] | None = None
+        self._turn_timer: asyncio.TimerHandle | None = None
+        self._start_timer: asyncio.TimerHandle | None = None
+        self._next_hand_at: float | None = None
+        self.empty_timer: asyncio.TimerHandle | None = None
+        self.log = get_logger(room=room_id)
+
+    # -- what others ask of the room -------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        return self.game.settings
+
+    def summary(self) -> msg.RoomSummary:
+        spectators = sum(1 for m in self.members.values() if m.role is Role.SPECTATOR)
+        return msg.RoomSummary.model_validate(
+            {
+                "room": self.id,
+                "settings": self.settings.as_dict(),
+                "seats_taken": len(self.game.state.seats),
+                "spectators": spectators,
+                "state": RoomState.IN_HAND if self.game.hand_in_progress else RoomState.WAITING,
+                "hands_played": self.game.state.hands_played,
+            },
+            strict=False,
+        )
+
+    def snapshot_for(self, player: str) -> msg.Snapshot:
+        member = self.members[player]
+        table = view(self.game.state, player if member.role is Role.PLAYER else None)
+        return wire.snapshot_message(
+            table,
+            room=self.id,
+            seq=self.seq,
+            you=player,
+            role=member.role.value,
+            names={p: m.session.name for p, m in self.members.items()},
+            connected={p for p, m in self.members.items() if m.connected},
+            spectators=sum(1 for m in self.members.values() if m.role is Role.SPECTATOR),
+            your_turn=self._your_turn(player) if player in self._deadlines else None,
+            next_hand_at=self._wall_ms(self._next_hand_at),
+        )
+
+    def chips_conserved(self) -> bool:
+        state = self.game.state
+        return state.chips_on_table() == state.chips_in_play
+
+    # -- requests ----------------------------------------------------------
+
+    def join(self, session: Session, role: Role, seat: int | None) -> None:
+        player = session.player_id
+        current = self.members.get(player)
+        if current is not None and (current.role is role or role is Role.SPECTATOR):
+            raise RequestError(WireCode.ALREADY_IN_ROOM, "you are already in this room")
+        lowered = session.name.casefold()
+        if any(
+            m.session.name.casefold() == lowered for p, m in self.members.items() if p != player
+        ):
+            raise RequestError(
+                WireCode.NAME_TAKEN, f"someone in this room is already called {session.name!r}"
+            )
+        if role is Role.PLAYER:
+            events = self._engine(lambda: self.game.sit(player, seat))
+            if current is None:
+                self.members[player] = Member(session, role)
+            else:
+                current.role = Role.PLAYER
+            session.rooms[self.id] = role
+            self._cancel_empty_timer()
+            self._publish(events)
+            self._maybe_schedule_hand()
+        else:
+            self.members[player] = Member(session, role)
+            session.rooms[self.id] = role
+            self._cancel_empty_timer()
+            self._broadcast(
+                lambda seq: msg.PlayerJoined(
+                    type="player_joined",
+                    room=self.id,
+                    seq=seq,
+                    player=player,
+                    name=session.name,
+                    role=role,
+                )
+            )
+        self._on_change(self)
+
+    def leave(self, session: Session) -> None:
+        member = self._member(session)
+        self._remove(member)
+
+    def set_ready(self, session: Session, ready: bool) -> None:
+        member = self._member(session)
+        if member.role is not Role.PLAYER:
+            raise RequestError(WireCode.NOT_SEATED, "spectators have no seat to sit out of")
+        self._publish(self._engine(lambda: self.game.set_ready(session.player_id, ready)))
+        self._maybe_schedule_hand()
+
+    def act(self, session: Session, action: Action) -> None:
+        member = self._member(session)
+        if member.role is not Role.PLAYER:
+            raise RequestError(WireCode.NOT_SEATED, "spectators cannot act")
+        player = session.player_id
+        events = self._engine(lambda: self.game.act(player, action))
+        self._deadlines.pop(player, None)
+        self._after(events)
+
+    def chat(self, session: Session, text: str) -> None:
+        member = self._member(session)
+        now = self._loop.time()
+        recent = [t for t in member.chat_times if now - t < 60.0]
+        if len(recent) >= self.config.chat_per_minute:
+            raise RequestError(WireCode.RATE_LIMITED, "too many chat messages; wait a little")
+        recent.append(now)
+        member.chat_times = recent
+        name = session.name
+        self._broadcast(
+            lambda seq: msg.ChatMessage(
+                type="chat", room=self.id, seq=seq, player=session.player_id, name=name, text=text
+            )
+        )
+
+    def resync(self, session: Session) -> None:
+        self._member(session)
+        session.send(encode(self.snapshot_for(session.player_id)))
+
+    # -- presence ------------------------------------------------------------
+
+    def disconnected(self, session: Session) -> None:
+        member = self.members.get(session.player_id)
+        if member is None or not member.connected:
+            return
+        member.connected = False
+        grace = self.settings.reconnect_grace_seconds * self.config.time_scale
+        member.removal = self._loop.call_later(grace, self._guarded, lambda: self._remove(member))
+        until = self._wall_ms(self._loop.time() + grace) or 0
+        self._broadcast(
+            lambda seq: msg.PlayerDisconnected(
+                type="player_disconnected",
+                room=self.id,
+                seq=seq,
+                player=session.player_id,
+                grace_until=until,
+            )
+        )
+
+    def reconnected(self, session: Session) -> None:
+        member = self.members.get(session.player_id)
+        if member is None:
+            return
+        member.session = session
+        if member.removal is not None:
+            member.removal.cancel()
+            member.removal = None
+        if not member.connected:
+            member.connected = True
+            self._broadcast(
+                lambda seq: msg.PlayerReconnected(
+                    type="player_reconnected", room=self.id, seq=seq, player=session.player_id
+                )
+            )
+
+    def close(self) -> None:
+        self.closed = True
+        for handle in (self._turn_timer, self._start_timer, self.empty_timer):
+            if handle is not None:
+                handle.cancel()
+        for member in self.members.values():
+            if member.removal is not None:
+                member.removal.cancel()
+
+    # -- internals -------------------------------------------------------------
+
+    def _member(self, session: Session) -> Member:
+        member = self.members.get(session.player_id)
+        if member is None:
+            raise RequestError(WireCode.NOT_IN_ROOM, "you have not joined this room")
+        return member
+
+    @staticmethod
+    def _engine(call: Callable[[], list[ev.Event]]) -> list[ev.Event]:
+        try:
+            return call()
+        except RuleError as exc:
+            raise RequestError(wire.ENGINE_ERRORS[exc.code], exc.message) from None
+
+    def _guarded(self, call: Callable[[], None]) -> None:
+        """Run a timer callback; a failure is logged and stays inside this room."""
+        if self.closed:
+            return
+        try:
+            call()
+        except Exception:
+            self.log.exception("room_timer_failed")
+
+    def _remove(self, member: Member) -> None:
+        player = member.session.player_id
+        if member.removal is not None:
+            member.removal.cancel()
+            member.removal = None
+        if member.role is Role.PLAYER:
+            events = self.game.leave(player)
+            self._deadlines.pop(player, None)
+            self._after(events)
+        else:
+            self._broadcast(
+                lambda seq: msg.PlayerLeft(
+                    type="player_left", room=self.id, seq=seq, player=player, role=Role.SPECTATOR
+                )
+            )
+        del self.members[player]
+        member.session.rooms.pop(self.id, None)
+        if not self.members:
+            self.schedule_empty_close()
+        self._on_change(self)
+
+    def _after(self, events: list[ev.Event]) -> None:
+        """Publish what an engine call did and move the table on."""
+        hand = self.game.hand
+        if hand is not None and hand.phase is Phase.COMPLETE:
+            self._maybe_schedule_hand()
+        self._publish(events)
+        self._refresh_turns()
+        self._maybe_schedule_hand()
+        self._on_change(self)
+
+    def _next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def _broadcast(self, build: Callable[[int], msg.RoomEvent]) -> None:
+        frame = encode(build(self._next_seq()))
+        for member in self.members.values():
+            member.session.send(frame)
+
+    def _publish(self, events: list[ev.Event]) -> None:
+        i = 0
+        while i < len(events):
+            event = events[i]
+            if event.visible_to is None:
+                self._broadcast(lambda seq, e=event: self._message(e, seq))  # type: ignore[misc]
+                i += 1
+                continue
+            # A private event stands in for the public twin that follows it.
+            twin = events[i + 1] if i + 1 < len(events) else None
+            if twin is None or twin.visible_to is not None:
+                raise AssertionError(f"private event without a public twin: {type(event).__name__}")
+            seq = self._next_seq()
+            private = encode(self._message(event, seq))
+            public = encode(self._message(twin, seq))
+            for player, member in self.members.items():
+                member.session.send(private if player == event.visible_to else public)
+            i += 2
+
+    def _message(self, event: ev.Event, seq: int) -> msg.RoomEvent:
+        if isinstance(event, ev.PlayerSeated):
+            name = (
+                self.members[event.player].session.name
+                if event.player in self.members
+                else event.player
+            )
+            return msg.PlayerJoined(
+                type="player_joined",
+                room=self.id,
+                seq=seq,
+                player=event.player,
+                name=name,
+                role=Role.PLAYER,
+                seat=event.seat,
+                stack=event.stack,
+            )
+        if isinstance(event, ev.PlayerLeft):
+            return msg.PlayerLeft(
+                type="player_left",
+                room=self.id,
+                seq=seq,
+                player=event.player,
+                role=Role.PLAYER,
+                seat=event.seat,
+                stack=event.stack,
+            )
+        if isinstance(event, ev.HandEnded):
+            return wire.event_message(
+                event, self.id, seq, next_hand_at=self._wall_ms(self._next_hand_at)
+            )
+        return wire.event_message(event, self.id, seq)
+
+    # timers
+
+    def _wall_ms(self, at: float | None) -> int | None:
+        if at is None:
+            return None
+        return max(0, round((time.time() + (at - self._loop.time())) * 1000))
+
+    def _your_turn(self, player: str) -> msg.YourTurn:
+        hand = self.game.hand
+        assert hand is not None
+        deadline = self._deadlines[player]
+        return msg.YourTurn(
+            type="your_turn",
+            room=self.id,
+            hand=hand.number,
+            phase=WirePhase(hand.phase.value),
+            legal=wire.legal_message(self.game.legal_actions(player)),
+            deadline=self._wall_ms(deadline) or 0,
+            seconds_left=min(600.0, max(0.0, round(deadline - self._loop.time(), 3))),
+        )
+
+    def _refresh_turns(self) -> None:
+        waiting = self.game.to_act()
+        for player in [p for p in self._deadlines if p not in waiting]:
+            del self._deadlines[player]
+        hand = self.game.hand
+        now = self._loop.time()
+        turn = self.settings.turn_seconds * self.config.time_scale
+        for player in waiting:
+            if player in self._deadlines:
+                continue
+            assert hand is not None
+            if hand.phase is Phase.ROLL:
+                # Everyone rolling in one phase shares one deadline.
+                key = (hand.number, hand.street)
+                if self._roll_deadline is None or self._roll_deadline[0] != key:
+                    self._roll_deadline = (key, now + turn)
+                deadline = self._roll_deadline[1]
+            else:
+                deadline = now + turn
+            self._deadlines[player] = deadline
+            member = self.members.get(player)
+            if member is not None:
+                member.session.send(encode(self._your_turn(player)))
+        if self._turn_timer is not None:
+            self._turn_timer.cancel()
+            self._turn_timer = None
+        if self._deadlines:
+            at = min(self._deadlines.values())
+            self._turn_timer = self._loop.call_at(at, self._guarded, self._on_turn_timer)
+
+    def _on_turn_timer(self) -> None:
+        self._turn_timer = None
+        now = self._loop.time()
+        for player, deadline in list(self._deadlines.items()):
+            if deadline > now + 0.001 or player not in self.game.to_act():
+                continue
+            del self._deadlines[player]
+            events = self.game.timeout(player)
+            hand = self.game.hand
+            if hand is not None and hand.phase is Phase.COMPLETE:
+                self._maybe_schedule_hand()
+            self._publish(events)
+        self._refresh_turns()
+        self._maybe_schedule_hand()
+        self._on_change(self)
+
+    def _maybe_schedule_hand(self) -> None:
+        if (
+            self._start_timer is not None
+            or self.game.hand_in_progress
+            or not self.game.can_start_hand()
+        ):
+            return
+        delay = self.settings.next_hand_delay_seconds * self.config.time_scale
+        self._next_hand_at = self._loop.time() + delay
+        self._start_timer = self._loop.call_later(delay, self._guarded, self._start_hand)
+
+    def _start_hand(self) -> None:
+        self._start_timer = None
+        self._next_hand_at = None
+        if self.game.hand_in_progress or not self.game.can_start_hand():
+            return
+        events = self.game.start_hand()
+        self.log.info(
+            "hand_started", hand=self.game.state.hands_played + 1, players=len(self.game.to_act())
+        )
+        self._publish(events)
+        self._refresh_turns()
+        self._on_change(self)
+
+    def schedule_empty_close(self) -> None:
+        self._cancel_empty_timer()
+        self.empty_timer = self._loop.call_later(
+            self.config.empty_room_seconds, self._guarded, lambda: self._on_change(self)
+        )
+
+    def _cancel_empty_timer(self) -> None:
+        if self.empty_timer is not None:
+            self.empty_timer.cancel()
+            self.empty_timer = None
+
+    @property
+    def idle_expired(self) -> bool:
+        return (
+            not self.members
+            and self.empty_timer is not None
+            and self.empty_timer.when() <= self._loop.time()
+        )

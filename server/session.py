@@ -1,0 +1,95 @@
+"""Sessions: who a player is across connections, and the ids the server hands out."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+import string
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from protocol.types import Role
+
+
+class Outbox(Protocol):
+    """Where a session's frames go: the live connection, if any."""
+
+    def enqueue(self, frame: str) -> None: ...
+
+
+@dataclass(eq=False)
+class Session:
+    player_id: str
+    token: str
+    name: str
+    outbox: Outbox | None = None
+    rooms: dict[str, Role] = field(default_factory=dict)
+    created_rooms: set[str] = field(default_factory=set)
+    lobby_subscribed: bool = False
+    forget_timer: asyncio.TimerHandle | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self.outbox is not None
+
+    def send(self, frame: str) -> None:
+        if self.outbox is not None:
+            self.outbox.enqueue(frame)
+
+
+class Ids:
+    """Player and room ids: random, or reproducible from a seed (tests, transcripts).
+
+    Session tokens never come from here: they are always ``secrets`` (256 bits).
+    """
+
+    _ALPHABET = string.ascii_letters + string.digits
+
+    def __init__(self, seed: int | None) -> None:
+        self._rng: random.Random | None = random.Random(f"ids:{seed}") if seed is not None else None
+        self._issued: set[str] = set()
+
+    def new(self, prefix: str, length: int = 10) -> str:
+        while True:
+            if self._rng is None:
+                body = "".join(secrets.choice(self._ALPHABET) for _ in range(length))
+            else:
+                body = "".join(self._rng.choice(self._ALPHABET) for _ in range(length))
+            ident = f"{prefix}_{body}"
+            if ident not in self._issued:
+                self._issued.add(ident)
+                return ident
+
+    @staticmethod
+    def token() -> str:
+        return secrets.token_urlsafe(32)
+
+
+class Sessions:
+    def __init__(self) -> None:
+        self._by_token: dict[str, Session] = {}
+        self._by_player: dict[str, Session] = {}
+
+    def add(self, session: Session) -> None:
+        self._by_token[session.token] = session
+        self._by_player[session.player_id] = session
+
+    def by_token(self, token: str) -> Session | None:
+        # Compare in constant time so response timing says nothing about tokens.
+        session = self._by_token.get(token)
+        if session is not None and secrets.compare_digest(session.token, token):
+            return session
+        return None
+
+    def forget(self, session: Session) -> None:
+        self._by_token.pop(session.token, None)
+        self._by_player.pop(session.player_id, None)
+
+    def __len__(self) -> int:
+        return len(self._by_token)
+
+    def __iter__(self) -> Iterator[Session]:
+        return iter(list(self._by_token.values()))

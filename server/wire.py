@@ -1,0 +1,230 @@
+"""From engine records to protocol messages.
+
+The one place where the engine's events, views and legal actions become wire
+messages. Nothing here decides visibility: the engine's ``visible_to`` and
+``view(state, viewer)`` already did; this module only changes the shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import protocol.server as msg
+from protocol.errors import ErrorCode as WireCode
+from server.engine import events as ev
+from server.engine.errors import ErrorCode as EngineCode
+from server.engine.game import LegalActions
+from server.engine.view import TableView
+
+# Engine codes that reach a client under a room-level name. Codes raised only
+# by calls the server makes itself (starting a hand) fall back to internal_error.
+_RENAMED = {
+    EngineCode.TABLE_FULL: WireCode.ROOM_FULL,
+    EngineCode.ALREADY_SEATED: WireCode.ALREADY_IN_ROOM,
+}
+_WIRE_VALUES = {c.value for c in WireCode}
+ENGINE_ERRORS: dict[EngineCode, WireCode] = {
+    code: _RENAMED.get(
+        code, WireCode(code.value) if code.value in _WIRE_VALUES else WireCode.INTERNAL_ERROR
+    )
+    for code in EngineCode
+}
+
+
+def _pots(pots: tuple[ev.PotInfo, ...]) -> list[dict[str, Any]]:
+    return [{"amount": p.amount, "eligible": list(p.eligible)} for p in pots]
+
+
+def _rolls(rolls: tuple[ev.ContestRoll, ...]) -> list[dict[str, Any]]:
+    return [{"player": r.player, "dice": list(r.dice), "hand_name": r.hand_name} for r in rolls]
+
+
+# Each engine event type: the message class and how its fields are reshaped.
+_Converter = tuple[type[msg.RoomEvent], Callable[[Any], dict[str, Any]]]
+_EVENTS: dict[type[ev.Event], _Converter] = {
+    ev.PlayerBusted: (msg.PlayerBusted, lambda e: {"player": e.player}),
+    ev.ReadinessChanged: (msg.ReadinessChanged, lambda e: {"player": e.player, "ready": e.ready}),
+    ev.HandStarted: (
+        msg.HandStarted,
+        lambda e: {
+            "hand": e.hand,
+            "variant": e.variant,
+            "button": e.button,
+            "players": list(e.players),
+            "sitting_out": [{"player": p, "reason": r.value} for p, r in e.sitting_out],
+        },
+    ),
+    ev.AntePaid: (
+        msg.AntePaid,
+        lambda e: {"player": e.player, "amount": e.amount, "stack": e.stack, "all_in": e.all_in},
+    ),
+    ev.DiceRolled: (
+        msg.DiceRolled,
+        lambda e: {
+            "player": e.player,
+            "faces": list(e.faces),
+            "dice": list(e.dice),
+            "private": e.visible_to is not None,
+        },
+    ),
+    ev.RolledInSecret: (msg.RolledInSecret, lambda e: {"player": e.player}),
+    ev.BettingRoundStarted: (msg.BettingRoundStarted, lambda e: {"pot": e.pot}),
+    ev.DrawRoundStarted: (msg.DrawRoundStarted, lambda e: {"round": e.round, "last": e.last}),
+    ev.StreetStarted: (msg.StreetStarted, lambda e: {"street": e.street}),
+    ev.TimedOut: (msg.TimedOut, lambda e: {"player": e.player}),
+    ev.Checked: (msg.Checked, lambda e: {"player": e.player}),
+    ev.BetPlaced: (
+        msg.BetPlaced,
+        lambda e: {
+            "player": e.player,
+            "action": e.action,
+            "added": e.added,
+            "total": e.total,
+            "stack": e.stack,
+            "all_in": e.all_in,
+        },
+    ),
+    ev.Folded: (msg.Folded, lambda e: {"player": e.player, "reason": e.reason.value}),
+    ev.BetReturned: (
+        msg.BetReturned,
+        lambda e: {"player": e.player, "amount": e.amount, "stack": e.stack},
+    ),
+    ev.Rerolled: (
+        msg.Rerolled,
+        lambda e: {
+            "player": e.player,
+            "die": e.die,
+            "old": e.old,
+            "new": e.new,
+            "dice": list(e.dice),
+            "paid": e.paid,
+            "stack": e.stack,
+        },
+    ),
+    ev.Passed: (msg.Passed, lambda e: {"player": e.player}),
+    ev.PotsFormed: (msg.PotsFormed, lambda e: {"pots": _pots(e.pots)}),
+    ev.DiceRevealed: (
+        msg.DiceRevealed,
+        lambda e: {"player": e.player, "dice": list(e.dice), "hand_name": e.hand_name},
+    ),
+    ev.RollOff: (
+        msg.RollOff,
+        lambda e: {
+            "pot": e.pot,
+            "round": e.round,
+            "reason": e.reason.value,
+            "rolls": _rolls(e.rolls),
+        },
+    ),
+    ev.PotAwarded: (
+        msg.PotAwarded,
+        lambda e: {
+            "pot": e.pot,
+            "player": e.player,
+            "amount": e.amount,
+            "hand_name": e.hand_name,
+            "stack": e.stack,
+        },
+    ),
+    ev.HandEnded: (
+        msg.HandEnded,
+        lambda e: {"hand": e.hand, "stacks": [{"player": p, "stack": s} for p, s in e.stacks]},
+    ),
+}
+
+
+def event_message(event: ev.Event, room: str, seq: int, **extra: Any) -> msg.RoomEvent:
+    """The wire form of a game event (table events are built by the room itself)."""
+    model, convert = _EVENTS[type(event)]
+    data = convert(event)
+    data.update(extra)
+    data["type"] = _type_of(model)
+    return model.model_validate({**data, "room": room, "seq": seq}, strict=False)
+
+
+def _type_of(model: type[msg.RoomEvent]) -> str:
+    annotation = model.model_fields["type"].annotation
+    (value,) = annotation.__args__  # type: ignore[union-attr]
+    return str(value)
+
+
+def legal_message(legal: LegalActions) -> msg.LegalActions:
+    return msg.LegalActions.model_validate(
+        {
+            "actions": sorted(a.value for a in legal.actions),
+            "call_amount": legal.call_amount,
+            "bet_min": legal.bet_min,
+            "bet_max": legal.bet_max,
+            "raise_min": legal.raise_min,
+            "raise_max": legal.raise_max,
+            "all_in_total": legal.all_in_total,
+            "reroll_cost": legal.reroll_cost,
+            "ante_amount": legal.ante_amount,
+        },
+        strict=False,
+    )
+
+
+def snapshot_message(
+    table: TableView,
+    *,
+    room: str,
+    seq: int,
+    you: str,
+    role: str,
+    names: dict[str, str],
+    connected: set[str],
+    spectators: int,
+    your_turn: msg.YourTurn | None,
+    next_hand_at: int | None,
+) -> msg.Snapshot:
+    hand = table.hand
+    return msg.Snapshot.model_validate(
+        {
+            "type": "snapshot",
+            "room": room,
+            "seq": seq,
+            "you": you,
+            "role": role,
+            "settings": table.settings,
+            "seats": [
+                {
+                    "player": s.player,
+                    "name": names.get(s.player, s.player),
+                    "seat": s.seat,
+                    "stack": s.stack,
+                    "ready": s.ready,
+                    "connected": s.player in connected,
+                    "in_hand": s.in_hand,
+                    "folded": s.folded,
+                    "dice": list(s.dice) if s.dice is not None else None,
+                    "dice_count": s.dice_count,
+                    "bet": s.bet,
+                    "contributed": s.contributed,
+                }
+                for s in table.seats
+            ],
+            "spectators": spectators,
+            "button": table.button,
+            "hands_played": table.hands_played,
+            "hand": None
+            if hand is None
+            else {
+                "number": hand.number,
+                "phase": hand.phase.value,
+                "button": hand.button,
+                "players": list(hand.players),
+                "to_act": list(hand.to_act),
+                "pot": hand.pot,
+                "current_bet": hand.current_bet,
+                "street": hand.street,
+                "draw_round": hand.draw_round,
+                "pots": _pots(hand.pots),
+                "winners": list(hand.winners),
+            },
+            "your_turn": your_turn,
+            "next_hand_at": next_hand_at,
+        },
+        strict=False,
+    )

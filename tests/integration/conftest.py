@@ -1,0 +1,40 @@
+"""Fixtures: the real server on 127.0.0.1 with a free port, seeded, with fast timers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
+
+from server.app import TaliServer
+from server.config import LogFormat, ServerConfig
+from server.logs import configure
+
+configure(LogFormat.JSON, "warning")
+
+# Game timers run 100 times faster: a 30 s turn lasts 0.3 s, a 5 s pause 50 ms.
+FAST = 0.01
+
+
+def config(**overrides: object) -> ServerConfig:
+    values: dict[str, object] = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "seed": 7,
+        "time_scale": FAST,
+        "log_level": "warning",
+    }
+    values.update(overrides)
+    return ServerConfig(**values)  # type: ignore[arg-type]
+
+
+@pytest_asyncio.fixture
+async def server() -> AsyncIterator[TaliServer]:
+    app = TaliServer(config())
+    await app.start()
+    try:
+        yield app
+    finally:
+        conserved = app.chips_conserved()
+        await app.close()
+        assert conserved, "chips were created or destroyed"

@@ -1,0 +1,124 @@
+"""A real server on a free loopback port, and real WebSocket clients that record every frame."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from server.app import TaliServer
+
+Frame = dict[str, Any]
+WAIT = 5.0  # seconds any single expectation may take before the test fails
+
+
+class Client:
+    """One player's (or spectator's) connection. ``frames`` is everything received, in order."""
+
+    def __init__(self, ws: ClientConnection, label: str) -> None:
+        self.ws = ws
+        self.label = label
+        self.frames: list[Frame] = []
+        self.raw: list[str] = []
+        self._ids = itertools.count(1)
+        self._changed = asyncio.Condition()
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+        self.player_id = ""
+        self.token = ""
+        self.closed = asyncio.Event()
+
+    async def _read(self) -> None:
+        try:
+            async for raw in self.ws:
+                assert isinstance(raw, str)
+                self.raw.append(raw)
+                frame = json.loads(raw)
+                async with self._changed:
+                    self.frames.append(frame)
+                    self._changed.notify_all()
+        except ConnectionClosed:
+            pass
+        finally:
+            self.closed.set()
+            async with self._changed:
+                self._changed.notify_all()
+
+    async def send(self, **message: Any) -> None:
+        await self.ws.send(json.dumps(message))
+
+    async def request(self, kind: str, **fields: Any) -> Frame:
+        """Send a request with a fresh id and return the direct reply (or error)."""
+        request_id = next(self._ids)
+        start = len(self.frames)
+        await self.send(type=kind, id=request_id, **fields)
+        return await self.wait(lambda f: f.get("id") == request_id, since=start)
+
+    async def wait(
+        self, predicate: Callable[[Frame], bool], *, since: int = 0, timeout: float = WAIT
+    ) -> Frame:
+        async def find() -> Frame:
+            async with self._changed:
+                checked = since
+                while True:
+                    for frame in self.frames[checked:]:
+                        if predicate(frame):
+                            return frame
+                    checked = len(self.frames)
+                    if self.closed.is_set():
+                        raise AssertionError(f"{self.label}: connection closed while waiting")
+                    await self._changed.wait()
+
+        return await asyncio.wait_for(find(), timeout)
+
+    def of_type(self, kind: str) -> list[Frame]:
+        return [f for f in self.frames if f.get("type") == kind]
+
+    async def hello(self, name: str | None = None, token: str | None = None) -> Frame:
+        fields: dict[str, Any] = {"protocol": "1.0"}
+        if name is not None:
+            fields["name"] = name
+        if token is not None:
+            fields["token"] = token
+        welcome = await self.request("hello", **fields)
+        assert welcome["type"] == "welcome", welcome
+        self.player_id, self.token = welcome["player_id"], welcome["token"]
+        return welcome
+
+    async def close(self) -> None:
+        await self.ws.close()
+        await self.closed.wait()
+
+
+async def open_client(server: TaliServer, label: str, **options: Any) -> Client:
+    ws = await connect(f"ws://127.0.0.1:{server.port}/", open_timeout=WAIT, **options)
+    return Client(ws, label)
+
+
+async def player(server: TaliServer, name: str) -> Client:
+    client = await open_client(server, name)
+    await client.hello(name)
+    return client
+
+
+async def room_with(
+    server: TaliServer, names: list[str], settings: dict[str, Any], *, spectator: bool = True
+) -> tuple[str, list[Client], Client | None]:
+    """Create a room, seat ``names`` in order, and add a spectator."""
+    clients = [await player(server, n) for n in names]
+    created = await clients[0].request("create_room", settings=settings)
+    assert created["type"] == "result", created
+    room = created["room"]
+    for client in clients:
+        joined = await client.request("join_room", room=room, role="player")
+        assert joined["type"] == "result", joined
+    watcher = None
+    if spectator:
+        watcher = await player(server, "Watcher")
+        joined = await watcher.request("join_room", room=room, role="spectator")
+        assert joined["type"] == "result", joined
+    return room, clients, watcher
