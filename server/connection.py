@@ -158,11 +158,12 @@ class Connection:
             )
             self.close(CloseCode.MESSAGE_TOO_BIG, "message too large")
             return
-        if not self._take_token():
-            return
         message = parse_client_message(frame)
+        request_id = message.id
+        if not self._take_token(request_id):
+            return
         if isinstance(message, ParseFailure):
-            self.error(message.code, message.message, message.id)
+            self.error(message.code, message.message, request_id)
             return
         room = getattr(message, "room", None)
         try:
@@ -178,7 +179,7 @@ class Connection:
                 room,
             )
 
-    def _take_token(self) -> bool:
+    def _take_token(self, request_id: int | str | None) -> bool:
         now = asyncio.get_running_loop().time()
         self._tokens = min(
             float(self.config.rate_burst),
@@ -195,7 +196,7 @@ class Connection:
             self.log.warning("rate_abuse_closed")
             self.close(CloseCode.POLICY_VIOLATION, "too many messages")
         else:
-            self.error(WireCode.RATE_LIMITED, "too many messages; this one was dropped")
+            self.error(WireCode.RATE_LIMITED, "too many messages; this one was dropped", request_id)
         return False
 
     def dispatch(self, message: req.ClientMessage) -> None:

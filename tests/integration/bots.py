@@ -1,0 +1,117 @@
+"""Bots that play through the protocol like any client: on ``your_turn``, a random legal action."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+from server.app import TaliServer
+
+from .harness import Client, Frame, open_client
+
+
+def choose(legal: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    kind = rng.choice(legal["actions"])
+    if kind == "bet":
+        return {"type": "bet", "amount": rng.randint(legal["bet_min"], legal["bet_max"])}
+    if kind == "raise":
+        return {"type": "raise", "to": rng.randint(legal["raise_min"], legal["raise_max"])}
+    if kind == "reroll":
+        return {"type": "reroll", "die": rng.randrange(4)}
+    return {"type": kind}
+
+
+class Bot:
+    """Plays one seat; rejoins with a fresh stack when busted; can drop and resume."""
+
+    def __init__(self, server: TaliServer, client: Client, room: str, seed: int) -> None:
+        self.server = server
+        self.client = client
+        self.room = room
+        self.rng = random.Random(seed)
+        self.history: list[Client] = [client]
+        self._handled = 0
+        self.errors: list[Frame] = []
+
+    async def step(self) -> bool:
+        """Handle new frames; return True if something was done."""
+        client = self.client
+        frames = client.frames[self._handled :]
+        self._handled = len(client.frames)
+        prompt = None
+        busted = False
+        for frame in frames:
+            if frame["type"] == "your_turn":
+                prompt = frame
+            elif frame["type"] == "snapshot" and frame.get("your_turn"):
+                prompt = frame["your_turn"]
+            elif frame["type"] in ("hand_started", "hand_ended"):
+                prompt = None
+            elif frame["type"] == "player_busted" and frame["player"] == client.player_id:
+                busted = True
+        if busted:
+            left = await client.request("leave_room", room=self.room)
+            assert left["type"] == "result", left
+            joined = await client.request("join_room", room=self.room, role="player")
+            assert joined["type"] == "result", joined
+            return True
+        if prompt is None:
+            return False
+        action = choose(prompt["legal"], self.rng)
+        reply = await client.request(action.pop("type"), room=self.room, **action)
+        if reply["type"] == "error":
+            # A prompt can go stale when the timer acted first; anything else is a bug.
+            assert reply["code"] in ("not_your_turn", "not_in_hand", "no_hand_in_progress"), reply
+            self.errors.append(reply)
+        return True
+
+    async def reconnect(self) -> Client:
+        """Drop the connection and resume the session on a new one."""
+        old = self.client
+        await old.close()
+        fresh = await open_client(self.server, old.label)
+        welcome = await fresh.hello(token=old.token)
+        assert welcome["resumed"] is True
+        assert welcome["player_id"] == old.player_id
+        fresh.player_id, fresh.token = old.player_id, old.token
+        await fresh.wait(lambda f: f["type"] == "snapshot")
+        self.client = fresh
+        self.history.append(fresh)
+        self._handled = 0
+        return fresh
+
+
+async def run_bots(
+    bots: list[Bot], watcher: Client, hands: int, *, reconnect_every: int = 0, seconds: float = 120
+) -> None:
+    """Play until ``watcher`` has seen ``hands`` hands end; bounded in steps and time.
+
+    After every hand the watcher and one bot ask for a snapshot (so snapshots
+    are taken between hands too), and every ``reconnect_every`` hands a bot
+    drops its connection and resumes.
+    """
+    rng = random.Random(99)
+    room = bots[0].room
+
+    async def loop() -> None:
+        last = 0
+        for _ in range(hands * 2000):
+            ended = len(watcher.of_type("hand_ended"))
+            if ended >= hands:
+                return
+            if ended > last:
+                last = ended
+                await watcher.request("resync", room=room)
+                await rng.choice(bots).client.request("resync", room=room)
+                if reconnect_every and ended % reconnect_every == 0:
+                    await rng.choice(bots).reconnect()
+            acted = False
+            for bot in bots:
+                acted = await bot.step() or acted
+            if not acted:
+                # Prompts go to the players, not the watcher: poll briefly.
+                await asyncio.sleep(0.002)
+        raise AssertionError("step bound reached before the hands were played")
+
+    await asyncio.wait_for(loop(), seconds)

@@ -1,0 +1,144 @@
+"""No hidden liars' roll ever reaches anyone but its owner before the showdown.
+
+Four bots and a spectator play 200 hands of liars' tali with random legal play
+(folds, all-ins, showdowns, wins by folds), some bots dropping and resuming
+mid-hand. Every frame every connection received is then checked.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from server.app import TaliServer
+
+from .bots import Bot, run_bots
+from .harness import Client, Frame, room_with
+
+pytestmark = pytest.mark.asyncio
+
+HANDS = 200
+
+
+def hands_of(frames: list[Frame]) -> list[tuple[int | None, Frame]]:
+    """Each frame with the hand number it belongs to (None between hands)."""
+    out: list[tuple[int | None, Frame]] = []
+    hand: int | None = None
+    for frame in frames:
+        if frame["type"] == "hand_started":
+            hand = frame["hand"]
+        elif frame["type"] == "snapshot" and frame["hand"] and frame["hand"]["phase"] != "complete":
+            hand = frame["hand"]["number"]  # a resumed connection joins mid-hand
+        out.append((hand, frame))
+        if frame["type"] == "hand_ended":
+            hand = None
+    return out
+
+
+async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
+    room, clients, watcher = await room_with(
+        server,
+        ["Aulus", "Brutus", "Cassia", "Decima"],
+        {"variant": "liars", "next_hand_delay_seconds": 1, "starting_chips": 40, "ante": 2},
+    )
+    assert watcher is not None
+    bots = [Bot(server, c, room, seed=i) for i, c in enumerate(clients)]
+    await run_bots(bots, watcher, HANDS, reconnect_every=20)
+
+    # Ground truth: each player's own dice per hand, from their private frames.
+    own: dict[tuple[str, int], list[int]] = {}
+    for bot in bots:
+        for connection in bot.history:
+            for hand, frame in hands_of(connection.frames):
+                if frame["type"] == "dice_rolled":
+                    assert frame["private"] is True
+                    assert frame["player"] == connection.player_id
+                    assert hand is not None
+                    own[(frame["player"], hand)] = frame["dice"]
+    # Public record: who folded, who was revealed, how each hand ended.
+    folded: dict[int, set[str]] = defaultdict(set)
+    revealed: dict[int, set[str]] = defaultdict(set)
+    showdowns: set[int] = set()
+    for hand, frame in hands_of(watcher.frames):
+        if hand is None:
+            continue
+        if frame["type"] == "folded":
+            folded[hand].add(frame["player"])
+        if frame["type"] == "dice_revealed":
+            revealed[hand].add(frame["player"])
+            assert frame["dice"] == own[(frame["player"], hand)]
+        if frame["type"] == "pots_formed":
+            showdowns.add(hand)
+
+    played = len(watcher.of_type("hand_ended"))
+    assert played >= HANDS
+    assert showdowns, "some hands must reach a showdown"
+    assert len(showdowns) < played, "some hands must be won by folds"
+    assert any(f["all_in"] for f in watcher.of_type("bet_placed")), "some all-ins"
+    assert sum(1 for b in bots for _ in b.history[1:]) >= 5, "some reconnects"
+
+    connections: list[Client] = [watcher] + [c for b in bots for c in b.history]
+    checked = 0
+    for connection in connections:
+        me = connection.player_id
+        seen_revealed: dict[int, set[str]] = defaultdict(set)
+        for hand, frame in hands_of(connection.frames):
+            checked += 1
+            kind = frame["type"]
+            if kind == "dice_revealed" and hand is not None:
+                assert frame["player"] not in folded[hand]
+                seen_revealed[hand].add(frame["player"])
+            if kind in ("dice_rolled", "rerolled"):
+                assert frame["player"] == me, (connection.label, frame)
+            if kind == "dice_revealed":
+                assert hand in showdowns
+            if kind == "pot_awarded" and hand is not None and hand not in showdowns:
+                assert frame["hand_name"] is None, frame
+            if kind == "snapshot":
+                check_snapshot(frame, me, revealed, own)
+            if kind == "roll_off":
+                for roll in frame["rolls"]:
+                    assert roll["player"] in revealed[hand]  # type: ignore[index]
+            check_no_foreign_dice(frame, me)
+    assert checked > 10_000
+    between = sum(
+        1
+        for c in connections
+        for f in c.of_type("snapshot")
+        if f["hand"] and f["hand"]["phase"] == "complete"
+    )
+    assert between >= HANDS // 2, "snapshots taken between hands"
+    print(
+        f"\nleak test: {played} hands, {len(showdowns)} showdowns, {played - len(showdowns)} won by folds, "
+        f"{sum(len(b.history) - 1 for b in bots)} reconnects, {len(connections)} connections, {checked} frames checked"
+    )
+
+
+def check_snapshot(
+    frame: Frame, me: str, revealed: dict[int, set[str]], own: dict[tuple[str, int], list[int]]
+) -> None:
+    """Others' dice only if revealed at that hand's showdown; one's own always."""
+    number = frame["hand"]["number"] if frame["hand"] else None
+    for seat in frame["seats"]:
+        if seat["dice"] is None or seat["player"] == me:
+            if seat["player"] == me and seat["in_hand"] and seat["dice_count"]:
+                assert number is not None
+                assert seat["dice"] == own[(me, number)], (
+                    "a resumed player gets their own dice back"
+                )
+            continue
+        assert number is not None
+        assert seat["player"] in revealed[number], ("snapshot shows unrevealed dice", me, seat)
+        assert seat["dice"] == own[(seat["player"], number)]
+        assert not seat["folded"]
+
+
+def check_no_foreign_dice(frame: Frame, me: str) -> None:
+    """Structurally: dice of another player only in a reveal, a roll-off or a snapshot (checked above)."""
+    if frame["type"] in ("dice_revealed", "roll_off", "snapshot"):
+        return
+    owner: Any = frame.get("player")
+    if "dice" in frame or "faces" in frame:
+        assert owner == me, frame
