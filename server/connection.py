@@ -129,9 +129,11 @@ class Connection:
         self.log.info("connected", peer=_peer(self.ws))
         try:
             async for frame in self.ws:
-                if self.closing:
-                    break
-                self.handle(frame)
+                # Once closing, keep reading (and dropping) frames: a full
+                # incoming queue would stop the library from reading the
+                # peer's close frame.
+                if not self.closing:
+                    self.handle(frame)
         except ConnectionClosed:
             pass
         finally:

@@ -1,0 +1,182 @@
+"""Nothing a client sends can crash a room or the server; each mistake gets its error code."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from server.app import TaliServer
+
+from .bots import Bot, run_bots
+from .conftest import config
+from .harness import Client, open_client, player, room_with
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest_asyncio.fixture
+async def strict_server() -> AsyncIterator[TaliServer]:
+    """A server with the shipped rate limits."""
+    app = TaliServer(config())
+    await app.start()
+    try:
+        yield app
+    finally:
+        conserved = app.chips_conserved()
+        await app.close()
+        assert conserved
+
+
+async def still_alive(client: Client) -> None:
+    pong = await client.request("ping", data="alive?")
+    assert (pong["type"], pong["data"]) == ("pong", "alive?")
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        ("not json at all", "bad_message"),
+        ("[]", "bad_message"),
+        ('{"type": 7}', "bad_message"),
+        ('{"type": "teleport"}', "unknown_type"),
+        ('{"type": "bet", "room": "r_x", "amount": "lots"}', "bad_message"),
+        ('{"type": "bet", "room": "r_x", "amount": -3}', "bad_message"),
+        ('{"type": "bet", "room": "r_x", "amount": 5, "sneaky": true}', "bad_message"),
+        (
+            '{"type": "create_room", "settings": {"variant": "liars", "ante": 500}}',
+            "invalid_setting",
+        ),
+        (
+            '{"type": "create_room", "settings": {"variant": "simple", "max_raises": 2}}',
+            "invalid_setting",
+        ),
+    ],
+)
+async def test_malformed_messages_get_their_error_and_the_connection_stays(
+    strict_server: TaliServer, raw: str, code: str
+) -> None:
+    client = await player(strict_server, "Aulus")
+    await client.ws.send(raw)
+    error = await client.wait(lambda f: f["type"] == "error")
+    assert error["code"] == code
+    assert error["closes"] is False
+    await still_alive(client)
+
+
+async def test_requests_in_the_wrong_place(server: TaliServer) -> None:
+    room, (aulus, brutus), _ = await room_with(
+        server,
+        ["Aulus", "Brutus"],
+        {"variant": "liars", "next_hand_delay_seconds": 0},
+        spectator=False,
+    )
+    outsider = await player(server, "Cassia")
+    assert (await outsider.request("roll", room=room))["code"] == "not_in_room"
+    assert (await outsider.request("roll", room="r_nowhere"))["code"] == "room_not_found"
+    assert (await outsider.request("join_room", room=room, role="spectator", seat=1))[
+        "code"
+    ] == "bad_message"
+    await aulus.wait(lambda f: f["type"] == "your_turn")
+    await aulus.request("roll", room=room)
+    await brutus.request("roll", room=room)
+    prompt_for = (await aulus.wait(lambda f: f["type"] == "betting_round_started"))["seq"]
+    assert prompt_for
+    waiting = brutus if aulus.of_type("your_turn")[-1]["phase"] == "betting" else aulus
+    wrong = await waiting.request("check", room=room)
+    assert wrong["code"] == "not_your_turn"
+    assert wrong["room"] == room
+    assert (await waiting.request("reroll", room=room, die=1))["code"] == "not_your_turn"
+    assert (await aulus.request("join_room", room=room))["code"] == "already_in_room"
+    assert server.chips_conserved()
+
+
+async def test_an_oversized_frame_is_refused_and_closes_1009(strict_server: TaliServer) -> None:
+    client = await player(strict_server, "Aulus")
+    await client.send(type="ping", data="x" * 5000)
+    error = await client.wait(lambda f: f["type"] == "error")
+    assert (error["code"], error["closes"]) == ("message_too_large", True)
+    await asyncio.wait_for(client.closed.wait(), 5)
+    assert client.ws.close_code == 1009
+
+
+async def test_a_huge_frame_is_cut_off_by_the_library(strict_server: TaliServer) -> None:
+    client = await open_client(strict_server, "x", max_size=None)
+    await client.ws.send("y" * 200_000)
+    await asyncio.wait_for(client.closed.wait(), 5)
+    assert client.ws.close_code == 1009
+
+
+async def test_a_flood_is_rate_limited_then_closed(strict_server: TaliServer) -> None:
+    client = await player(strict_server, "Flooder")
+    for i in range(300):
+        if client.closed.is_set():
+            break
+        try:
+            await client.send(type="ping", id=i)
+        except Exception:
+            break
+    await asyncio.wait_for(client.closed.wait(), 5)
+    codes = [f["code"] for f in client.of_type("error")]
+    assert "rate_limited" in codes
+    assert len(client.of_type("pong")) >= 39  # the burst of 40, less the hello, went through
+    assert client.ws.close_code == 1008
+
+
+async def test_abuse_in_one_room_leaves_another_game_untouched(server: TaliServer) -> None:
+    room, clients, watcher = await room_with(
+        server, ["Aulus", "Brutus", "Cassia"], {"variant": "liars", "next_hand_delay_seconds": 0}
+    )
+    assert watcher is not None
+    other_room, (vandal,), _ = await room_with(
+        server, ["Vandal"], {"variant": "stud"}, spectator=False
+    )
+    garbage = [
+        "{",
+        '{"type": "bet", "room": "%s", "amount": 1}' % other_room,
+        '{"type": "raise", "room": "%s", "to": 99999999}' % room,
+        '{"type": "leave_room", "room": "%s"}' % room,
+        '{"type": "chat", "room": "%s", "text": "spam"}' % room,
+    ]
+
+    async def vandalise() -> None:
+        for i in range(400):
+            await vandal.ws.send(garbage[i % len(garbage)])
+            await asyncio.sleep(0)
+
+    bots = [Bot(server, c, room, seed=i) for i, c in enumerate(clients)]
+    await asyncio.gather(vandalise(), run_bots(bots, watcher, 20, seconds=60))
+    assert len(watcher.of_type("hand_ended")) >= 20
+    await still_alive(vandal)
+    assert {f["code"] for f in vandal.of_type("error")} >= {
+        "bad_message",
+        "not_in_room",
+        "no_hand_in_progress",
+    }
+
+
+async def test_a_failure_inside_a_room_stays_inside(
+    server: TaliServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room, (aulus, brutus), _ = await room_with(
+        server,
+        ["Aulus", "Brutus"],
+        {"variant": "simple", "next_hand_delay_seconds": 0},
+        spectator=False,
+    )
+    broken = server.lobby.rooms[room]
+
+    def explode(*_: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(broken, "chat", explode)
+    reply = await aulus.request("chat", room=room, text="hi")
+    assert (reply["code"], reply["closes"]) == ("internal_error", False)
+    await still_alive(aulus)
+    # The table itself plays on.
+    await aulus.wait(lambda f: f["type"] == "your_turn")
+    assert (await aulus.request("roll", room=room))["type"] == "result"
+    assert (await brutus.request("roll", room=room))["type"] == "result"
+    await brutus.wait(lambda f: f["type"] == "hand_ended")
