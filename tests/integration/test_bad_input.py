@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -135,10 +136,10 @@ async def test_abuse_in_one_room_leaves_another_game_untouched(server: TaliServe
     )
     garbage = [
         "{",
-        '{"type": "bet", "room": "%s", "amount": 1}' % other_room,
-        '{"type": "raise", "room": "%s", "to": 99999999}' % room,
-        '{"type": "leave_room", "room": "%s"}' % room,
-        '{"type": "chat", "room": "%s", "text": "spam"}' % room,
+        json.dumps({"type": "bet", "room": other_room, "amount": 1}),
+        json.dumps({"type": "raise", "room": room, "to": 99999999}),
+        json.dumps({"type": "leave_room", "room": room}),
+        json.dumps({"type": "chat", "room": room, "text": "spam"}),
     ]
 
     async def vandalise() -> None:

@@ -50,8 +50,7 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
     assert checked
     first = checked[0]["player"]
     # The next player bets; the one after faces a bet and times out: a fold.
-    prompt = await watcher_turn(server, [aulus, brutus, cassia], room, after=first)
-    client, frame = prompt
+    client, _ = await watcher_turn(server, [aulus, brutus, cassia], room, after=first)
     await client.request("bet", room=room, amount=5)
     folded = await watcher.wait(lambda f: f["type"] == "folded")
     assert folded["reason"] == "timeout"
