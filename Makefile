@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 NODE_TOOLS := tools/asyncapi
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench transcripts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -39,6 +39,10 @@ typecheck: $(STAMP)
 
 unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest
+
+# Record protocol/transcripts/*.json again from the real server (after a protocol change).
+transcripts: $(STAMP)
+	$(BIN)/python -m tests.integration.transcripts
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.engine

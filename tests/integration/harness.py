@@ -75,6 +75,20 @@ class Client:
 
         return await asyncio.wait_for(find(), timeout)
 
+    async def wait_count(self, count: int, timeout: float = WAIT) -> None:
+        """Wait until at least ``count`` frames have arrived."""
+
+        async def reached() -> None:
+            async with self._changed:
+                while len(self.frames) < count:
+                    if self.closed.is_set():
+                        raise AssertionError(
+                            f"{self.label}: closed with {len(self.frames)} of {count} frames"
+                        )
+                    await self._changed.wait()
+
+        await asyncio.wait_for(reached(), timeout)
+
     def of_type(self, kind: str) -> list[Frame]:
         return [f for f in self.frames if f.get("type") == kind]
 
