@@ -86,8 +86,7 @@ class Recorder:
         await self.clients[label].ws.send(json.dumps(frame))
 
     async def until(self, label: str, predicate: Callable[[Frame], bool]) -> Frame:
-        frame = await self.clients[label].wait(predicate)
-        return frame
+        return await self.clients[label].wait(predicate)
 
     async def request(self, label: str, frame: Frame) -> Frame:
         start = len(self.clients[label].frames)
@@ -100,10 +99,9 @@ class Recorder:
 
 
 async def _table(rec: Recorder, variant: str, names: list[str], **settings: Any) -> str:
-    for i, name in enumerate([*names, "Watcher"], start=1):
+    for name in [*names, "Watcher"]:
         await rec.connect(name)
         await rec.request(name, {"type": "hello", "id": 1, "protocol": "1.0", "name": name})
-        del i
     created = await rec.request(
         names[0],
         {"type": "create_room", "id": 2, "settings": {"variant": variant, **TIMING, **settings}},
@@ -177,7 +175,7 @@ async def stud(rec: Recorder) -> None:
     request_id = 10
     for street in range(1, 5):
         for name in order:
-            if name in ("Brutus", "Cassia", "Aulus") and not (street > 2 and name == "Cassia"):
+            if not (street > 2 and name == "Cassia"):  # Cassia folds on street 2
                 await _act(rec, name, room, {"type": "roll"}, request_id)
         for name in order:
             if street == 2 and name == "Cassia":
