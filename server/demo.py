@@ -1,8 +1,7 @@
-"""A console demo of the rules engine: a few seeded hands of every variant.
+"""A console demo of the rules engine: one seeded hand of every variant.
 
-It stands in for ``python -m server`` until the WebSocket server exists, and
-plays the way a client would: asking the engine for the legal actions and
-choosing one.
+``python -m server.demo`` plays the way a client would, asking the engine for
+the legal actions and choosing one, and prints each event with who may see it.
 """
 
 from __future__ import annotations
