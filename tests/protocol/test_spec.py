@@ -48,5 +48,11 @@ def test_the_error_table_matches_the_codes() -> None:
 
 
 def test_the_spec_links_the_rules_and_the_machine_readable_files() -> None:
-    for target in ("RULES.md", "asyncapi.json", "schema/client.json", "schema/server.json", "transcripts/"):
+    for target in (
+        "RULES.md",
+        "asyncapi.json",
+        "schema/client.json",
+        "schema/server.json",
+        "transcripts/",
+    ):
         assert target in SPEC, target
