@@ -6,7 +6,7 @@ Every message may carry an ``id``; the server's direct reply (``welcome``,
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -199,26 +199,5 @@ ClientMessage = Annotated[
     Field(discriminator="type"),
 ]
 
-CLIENT_MESSAGES: tuple[type[Request], ...] = (
-    Hello,
-    ListRooms,
-    SubscribeLobby,
-    UnsubscribeLobby,
-    CreateRoom,
-    JoinRoom,
-    LeaveRoom,
-    SetReady,
-    Resync,
-    Roll,
-    Check,
-    Bet,
-    Call,
-    Raise,
-    AllIn,
-    Fold,
-    Reroll,
-    Pass,
-    Ante,
-    Chat,
-    Ping,
-)
+CLIENT_MESSAGES: tuple[type[Request], ...] = get_args(get_args(ClientMessage)[0])
+"""Every client message class, in the order of the union."""

@@ -13,7 +13,7 @@ Clients must ignore message types they do not know (see the versioning policy).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -487,39 +487,5 @@ ServerMessage = Annotated[
     Field(discriminator="type"),
 ]
 
-SERVER_MESSAGES: tuple[type[Strict], ...] = (
-    Welcome,
-    Result,
-    Error,
-    RoomList,
-    Pong,
-    LobbyUpdate,
-    YourTurn,
-    Snapshot,
-    PlayerJoined,
-    PlayerLeft,
-    PlayerDisconnected,
-    PlayerReconnected,
-    ReadinessChanged,
-    PlayerBusted,
-    HandStarted,
-    AntePaid,
-    DiceRolled,
-    RolledInSecret,
-    BettingRoundStarted,
-    DrawRoundStarted,
-    StreetStarted,
-    TimedOut,
-    Checked,
-    BetPlaced,
-    Folded,
-    BetReturned,
-    Rerolled,
-    Passed,
-    PotsFormed,
-    DiceRevealed,
-    RollOff,
-    PotAwarded,
-    HandEnded,
-    ChatMessage,
-)
+SERVER_MESSAGES: tuple[type[Strict], ...] = get_args(get_args(ServerMessage)[0])
+"""Every server message class, in the order of the union."""

@@ -294,10 +294,17 @@ class Room:
 
     def _after(self, events: list[ev.Event]) -> None:
         """Publish what an engine call did and move the table on."""
+        self._publish_hand(events)
+        self._move_on()
+
+    def _publish_hand(self, events: list[ev.Event]) -> None:
         hand = self.game.hand
         if hand is not None and hand.phase is Phase.COMPLETE:
+            # Scheduled first, so that hand_ended can say when the next hand starts.
             self._maybe_schedule_hand()
         self._publish(events)
+
+    def _move_on(self) -> None:
         self._refresh_turns()
         self._maybe_schedule_hand()
         self._on_change(self)
@@ -421,14 +428,8 @@ class Room:
             if deadline > now + 0.001 or player not in self.game.to_act():
                 continue
             del self._deadlines[player]
-            events = self.game.timeout(player)
-            hand = self.game.hand
-            if hand is not None and hand.phase is Phase.COMPLETE:
-                self._maybe_schedule_hand()
-            self._publish(events)
-        self._refresh_turns()
-        self._maybe_schedule_hand()
-        self._on_change(self)
+            self._publish_hand(self.game.timeout(player))
+        self._move_on()
 
     def _maybe_schedule_hand(self) -> None:
         if (

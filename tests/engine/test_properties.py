@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from server.demo import choose
 from server.engine import (
     Action,
     ActionKind,
@@ -80,22 +81,6 @@ def tables(draw: st.DrawFn, variant: Variant) -> tuple[Settings, list[int], int]
     players = draw(st.integers(2, table_settings.max_players))
     stacks = draw(st.lists(st.integers(0, 3 * starting), min_size=players, max_size=players))
     return table_settings, stacks, draw(st.integers(0, 2**32))
-
-
-def legal_move(game: Game, player: str, rng: random.Random) -> Action:
-    legal = game.legal_actions(player)
-    kind = rng.choice(sorted(legal.actions))
-    if kind is ActionKind.BET:
-        assert legal.bet_min is not None
-        assert legal.bet_max is not None
-        return Bet(rng.randint(legal.bet_min, legal.bet_max))
-    if kind is ActionKind.RAISE:
-        assert legal.raise_min is not None
-        assert legal.raise_max is not None
-        return Raise(rng.randint(legal.raise_min, legal.raise_max))
-    if kind is ActionKind.REROLL:
-        return Reroll(rng.randrange(4))
-    return _PLAIN[kind]
 
 
 def random_move(rng: random.Random) -> Action:
@@ -176,7 +161,7 @@ class Referee:
             except RuleError:
                 events = []
         else:
-            action = legal_move(game, player, rng)
+            action = choose(game.legal_actions(player), rng)
             assert game.can(player, action), (player, action, game.legal_actions(player))
             events = game.act(player, action)
         self.check_chips()

@@ -28,10 +28,8 @@ def config(**overrides: object) -> ServerConfig:
     return ServerConfig(**values)  # type: ignore[arg-type]
 
 
-@pytest_asyncio.fixture
-async def server() -> AsyncIterator[TaliServer]:
-    # Bots play a hundred times faster than people: lift the per-connection rate limit.
-    app = TaliServer(config(rate_per_second=1000, rate_burst=1000))
+async def running(app: TaliServer) -> AsyncIterator[TaliServer]:
+    """Serve for one test; afterwards every room must still hold all its chips."""
     await app.start()
     try:
         yield app
@@ -39,3 +37,17 @@ async def server() -> AsyncIterator[TaliServer]:
         conserved = app.chips_conserved()
         await app.close()
         assert conserved, "chips were created or destroyed"
+
+
+@pytest_asyncio.fixture
+async def server() -> AsyncIterator[TaliServer]:
+    # Bots play a hundred times faster than people: lift the per-connection rate limit.
+    async for app in running(TaliServer(config(rate_per_second=1000, rate_burst=1000))):
+        yield app
+
+
+@pytest_asyncio.fixture
+async def strict_server() -> AsyncIterator[TaliServer]:
+    """A server with the shipped rate limits."""
+    async for app in running(TaliServer(config())):
+        yield app

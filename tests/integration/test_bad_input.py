@@ -4,31 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import pytest
-import pytest_asyncio
 
 from server.app import TaliServer
 
 from .bots import Bot, run_bots
-from .conftest import config
 from .harness import Client, open_client, player, room_with
 
 pytestmark = pytest.mark.asyncio
-
-
-@pytest_asyncio.fixture
-async def strict_server() -> AsyncIterator[TaliServer]:
-    """A server with the shipped rate limits."""
-    app = TaliServer(config())
-    await app.start()
-    try:
-        yield app
-    finally:
-        conserved = app.chips_conserved()
-        await app.close()
-        assert conserved
 
 
 async def still_alive(client: Client) -> None:
