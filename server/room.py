@@ -302,6 +302,13 @@ class Room:
         if hand is not None and hand.phase is Phase.COMPLETE:
             # Scheduled first, so that hand_ended can say when the next hand starts.
             self._maybe_schedule_hand()
+            if any(isinstance(e, ev.HandEnded) for e in events):
+                self.log.info(
+                    "hand_ended",
+                    hand=hand.number,
+                    pot=sum(p.amount for p in hand.pots),
+                    winners=hand.winners,
+                )
         self._publish(events)
 
     def _move_on(self) -> None:
