@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-NODE_TOOLS := tools/asyncapi
+NODE_TOOLS := tools/node
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
 
 .PHONY: run test lint typecheck unit bench transcripts clean

@@ -223,10 +223,22 @@ class Snapshot(Strict):
     next_hand_at: UnixMillis | None = None
 
 
+class ServerShutdown(Strict):
+    """The server is stopping; the connection closes next with 1001 (going away).
+
+    Games in progress end with it: this version keeps no state across a restart,
+    so a session token will not resume on the restarted server.
+    """
+
+    type: Literal["server_shutdown"]
+    reason: Message
+
+
 # -- room events ------------------------------------------------------------
 
 
 class RoomEvent(Strict):
+    type: str
     room: RoomId
     seq: Seq
 
@@ -458,6 +470,7 @@ ServerMessage = Annotated[
     | LobbyUpdate
     | YourTurn
     | Snapshot
+    | ServerShutdown
     | PlayerJoined
     | PlayerLeft
     | PlayerDisconnected

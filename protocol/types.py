@@ -40,7 +40,10 @@ Face = Annotated[int, Field(ge=1, le=6)]
 Dice = Annotated[list[Face], Field(max_length=4)]
 FourDice = Annotated[list[Face], Field(min_length=4, max_length=4)]
 HandName = Annotated[str, Field(min_length=1, max_length=32)]
-ChatText = Annotated[str, Field(min_length=1, max_length=280)]
+ChatText = Annotated[
+    str, Field(min_length=1, max_length=280, pattern=r"^[^\x00-\x08\x0b-\x1f\x7f]+$")
+]
+"""Chat: 1..280 characters; tabs and newlines allowed, other control characters not."""
 Message = Annotated[str, Field(max_length=500)]
 UnixMillis = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 

@@ -1,16 +1,30 @@
-"""The server: websockets' asyncio server around the lobby, sessions and rooms."""
+"""The server: websockets' asyncio server around the lobby, sessions and rooms.
+
+One port serves the game (WebSocket on ``/``) and plain HTTP for operators:
+``/healthz`` (the process is alive), ``/readyz`` (accepting players) and
+``/metrics`` (Prometheus).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import signal
+import time
+from http import HTTPStatus
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.frames import CloseCode
+from websockets.http11 import Request, Response
 
+import protocol.server as msg
+from protocol.codec import encode
 from server.config import ServerConfig
 from server.connection import SESSION_REPLACED, Connection
 from server.lobby import Lobby
 from server.logs import configure, get_logger
+from server.metrics import CONTENT_TYPE, Metrics
 from server.session import Ids, Session, Sessions
 
 # The library closes anything above this with 1009 before we see it; frames up
@@ -23,10 +37,14 @@ class TaliServer:
         self.config = config
         self.ids = Ids(config.seed)
         self.sessions = Sessions()
-        self.lobby = Lobby(config, self.ids)
+        self.metrics = Metrics()
+        self.lobby = Lobby(config, self.ids, self.metrics)
         self.connections: set[Connection] = set()
+        self._connection_numbers = itertools.count(1)
         self.server: Server | None = None
+        self.ready = False
         self.log = get_logger()
+        self.metrics.watch(self)
         if config.seed is not None:
             self.log.warning("seeded_dice", note="dice and ids are reproducible: for tests only")
 
@@ -35,11 +53,13 @@ class TaliServer:
             self._handle,
             self.config.host,
             self.config.port,
+            process_request=self._http,
             max_size=max(HARD_FRAME_LIMIT, self.config.max_frame_bytes),
             ping_interval=self.config.ping_interval_seconds,
             ping_timeout=self.config.ping_timeout_seconds,
             compression=None,
         )
+        self.ready = True
         self.log.info("listening", host=self.config.host, port=self.port)
         return self.server
 
@@ -48,6 +68,30 @@ class TaliServer:
         assert self.server is not None
         port: int = next(iter(self.server.sockets)).getsockname()[1]
         return port
+
+    # -- HTTP ------------------------------------------------------------------
+
+    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Answer plain HTTP requests; return None to go on with a WebSocket handshake."""
+        path = request.path.split("?", 1)[0]
+        if path == "/healthz":
+            return _response(HTTPStatus.OK, b"ok\n")
+        if path == "/readyz":
+            if self.ready:
+                return _response(HTTPStatus.OK, b"ready\n")
+            return _response(HTTPStatus.SERVICE_UNAVAILABLE, b"shutting down\n")
+        if path == "/metrics":
+            return _response(HTTPStatus.OK, self.metrics.exposition(), CONTENT_TYPE)
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            if not self.ready:
+                return _response(HTTPStatus.SERVICE_UNAVAILABLE, b"shutting down\n")
+            return None
+        return _response(HTTPStatus.NOT_FOUND, b"not found\n")
+
+    # -- connections -----------------------------------------------------------
+
+    def next_connection_number(self) -> int:
+        return next(self._connection_numbers)
 
     async def _handle(self, ws: ServerConnection) -> None:
         connection = Connection(ws, self)
@@ -73,6 +117,8 @@ class TaliServer:
         if session is None or session.outbox is not connection:
             return
         session.outbox = None
+        if not self.ready:
+            return  # shutting down: nobody is told, nothing is scheduled
         for room_id in list(session.rooms):
             room = self.lobby.rooms.get(room_id)
             if room is not None:
@@ -102,26 +148,69 @@ class TaliServer:
     def chips_conserved(self) -> bool:
         return all(room.chips_conserved() for room in self.lobby.rooms.values())
 
+    # -- stopping --------------------------------------------------------------
+
+    async def shutdown(self, reason: str = "the server is restarting") -> None:
+        """Stop gracefully: not ready, tell every client, close with 1001, stop listening."""
+        if self.server is None:
+            return
+        started = time.monotonic()
+        self.ready = False
+        self.log.info("shutting_down", reason=reason, connections=len(self.connections))
+        if self.config.shutdown_drain_seconds:
+            await asyncio.sleep(self.config.shutdown_drain_seconds)
+        self.server.close(close_connections=False)
+        notice = encode(msg.ServerShutdown(type="server_shutdown", reason=reason))
+        clients = list(self.connections)
+        for connection in clients:
+            connection.enqueue(notice, "server_shutdown")
+            connection.close(CloseCode.GOING_AWAY, "server shutting down")
+        in_hand = sum(1 for room in self.lobby.rooms.values() if room.game.hand_in_progress)
+        try:
+            await asyncio.wait_for(self.server.wait_closed(), self.config.shutdown_timeout_seconds)
+        except TimeoutError:
+            self.log.warning("shutdown_timeout", left=len(self.connections))
+            self.server.close(close_connections=True)
+        self.lobby.close_all()
+        self.log.info(
+            "stopped",
+            clients_told=len(clients),
+            rooms=len(self.lobby.rooms),
+            hands_interrupted=in_hand,
+            seconds=round(time.monotonic() - started, 3),
+        )
+
     async def close(self) -> None:
+        """Stop at once (tests): no notice, no drain."""
+        self.ready = False
         if self.server is not None:
             self.server.close()
             await self.server.wait_closed()
         self.lobby.close_all()
 
 
+def _response(
+    status: HTTPStatus, body: bytes, content_type: str = "text/plain; charset=utf-8"
+) -> Response:
+    headers = Headers(
+        [
+            ("Content-Type", content_type),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-store"),
+        ]
+    )
+    return Response(status.value, status.phrase, headers, body)
+
+
 async def run(config: ServerConfig) -> None:
     app = TaliServer(config)
-    server = await app.start()
+    await app.start()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
-    app.log.info("stopping")
-    server.close()
-    await server.wait_closed()
-    app.lobby.close_all()
-    app.log.info("stopped")
+    await app.shutdown()
 
 
 def main() -> None:

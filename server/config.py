@@ -70,7 +70,9 @@ class ServerConfig(BaseSettings):
         120.0,
         ge=0,
         le=86400,
-        description="A disconnected session in no room is forgotten after this long.",
+        description=(
+            "A disconnected session is forgotten after this long (or its rooms' grace, if longer)."
+        ),
     )
     hello_timeout_seconds: float = Field(
         10.0, gt=0, le=600, description="Time a new connection has to send hello."
@@ -93,6 +95,18 @@ class ServerConfig(BaseSettings):
     )
     default_next_hand_delay_seconds: int = Field(
         5, ge=0, le=60, description="next_hand_delay_seconds of a new room when not set."
+    )
+    shutdown_drain_seconds: float = Field(
+        0.0,
+        ge=0,
+        le=300,
+        description="On SIGTERM, how long /readyz reports 503 before connections are closed.",
+    )
+    shutdown_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description="On SIGTERM, the longest wait for clients to close before exiting.",
     )
     time_scale: float = Field(
         1.0,

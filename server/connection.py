@@ -9,7 +9,7 @@ task, so a room never waits on a slow socket.
 from __future__ import annotations
 
 import asyncio
-import itertools
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 SERVER_VERSION = "0.1.0"
 SESSION_REPLACED = 4001  # private-use close code: the session resumed on another connection
-_numbers = itertools.count(1)
 
 _ACTIONS: dict[type[Any], Any] = {
     req.Roll: lambda m: engine.Roll(),
@@ -55,7 +54,8 @@ class Connection:
         self.ws = ws
         self.app = app
         self.config = app.config
-        self.number = next(_numbers)
+        self.metrics = app.metrics
+        self.number = app.next_connection_number()
         self.session: Session | None = None
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closing = False
@@ -66,9 +66,10 @@ class Connection:
 
     # -- output --------------------------------------------------------------
 
-    def enqueue(self, frame: str) -> None:
+    def enqueue(self, frame: str, kind: str) -> None:
         if self.closing:
             return
+        self.metrics.sent(kind)
         if self.queue.qsize() >= self.config.outbound_queue_frames:
             self.log.warning("slow_client_dropped", queued=self.queue.qsize())
             self.close(CloseCode.TRY_AGAIN_LATER, "too slow to keep up")
@@ -76,7 +77,7 @@ class Connection:
         self.queue.put_nowait(frame)
 
     def reply(self, message: Any) -> None:
-        self.enqueue(encode(message))
+        self.enqueue(encode(message), message.type)
 
     def error(
         self,
@@ -84,8 +85,12 @@ class Connection:
         message: str,
         request_id: int | str | None = None,
         room: str | None = None,
+        *,
+        closes: bool | None = None,
     ) -> None:
-        closes = ERRORS[code].closes
+        """Send an error reply; ``closes`` overrides the table when this one ends the connection."""
+        closes = ERRORS[code].closes if closes is None else closes
+        self.metrics.errors.labels(code.value).inc()
         self.reply(
             msg.Error(
                 type="error",
@@ -147,12 +152,16 @@ class Connection:
 
     def _hello_timeout(self) -> None:
         if self.session is None:
-            self.error(WireCode.HELLO_REQUIRED, "no hello in time")
+            self.error(WireCode.HELLO_REQUIRED, "no hello in time", closes=True)
             self.close(CloseCode.POLICY_VIOLATION, "no hello in time")
 
     def handle(self, frame: str | bytes) -> None:
         """Handle one frame. Never raises: every failure becomes an error reply."""
-        size = len(frame) if isinstance(frame, bytes) or frame.isascii() else len(frame.encode())
+        if isinstance(frame, bytes):
+            self.metrics.frames_in.labels("invalid").inc()
+            self.error(WireCode.BAD_MESSAGE, "messages are JSON in text frames, not binary frames")
+            return
+        size = len(frame) if frame.isascii() else len(frame.encode())
         if size > self.config.max_frame_bytes:
             self.error(
                 WireCode.MESSAGE_TOO_LARGE,
@@ -160,16 +169,21 @@ class Connection:
             )
             self.close(CloseCode.MESSAGE_TOO_BIG, "message too large")
             return
+        received = time.perf_counter()
         message = parse_client_message(frame)
         request_id = message.id
         if not self._take_token(request_id):
             return
         if isinstance(message, ParseFailure):
+            self.metrics.frames_in.labels("invalid").inc()
             self.error(message.code, message.message, request_id)
             return
+        self.metrics.frames_in.labels(message.type).inc()
         room = getattr(message, "room", None)
         try:
             self.dispatch(message)
+            if type(message) in _ACTIONS:
+                self.metrics.action_seconds.observe(time.perf_counter() - received)
         except RequestError as exc:
             self.error(exc.code, exc.message, message.id, room)
         except Exception:
@@ -192,10 +206,12 @@ class Connection:
             self._tokens -= 1
             return True
         self._limited.append(now)
+        self.metrics.rate_limited.inc()
         while self._limited and now - self._limited[0] > 10.0:
             self._limited.popleft()
         if len(self._limited) >= self.config.abuse_limit:
             self.log.warning("rate_abuse_closed")
+            self.error(WireCode.RATE_LIMITED, "too many messages; closing", request_id, closes=True)
             self.close(CloseCode.POLICY_VIOLATION, "too many messages")
         else:
             self.error(WireCode.RATE_LIMITED, "too many messages; this one was dropped", request_id)
@@ -226,7 +242,7 @@ class Connection:
             room = lobby.room(message.room)
             room.join(session, message.role, message.seat)
             self._result(message, room.id)
-            session.send(encode(room.snapshot_for(session.player_id)))
+            self.reply(room.snapshot_for(session.player_id))
             return
         elif isinstance(message, req.Resync):
             room = lobby.room(message.room)
@@ -279,8 +295,9 @@ class Connection:
                 )
             resumed = True
             app.take_over(session, self)
+            self.metrics.reconnects.inc()
         else:
-            name = (message.name or "").strip() or f"Player {self.number}"
+            name = f"Player {self.number}" if message.name is None else message.name.strip()
             if not name:
                 raise RequestError(WireCode.INVALID_NAME, "a name needs a visible character")
             session = Session(player_id=app.ids.new("p"), token=Ids.token(), name=name[:24])

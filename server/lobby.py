@@ -15,13 +15,15 @@ from server.room import RequestError, Room
 if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.engine.dice import DieSource
+    from server.metrics import Metrics
     from server.session import Ids, Session
 
 
 class Lobby:
-    def __init__(self, config: ServerConfig, ids: Ids) -> None:
+    def __init__(self, config: ServerConfig, ids: Ids, metrics: Metrics) -> None:
         self.config = config
         self.ids = ids
+        self.metrics = metrics
         self.rooms: dict[str, Room] = {}
         self.subscribers: set[Session] = set()
         self._summaries: dict[str, str] = {}
@@ -53,7 +55,13 @@ class Lobby:
             raise RequestError(WireCode.INVALID_SETTING, exc.message) from None
         room_id = self.ids.new("r", 8)
         room = Room(
-            room_id, settings, self._dice(room_id), self.config, session.player_id, self.changed
+            room_id,
+            settings,
+            self._dice(room_id),
+            self.config,
+            session.player_id,
+            self.changed,
+            self.metrics,
         )
         self.rooms[room_id] = room
         session.created_rooms.add(room_id)
@@ -102,7 +110,7 @@ class Lobby:
     def _tell(self, update: msg.LobbyUpdate) -> None:
         frame = encode(update)
         for session in self.subscribers:
-            session.send(frame)
+            session.send(frame, update.type)
 
     def close_all(self) -> None:
         for room in list(self.rooms.values()):

@@ -35,6 +35,7 @@ from server.logs import get_logger
 if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.engine.dice import DieSource
+    from server.metrics import Metrics
     from server.session import Session
 
 
@@ -65,6 +66,7 @@ class Room:
         config: ServerConfig,
         created_by: str,
         on_change: Callable[[Room], None],
+        metrics: Metrics,
     ) -> None:
         self.id = room_id
         self.game = Game(settings, dice)
@@ -74,6 +76,7 @@ class Room:
         self.seq = 0
         self.closed = False
         self._on_change = on_change
+        self.metrics = metrics
         self._loop = asyncio.get_running_loop()
         self._deadlines: dict[str, float] = {}
         self._roll_deadline: tuple[tuple[int, int], float] | None = None
@@ -81,6 +84,8 @@ class Room:
         self._start_timer: asyncio.TimerHandle | None = None
         self._next_hand_at: float | None = None
         self.empty_timer: asyncio.TimerHandle | None = None
+        self.idle_expired = False
+        """Set when the room stayed empty for ``empty_room_seconds``: the lobby closes it."""
         self.log = get_logger(room=room_id)
 
     # -- what others ask of the room -------------------------------------
@@ -200,7 +205,8 @@ class Room:
 
     def resync(self, session: Session) -> None:
         self._member(session)
-        session.send(encode(self.snapshot_for(session.player_id)))
+        snapshot = self.snapshot_for(session.player_id)
+        session.send(encode(snapshot), snapshot.type)
 
     # -- presence ------------------------------------------------------------
 
@@ -303,6 +309,7 @@ class Room:
             # Scheduled first, so that hand_ended can say when the next hand starts.
             self._maybe_schedule_hand()
             if any(isinstance(e, ev.HandEnded) for e in events):
+                self.metrics.hands.labels(self.settings.variant.value).inc()
                 self.log.info(
                     "hand_ended",
                     hand=hand.number,
@@ -321,9 +328,10 @@ class Room:
         return self.seq
 
     def _broadcast(self, build: Callable[[int], msg.RoomEvent]) -> None:
-        frame = encode(build(self._next_seq()))
+        message = build(self._next_seq())
+        frame = encode(message)
         for member in self.members.values():
-            member.session.send(frame)
+            member.session.send(frame, message.type)
 
     def _publish(self, events: list[ev.Event]) -> None:
         i = 0
@@ -338,10 +346,13 @@ class Room:
             if twin is None or twin.visible_to is not None:
                 raise AssertionError(f"private event without a public twin: {type(event).__name__}")
             seq = self._next_seq()
-            private = encode(self._message(event, seq))
-            public = encode(self._message(twin, seq))
+            private_message, public_message = self._message(event, seq), self._message(twin, seq)
+            private, public = encode(private_message), encode(public_message)
             for player, member in self.members.items():
-                member.session.send(private if player == event.visible_to else public)
+                if player == event.visible_to:
+                    member.session.send(private, private_message.type)
+                else:
+                    member.session.send(public, public_message.type)
             i += 2
 
     def _message(self, event: ev.Event, seq: int) -> msg.RoomEvent:
@@ -420,7 +431,8 @@ class Room:
             self._deadlines[player] = deadline
             member = self.members.get(player)
             if member is not None:
-                member.session.send(encode(self._your_turn(player)))
+                prompt = self._your_turn(player)
+                member.session.send(encode(prompt), prompt.type)
         if self._turn_timer is not None:
             self._turn_timer.cancel()
             self._turn_timer = None
@@ -435,6 +447,7 @@ class Room:
             if deadline > now + 0.001 or player not in self.game.to_act():
                 continue
             del self._deadlines[player]
+            self.metrics.timeouts.labels(self.settings.variant.value).inc()
             self._publish_hand(self.game.timeout(player))
         self._move_on()
 
@@ -465,18 +478,16 @@ class Room:
     def schedule_empty_close(self) -> None:
         self._cancel_empty_timer()
         self.empty_timer = self._loop.call_later(
-            self.config.empty_room_seconds, self._guarded, lambda: self._on_change(self)
+            self.config.empty_room_seconds, self._guarded, self._empty_expired
         )
+
+    def _empty_expired(self) -> None:
+        self.empty_timer = None
+        if not self.members:
+            self.idle_expired = True
+            self._on_change(self)
 
     def _cancel_empty_timer(self) -> None:
         if self.empty_timer is not None:
             self.empty_timer.cancel()
             self.empty_timer = None
-
-    @property
-    def idle_expired(self) -> bool:
-        return (
-            not self.members
-            and self.empty_timer is not None
-            and self.empty_timer.when() <= self._loop.time()
-        )

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class Outbox(Protocol):
     """Where a session's frames go: the live connection, if any."""
 
-    def enqueue(self, frame: str) -> None: ...
+    def enqueue(self, frame: str, kind: str) -> None: ...
 
 
 @dataclass(eq=False)
@@ -35,9 +35,10 @@ class Session:
     def connected(self) -> bool:
         return self.outbox is not None
 
-    def send(self, frame: str) -> None:
+    def send(self, frame: str, kind: str) -> None:
+        """Queue ``frame`` (a message of type ``kind``) if the player is connected."""
         if self.outbox is not None:
-            self.outbox.enqueue(frame)
+            self.outbox.enqueue(frame, kind)
 
 
 class Ids:

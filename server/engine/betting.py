@@ -62,8 +62,13 @@ def start(hand: HandState, seats: dict[PlayerId, Seat], settings: Settings) -> B
 
 
 def options(
-    hand: HandState, betting: BettingState, player: PlayerId, stack: int, settings: Settings
+    hand: HandState,
+    betting: BettingState,
+    player: PlayerId,
+    seats: dict[PlayerId, Seat],
+    settings: Settings,
 ) -> BettingOptions:
+    stack = seats[player].stack
     committed = betting.bets[player]
     to_call = betting.current_bet - committed
     all_in_total = committed + stack
@@ -77,7 +82,11 @@ def options(
                 bet_min = min(settings.ante, stack)
                 cap = stack if structure is BettingStructure.NO_LIMIT else hand.pot_total
                 bet_max = max(bet_min, min(stack, cap))
-    elif stack > to_call and _may_raise(betting, player, settings):
+    elif (
+        stack > to_call
+        and _may_raise(betting, player, settings)
+        and _someone_can_answer(hand, player, seats)
+    ):
         min_to = betting.current_bet + betting.min_raise
         if structure is BettingStructure.NO_LIMIT:
             max_to = all_in_total
@@ -108,6 +117,11 @@ def options(
         raise_max=raise_max,
         all_in_total=all_in_total if legal_all_in else None,
     )
+
+
+def _someone_can_answer(hand: HandState, player: PlayerId, seats: dict[PlayerId, Seat]) -> bool:
+    """A raise needs an opponent with chips behind; against all-ins it could only come back."""
+    return any(p != player and p in seats and seats[p].stack > 0 for p in hand.still_in)
 
 
 def _may_raise(betting: BettingState, player: PlayerId, settings: Settings) -> bool:

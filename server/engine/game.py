@@ -37,7 +37,10 @@ from server.engine import betting as bet_round
 from server.engine.actions import (
     Action,
     ActionKind,
+    AllIn,
+    Ante,
     Bet,
+    Call,
     Check,
     Fold,
     Pass,
@@ -97,6 +100,7 @@ TIMEOUT_ACTION: dict[Phase, Action | None] = {
 """What the engine does for a player whose time ran out (RULES §5)."""
 
 STUD_STREETS = 4
+ACTION_TYPES = (Roll, Check, Bet, Call, Raise, AllIn, Fold, Reroll, Pass, Ante)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +132,16 @@ class Game:
 
     __slots__ = ("dice", "state")
 
-    def __init__(self, settings: Settings, dice: DieSource, state: GameState | None = None) -> None:
-        self.state = state if state is not None else GameState(settings=settings)
+    def __init__(self, settings: Settings, dice: DieSource) -> None:
+        self.state = GameState(settings=settings)
         self.dice = dice
+
+    @classmethod
+    def from_state(cls, state: GameState, dice: DieSource) -> Game:
+        """Continue a table from its plain-data state (e.g. a snapshot)."""
+        game = cls(state.settings, dice)
+        game.state = state
+        return game
 
     # -- queries --------------------------------------------------------
 
@@ -167,7 +178,7 @@ class Game:
             return LegalActions(player=player, actions=ACTIONS_BY_PHASE[phase])
         if phase is Phase.BETTING:
             assert hand.betting is not None
-            opts = bet_round.options(hand, hand.betting, player, stack, self.settings)
+            opts = bet_round.options(hand, hand.betting, player, self.state.seats, self.settings)
             return LegalActions(
                 player=player,
                 actions=opts.kinds,
@@ -220,10 +231,16 @@ class Game:
         Someone who sits down during a hand is dealt in from the next one.
         """
         state = self.state
+        if not isinstance(player, str) or not player:
+            raise RuleError(ErrorCode.ILLEGAL_ACTION, "a player is named by a non-empty string")
+        if not isinstance(ready, bool):
+            raise RuleError(ErrorCode.ILLEGAL_ACTION, "ready is true or false")
         if player in state.seats:
             raise RuleError(ErrorCode.ALREADY_SEATED, "you are already seated")
         taken = {s.index for s in state.seats.values()}
         size = self.settings.max_players
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)):
+            raise RuleError(ErrorCode.ILLEGAL_ACTION, "a seat is a whole number")
         if seat is None:
             free = [i for i in range(size) if i not in taken]
             if not free:
@@ -241,23 +258,26 @@ class Game:
     def leave(self, player: PlayerId) -> list[Event]:
         """Stand up and take the stack away; in a hand this is a fold first."""
         state = self.state
-        seat = state.seats.get(player)
+        seat = state.seats.get(player) if isinstance(player, str) else None
         if seat is None:
             raise RuleError(ErrorCode.NOT_SEATED, "you are not seated")
+        # The seat goes first, so the hand's end does not report a player who left.
+        del state.seats[player]
+        state.chips_taken += seat.stack
         events: list[Event] = []
         hand = state.hand
         if self.hand_in_progress and hand is not None and player in hand.still_in:
             events.extend(self._fold(hand, player, FoldReason.LEFT))
-        del state.seats[player]
-        state.chips_taken += seat.stack
         events.append(PlayerLeft(player=player, seat=seat.index, stack=seat.stack))
         return events
 
     def set_ready(self, player: PlayerId, ready: bool) -> list[Event]:
         """Sit in (ready) or out of the coming hands; a hand in play is unaffected."""
-        seat = self.state.seats.get(player)
+        seat = self.state.seats.get(player) if isinstance(player, str) else None
         if seat is None:
             raise RuleError(ErrorCode.NOT_SEATED, "you are not seated")
+        if not isinstance(ready, bool):
+            raise RuleError(ErrorCode.ILLEGAL_ACTION, "ready is true or false")
         if seat.ready == ready:
             return []
         seat.ready = ready
@@ -349,6 +369,8 @@ class Game:
         return eligible, out
 
     def _require_turn(self, player: PlayerId) -> HandState:
+        if not isinstance(player, str):
+            raise RuleError(ErrorCode.NOT_IN_HAND, "a player is named by a string")
         hand = self.state.hand
         if hand is None or hand.phase is Phase.COMPLETE:
             raise RuleError(ErrorCode.NO_HAND_IN_PROGRESS, "no hand is in progress")
@@ -370,6 +392,8 @@ class Game:
 
     def _check(self, player: PlayerId, action: Action) -> HandState:
         hand = self._require_turn(player)
+        if not isinstance(action, ACTION_TYPES):
+            raise RuleError(ErrorCode.ILLEGAL_ACTION, f"not an action: {type(action).__name__}")
         kind = action.kind
         if kind not in ACTIONS_BY_PHASE[hand.phase]:
             raise RuleError(
@@ -378,7 +402,7 @@ class Game:
         stack = self.state.seats[player].stack
         if hand.phase is Phase.BETTING:
             assert hand.betting is not None
-            opts = bet_round.options(hand, hand.betting, player, stack, self.settings)
+            opts = bet_round.options(hand, hand.betting, player, self.state.seats, self.settings)
             if isinstance(action, Bet | Raise):
                 total = action.amount if isinstance(action, Bet) else action.to
                 if isinstance(total, bool) or not isinstance(total, int):
@@ -450,9 +474,11 @@ class Game:
             return self._next_draw_round(hand)
         if variant is Variant.STUD:
             hand.phase = Phase.STUD_ANTE
-            return self._next_stud_turn(
-                hand, [p for p in hand.still_in if self.state.seats[p].stack > 0]
-            )
+            seats = self.state.seats
+            payers = [p for p in hand.still_in if seats[p].stack > 0]
+            # Alone with chips against all-ins, a player's ante could only go to a
+            # side pot of their own: the street is not asked for.
+            return self._next_stud_turn(hand, payers if len(payers) > 1 else [])
         return showdown(self.state, hand, self.dice, reveal=False)
 
     def _bet(self, hand: HandState, player: PlayerId, action: Action) -> list[Event]:
@@ -537,9 +563,11 @@ class Game:
         return events + self._next_draw_round(hand)
 
     def _draw(self, hand: HandState, player: PlayerId, action: Action) -> list[Event]:
-        hand.pending.pop(0)
         events: list[Event]
         if isinstance(action, Reroll):
+            # The die first: a failing die source must not leave a half-applied turn.
+            (new,) = self.dice.roll(1)
+            hand.pending.pop(0)
             seat = self.state.seats[player]
             ante = self.settings.ante
             seat.stack -= ante
@@ -547,7 +575,6 @@ class Game:
             hand.rerolls_this_round += 1
             kept = hand.dice[player]
             old = kept[action.die]
-            (new,) = self.dice.roll(1)
             kept[action.die] = new
             events = [
                 Rerolled(
@@ -561,6 +588,7 @@ class Game:
                 )
             ]
         else:
+            hand.pending.pop(0)
             events = [Passed(player=player)]
         return events + self._next_draw_turn(hand)
 

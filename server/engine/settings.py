@@ -82,8 +82,10 @@ class Settings:
 
     @property
     def fixed_bet(self) -> int:
-        """The fixed-limit bet and raise size."""
-        return self.bet_size if self.bet_size is not None else 2 * self.ante
+        """The fixed-limit bet and raise size: by default 2 x ante, at most starting_chips."""
+        if self.bet_size is not None:
+            return self.bet_size
+        return min(2 * self.ante, self.starting_chips)
 
     @property
     def draw_round_limit(self) -> int:

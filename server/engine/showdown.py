@@ -31,6 +31,7 @@ def return_uncalled(state: GameState, hand: HandState) -> list[Event]:
     if seat is None or player in hand.folded:
         return []
     betting.bets[player] -= amount
+    betting.current_bet = max(betting.bets.values())
     hand.contributed[player] -= amount
     seat.stack += amount
     return [BetReturned(player=player, amount=amount, stack=seat.stack)]

@@ -305,3 +305,25 @@ def test_no_betting_when_only_one_player_can_bet() -> None:
     assert not game.hand_in_progress
     assert of_type(events, BetPlaced) == []
     assert of_type(events, PotAwarded)[0].player == "b"
+
+
+def test_no_raise_against_players_who_are_all_in() -> None:
+    game = table("liars", players="ab", dice=[*LOSING, *VENUS], stacks={"a": 11})
+    start(game, button="b")
+    rolled(game, "ab")
+    game.act("a", AllIn())  # bets 10, all in
+    legal = game.legal_actions("b")
+    assert legal.actions == {ActionKind.CALL, ActionKind.FOLD}
+    assert legal.all_in_total is None
+    with pytest.raises(RuleError) as refused:
+        game.act("b", Raise(30))
+    assert refused.value.code is ErrorCode.ILLEGAL_ACTION
+
+
+def test_the_current_bet_shown_after_an_uncalled_part_is_returned() -> None:
+    game = table("liars", players="ab", dice=[*LOSING, *VENUS], stacks={"b": 13})
+    start(game, button="b")
+    rolled(game, "ab")
+    game.act("a", Bet(30))
+    game.act("b", Call())  # all in for 12
+    assert view(game.state, None).hand.current_bet == 12  # type: ignore[union-attr]

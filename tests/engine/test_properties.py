@@ -115,6 +115,11 @@ class Referee:
 
     def check_privacy(self, events: list[Event]) -> None:
         hand = self.game.state.hand
+        # The transport's contract: a private event is followed by its public twin.
+        for i, event in enumerate(events):
+            if event.visible_to is not None:
+                assert i + 1 < len(events), event
+                assert events[i + 1].visible_to is None, events[i : i + 2]
         for event in events:
             names = {f.name for f in fields(event)}
             if not isinstance(event, DICE_EVENTS):
@@ -168,11 +173,29 @@ class Referee:
         self.check_privacy(events)
 
     def try_refused(self, player: str, action: Action) -> None:
-        before = copy.deepcopy(self.game.state)
+        """Any call at all, often wrong or wrongly typed: refused cleanly, or applied legally."""
+        game, rng = self.game, self.rng
+        junk: Any = rng.choice([None, 3, 2.5, True, ["p0"], "", "roll", Roll])
+        calls: list[Any] = [
+            lambda: game.act(player, action),
+            lambda: game.act(player, junk),
+            lambda: game.act(junk, action),
+            lambda: game.timeout(player),
+            lambda: game.timeout(junk),
+            lambda: game.sit(player, rng.choice([None, -1, 0, 3, 9, 0.5, True, "1"])),
+            lambda: game.sit(junk),
+            lambda: game.sit(f"x{rng.randrange(3)}", ready=junk),
+            lambda: game.leave(junk),
+            lambda: game.set_ready(player, junk),
+            lambda: game.set_ready(junk, True),
+            lambda: game.start_hand(),
+        ]
+        call = rng.choice(calls)
+        before = copy.deepcopy(game.state)
         try:
-            events = self.game.act(player, action)
+            events = call()
         except RuleError:
-            assert self.game.state == before, (player, action)
+            assert game.state == before, (player, action)
             return
         self.check_chips()
         self.check_privacy(events)

@@ -110,3 +110,19 @@ def test_a_short_stack_pays_what_it_has_and_plays_for_the_main_pot() -> None:
     awards = of_type(events, PotAwarded)
     assert [(w.player, w.amount) for w in awards] == [("a", 12), ("b", 16)]
     assert conserved(game)
+
+
+def test_no_antes_asked_of_a_player_alone_with_chips() -> None:
+    dice = [6, 1, 1, 4, 6, 1, 3, 6, 1, 1, 6, 1]  # street by street, a, b, c
+    game = table("stud", dice=dice, ante=3, stacks={"a": 3, "c": 2})
+    start(game, button="c")
+    events: list[Event] = []
+    for n in range(4):
+        events += street(game, "abc")
+        if n == 0:
+            for player in "abc":
+                events += game.act(player, Ante())
+    # After street 1 only b has chips: streets 2..4 are rolled, never paid.
+    assert len(of_type(events, AntePaid)) == 3
+    assert not game.hand_in_progress
+    assert conserved(game)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import pytest
 
@@ -13,6 +14,7 @@ from server.engine import (
     Fold,
     Game,
     Pass,
+    Reroll,
     Roll,
     RuleError,
     SeededDice,
@@ -212,3 +214,50 @@ class TestTimeouts:
             game.timeout("b")
         assert refused.value.code is ErrorCode.NOT_YOUR_TURN
         assert game.state == before
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda g: g.sit("c", 0.5),
+        lambda g: g.sit("c", True),
+        lambda g: g.sit("c", "1"),
+        lambda g: g.sit(["c"]),
+        lambda g: g.sit(""),
+        lambda g: g.sit("c", ready="no"),
+        lambda g: g.set_ready("a", None),
+        lambda g: g.set_ready("a", 0),
+        lambda g: g.leave(["a"]),
+        lambda g: g.act("a", "roll"),
+        lambda g: g.act("a", None),
+        lambda g: g.act(["a"], Roll()),
+        lambda g: g.timeout(None),
+    ],
+)
+def test_wrongly_typed_requests_are_rule_errors_and_change_nothing(
+    call: Callable[[Game], object],
+) -> None:
+    game = table("simple", players="ab", dice=SeededDice(1))
+    game.start_hand()
+    before = copy.deepcopy(game.state)
+    with pytest.raises(RuleError):
+        call(game)
+    assert game.state == before
+    assert not game.can("a", "roll")  # type: ignore[arg-type]
+
+
+def test_default_fixed_bet_never_exceeds_the_starting_stack() -> None:
+    settings = Settings.create("liars", betting_structure="fixed_limit", starting_chips=10, ante=10)
+    assert settings.fixed_bet == 10
+    assert settings.as_dict()["bet_size"] == 10
+
+
+def test_a_failing_die_source_leaves_a_reroll_unapplied() -> None:
+    game = table("draw", players="ab", dice=[6, 5, 3, 1, 1, 1, 1, 1])
+    start(game, button="b")
+    game.act("a", Roll())
+    game.act("b", Roll())
+    before = copy.deepcopy(game.state)
+    with pytest.raises(LookupError):
+        game.act("a", Reroll(1))  # the scripted dice have run out
+    assert game.state == before

@@ -14,7 +14,7 @@ from protocol.client import CLIENT_MESSAGES
 from protocol.server import SERVER_MESSAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-VALIDATOR = ROOT / "tools" / "asyncapi"
+VALIDATOR = ROOT / "tools" / "node"
 
 
 def test_generated_files_are_current(capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,7 +55,7 @@ def test_asyncapi_document_is_valid() -> None:
     assert node, "node is needed to validate the AsyncAPI document (make test installs it)"
     assert (VALIDATOR / "node_modules" / "@asyncapi" / "parser").is_dir(), "run make test"
     run = subprocess.run(
-        [node, "validate.mjs", str(generate.ASYNCAPI)],
+        [node, "validate-asyncapi.mjs", str(generate.ASYNCAPI)],
         cwd=VALIDATOR,
         capture_output=True,
         text=True,
@@ -76,7 +76,7 @@ def test_asyncapi_validator_rejects_a_broken_schema(tmp_path: Path) -> None:
     bet = copy / "schema" / "messages" / "client" / "bet.json"
     bet.write_text(bet.read_text().replace('"type": "integer"', '"type": 5'))
     run = subprocess.run(
-        [node, "validate.mjs", str(copy / "asyncapi.json")],
+        [node, "validate-asyncapi.mjs", str(copy / "asyncapi.json")],
         cwd=VALIDATOR,
         capture_output=True,
         text=True,

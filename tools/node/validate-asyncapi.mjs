@@ -1,11 +1,11 @@
 // Validates an AsyncAPI document with the AsyncAPI project's parser.
-// Usage: node validate.mjs path/to/asyncapi.json
+// Usage: node validate-asyncapi.mjs path/to/asyncapi.json
 // Prints every diagnostic; exits 1 on any error, or if the document does not parse.
 import { Parser, fromFile } from '@asyncapi/parser';
 
 const path = process.argv[2];
 if (!path) {
-  console.error('usage: node validate.mjs <asyncapi document>');
+  console.error('usage: node validate-asyncapi.mjs <asyncapi document>');
   process.exit(2);
 }
 const parser = new Parser();
