@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 NODE_TOOLS := tools/node
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
 
-.PHONY: run test lint typecheck unit bench transcripts clean
+.PHONY: run test lint typecheck unit system-packages bench transcripts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -18,8 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The AsyncAPI validator (npm), pinned by its package-lock.json.
-$(NODE_STAMP): $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json
-	scripts/ensure-system-packages
+$(NODE_STAMP): $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json | system-packages
 	cd $(NODE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
@@ -33,11 +32,16 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m protocol.generate --check
+	$(BIN)/hadolint Dockerfile
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict server protocol
 
-unit: $(STAMP) $(NODE_STAMP)
+# Debian packages the tests use (node, npm, nginx, openssl): installed if missing.
+system-packages:
+	scripts/ensure-system-packages
+
+unit: $(STAMP) system-packages $(NODE_STAMP)
 	$(BIN)/pytest
 
 # Record protocol/transcripts/*.json again from the real server (after a protocol change).
