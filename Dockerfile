@@ -17,6 +17,7 @@ RUN pip install --no-cache-dir . \
 
 USER 10001
 ENV TALI_HOST=0.0.0.0 \
+    TALI_CLIENT_DIR=/app/clients/sample_js \
     TALI_PORT=8765 \
     TALI_LOG_FORMAT=json
 EXPOSE 8765

@@ -346,6 +346,19 @@ class StreetStarted(RoomEvent):
     street: Annotated[int, Field(ge=1, le=4)]
 
 
+class WaitingFor(RoomEvent):
+    """The table now waits for ``players`` (several in a roll phase) until ``deadline``.
+
+    Sent to everyone whenever the turn moves; the players named also receive
+    their own ``your_turn`` with the legal actions.
+    """
+
+    type: Literal["waiting_for"]
+    players: Annotated[list[PlayerId], Field(min_length=1, max_length=8)]
+    phase: Phase
+    deadline: UnixMillis
+
+
 class TimedOut(RoomEvent):
     """The player's timer ran out; the events that follow are what the server did for them."""
 
@@ -484,6 +497,7 @@ ServerMessage = Annotated[
     | BettingRoundStarted
     | DrawRoundStarted
     | StreetStarted
+    | WaitingFor
     | TimedOut
     | Checked
     | BetPlaced

@@ -26,6 +26,7 @@ from server.lobby import Lobby
 from server.logs import configure, get_logger
 from server.metrics import CONTENT_TYPE, Metrics
 from server.session import Ids, Session, Sessions
+from server.static import SECURITY_HEADERS, StaticFiles, default_client_dir
 
 # The library closes anything above this with 1009 before we see it; frames up
 # to it are read and refused by our own, smaller limit with an error first.
@@ -45,6 +46,7 @@ class TaliServer:
         self.ready = False
         self.log = get_logger()
         self.metrics.watch(self)
+        self.static = StaticFiles(config.client_dir or default_client_dir())
         if config.seed is not None:
             self.log.warning("seeded_dice", note="dice and ids are reproducible: for tests only")
 
@@ -83,10 +85,13 @@ class TaliServer:
         if path == "/metrics":
             return _response(HTTPStatus.OK, self.metrics.exposition(), CONTENT_TYPE)
         if request.headers.get("Upgrade", "").lower() == "websocket":
+            if path != "/":
+                return _response(HTTPStatus.NOT_FOUND, b"the game is at /\n")
             if not self.ready:
                 return _response(HTTPStatus.SERVICE_UNAVAILABLE, b"shutting down\n")
             return None
-        return _response(HTTPStatus.NOT_FOUND, b"not found\n")
+        status, body, content_type = self.static.find(path)
+        return _response(status, body, content_type, SECURITY_HEADERS)
 
     # -- connections -----------------------------------------------------------
 
@@ -190,13 +195,17 @@ class TaliServer:
 
 
 def _response(
-    status: HTTPStatus, body: bytes, content_type: str = "text/plain; charset=utf-8"
+    status: HTTPStatus,
+    body: bytes,
+    content_type: str = "text/plain; charset=utf-8",
+    extra: tuple[tuple[str, str], ...] = (),
 ) -> Response:
     headers = Headers(
         [
             ("Content-Type", content_type),
             ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-store"),
+            ("Cache-Control", "no-cache"),
+            *extra,
         ]
     )
     return Response(status.value, status.phrase, headers, body)

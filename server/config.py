@@ -7,6 +7,7 @@ over the environment, which wins over the default.
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -107,6 +108,10 @@ class ServerConfig(BaseSettings):
         gt=0,
         le=600,
         description="On SIGTERM, the longest wait for clients to close before exiting.",
+    )
+    client_dir: Path | None = Field(
+        None,
+        description="Directory of the browser client served at /; unset: the repository's client.",
     )
     time_scale: float = Field(
         1.0,

@@ -80,6 +80,7 @@ class Room:
         self._loop = asyncio.get_running_loop()
         self._deadlines: dict[str, float] = {}
         self._roll_deadline: tuple[tuple[int, int], float] | None = None
+        self._announced: tuple[tuple[str, ...], float] | None = None
         self._turn_timer: asyncio.TimerHandle | None = None
         self._start_timer: asyncio.TimerHandle | None = None
         self._next_hand_at: float | None = None
@@ -416,6 +417,7 @@ class Room:
         hand = self.game.hand
         now = self._loop.time()
         turn = self.settings.turn_seconds * self.config.time_scale
+        prompted = []
         for player in waiting:
             if player in self._deadlines:
                 continue
@@ -429,6 +431,24 @@ class Room:
             else:
                 deadline = now + turn
             self._deadlines[player] = deadline
+            prompted.append(player)
+        announced = (tuple(waiting), max(self._deadlines.values(), default=0.0))
+        if waiting and hand is not None and announced != self._announced:
+            # Everyone learns whose turn it is and until when; the actor also gets the prompt.
+            self._announced = announced
+            until = self._wall_ms(announced[1]) or 0
+            phase = WirePhase(hand.phase.value)
+            self._broadcast(
+                lambda seq: msg.WaitingFor(
+                    type="waiting_for",
+                    room=self.id,
+                    seq=seq,
+                    players=list(waiting),
+                    phase=phase,
+                    deadline=until,
+                )
+            )
+        for player in prompted:
             member = self.members.get(player)
             if member is not None:
                 prompt = self._your_turn(player)
