@@ -1,0 +1,200 @@
+// The tali protocol client: a module a third-party client can lift as it is.
+// No dependencies. It speaks protocol 1.0 over one WebSocket (see protocol/README.md):
+// hello and resume, requests with ids answered by promises, events by type,
+// automatic reconnect with backoff that resumes the session with its token,
+// and seq-gap detection per room that asks for a fresh snapshot.
+
+export const PROTOCOL = "1.0";
+
+/** A refused request: `code` is the protocol's stable error code. */
+export class TaliError extends Error {
+  constructor(code, message, reply = null) {
+    super(message);
+    this.code = code;
+    this.reply = reply;
+  }
+}
+
+const DIRECT_REPLIES = new Set(["welcome", "result", "error", "room_list", "pong"]);
+
+export class TaliClient extends EventTarget {
+  /**
+   * @param {object} options
+   * @param {string} options.url  e.g. "ws://localhost:8765/"
+   * @param {Storage} [options.storage]  where the session token is kept (default: sessionStorage)
+   */
+  constructor({ url, storage = globalThis.sessionStorage }) {
+    super();
+    this.url = url;
+    this.storage = storage;
+    this.ws = null;
+    this.name = null;
+    this.playerId = null;
+    this.status = "idle";
+    this.lastSeq = new Map(); // room id -> last seq seen
+    this._nextId = 1;
+    this._pending = new Map(); // request id -> {resolve, reject}
+    this._attempt = 0;
+    this._stopped = false;
+    this._timer = null;
+  }
+
+  get token() {
+    return this.storage?.getItem("tali.token") ?? null;
+  }
+
+  set token(value) {
+    if (value) this.storage?.setItem("tali.token", value);
+    else this.storage?.removeItem("tali.token");
+  }
+
+  /** Subscribe to a message type ("your_turn", "chat", ...), or "*" for every message. */
+  on(type, handler) {
+    const listener = (event) => handler(event.detail);
+    this.addEventListener(type, listener);
+    return () => this.removeEventListener(type, listener);
+  }
+
+  /** Connect and say hello (resuming the stored session if there is one). Resolves with `welcome`. */
+  connect(name = null) {
+    if (name !== null) this.name = name;
+    this._stopped = false;
+    return this._open();
+  }
+
+  /** Close for good: no reconnect. */
+  close() {
+    this._stopped = true;
+    clearTimeout(this._timer);
+    this.ws?.close(1000, "bye");
+  }
+
+  /** Send a request; resolves with the direct reply, rejects with TaliError. */
+  request(type, fields = {}) {
+    const id = this._nextId++;
+    const message = { type, id, ...fields };
+    return new Promise((resolve, reject) => {
+      if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
+        reject(new TaliError("disconnected", "not connected"));
+        return;
+      }
+      this._pending.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify(message));
+    });
+  }
+
+  _setStatus(status) {
+    this.status = status;
+    this._emit("status", { status, attempt: this._attempt });
+  }
+
+  _emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+
+  _open() {
+    this._setStatus(this._attempt ? "reconnecting" : "connecting");
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    return new Promise((resolve, reject) => {
+      ws.addEventListener("open", async () => {
+        const hello = { protocol: PROTOCOL };
+        if (this.token) hello.token = this.token;
+        else if (this.name) hello.name = this.name;
+        try {
+          const welcome = await this.request("hello", hello);
+          this._attempt = 0;
+          this.token = welcome.token;
+          this.playerId = welcome.player_id;
+          this.name = welcome.name;
+          this._setStatus("open");
+          this._emit("welcome", welcome);
+          resolve(welcome);
+        } catch (error) {
+          if (error.code === "session_not_found") {
+            // The server forgot us (restart or long absence): start afresh.
+            this.token = null;
+            this.lastSeq.clear();
+            this._emit("session_lost", error);
+            try {
+              const welcome = await this.request("hello", { protocol: PROTOCOL, name: this.name ?? undefined });
+              this.token = welcome.token;
+              this.playerId = welcome.player_id;
+              this.name = welcome.name;
+              this._setStatus("open");
+              this._emit("welcome", welcome);
+              resolve(welcome);
+              return;
+            } catch (again) {
+              reject(again);
+              return;
+            }
+          }
+          reject(error);
+        }
+      });
+      ws.addEventListener("message", (event) => this._receive(event.data));
+      ws.addEventListener("close", (event) => {
+        for (const { reject: fail } of this._pending.values()) fail(new TaliError("disconnected", "connection closed"));
+        this._pending.clear();
+        this._emit("closed", { code: event.code, reason: event.reason });
+        if (event.code === 4001) {
+          // Another tab or device resumed this session: do not fight over it.
+          this._stopped = true;
+          this._setStatus("replaced");
+          return;
+        }
+        if (this._stopped) {
+          this._setStatus("closed");
+          return;
+        }
+        this._scheduleReconnect();
+        reject(new TaliError("disconnected", `connection closed (${event.code})`));
+      });
+    });
+  }
+
+  _scheduleReconnect() {
+    this._attempt += 1;
+    const delay = Math.min(10000, 500 * 2 ** (this._attempt - 1)) * (0.75 + Math.random() / 2);
+    this._setStatus("reconnecting");
+    clearTimeout(this._timer);
+    this._timer = setTimeout(() => this._open().catch(() => {}), delay);
+  }
+
+  _receive(raw) {
+    let message;
+    try {
+      message = JSON.parse(raw);
+    } catch {
+      return;
+    }
+    if (message.id !== undefined && message.id !== null && DIRECT_REPLIES.has(message.type)) {
+      const waiting = this._pending.get(message.id);
+      if (waiting) {
+        this._pending.delete(message.id);
+        if (message.type === "error") waiting.reject(new TaliError(message.code, message.message, message));
+        else waiting.resolve(message);
+      }
+    }
+    if (message.type === "error" && (message.id === undefined || message.id === null)) {
+      this._emit("server_error", message);
+    }
+    if (message.type === "snapshot") {
+      this.lastSeq.set(message.room, message.seq);
+    } else if (typeof message.seq === "number" && message.room) {
+      const last = this.lastSeq.get(message.room);
+      if (last !== undefined && message.seq <= last) return; // already reflected
+      if (last !== undefined && message.seq > last + 1) {
+        // A gap: events were missed. Ask for the whole picture again.
+        this.lastSeq.delete(message.room);
+        this.request("resync", { room: message.room }).catch(() => {});
+        return;
+      }
+      this.lastSeq.set(message.room, message.seq);
+      this._emit("room_event", message);
+    }
+    this._emit(message.type, message);
+    this._emit("*", message);
+  }
+}

@@ -1,0 +1,213 @@
+"""The sample client in real Chromium: every variant, a reload mid-hand, a spectator,
+no hidden dice in anyone else's page, names and chat shown as text."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+
+import pytest
+from playwright.async_api import Browser
+
+from server.app import TaliServer
+
+from .conftest import ARTIFACTS
+from .players import Player
+
+pytestmark = pytest.mark.asyncio
+
+
+def pid(server: TaliServer, name: str) -> str:
+    return next(s.player_id for s in server.sessions if s.name == name)
+
+
+def only_room(server: TaliServer) -> str:
+    (room,) = server.lobby.rooms
+    return room
+
+
+async def whose_turn(players: list[Player], seconds: float = 15) -> Player:
+    for _ in range(int(seconds / 0.05)):
+        for player in players:
+            if await player.my_turn():
+                return player
+        await asyncio.sleep(0.05)
+    raise AssertionError("nobody was prompted")
+
+
+async def assert_no_foreign_dice(server: TaliServer, players: list[Player], watchers: list[Player], hidden: set[str]) -> None:
+    """No page shows the faces of a hidden roll that is not its own."""
+    for page in players + watchers:
+        for name in hidden:
+            if page.name == name:
+                continue
+            assert await page.faces(pid(server, name)) == [], f"{page.name} sees {name}'s dice"
+            html = await page.page.get_by_test_id(f"dice-{pid(server, name)}").inner_html()
+            assert "data-face" not in html
+
+
+async def test_a_liars_hand_through_the_ui(server: TaliServer, browser: Browser) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.screenshot(ARTIFACTS / "lobby.png")
+    await aulus.open_room("liars", ante=2, max_players=4)
+    room = only_room(server)
+    brutus = await Player.arrive(browser, server, "Brutus", phone=True)
+    cassia = await Player.arrive(browser, server, "Cassia")
+    watcher = await Player.arrive(browser, server, "Watcher")
+    await brutus.join(room)
+    await cassia.join(room)
+    await watcher.join(room, "spectator")
+    players = [aulus, brutus, cassia]
+
+    # Everyone rolls in secret; each page shows its own dice, marked private, the rest covered.
+    for player in players:
+        await player.page.get_by_test_id("action-roll").click(timeout=20_000)
+    for player in players:
+        await player.page.get_by_text("Betting begins").wait_for()
+    own = {p.name: await p.faces(pid(server, p.name)) for p in players}
+    assert all(len(faces) == 4 for faces in own.values())
+    assert await aulus.page.locator(".die.private").count() == 4
+    for page in [*players, watcher]:
+        for other in players:
+            if other is not page:
+                assert await page.covered(pid(server, other.name)) == 4
+    await assert_no_foreign_dice(server, players, [watcher], {p.name for p in players})
+
+    # The first to act bets through the amount control.
+    first = await whose_turn(players)
+    await first.page.get_by_test_id("amount-bet").fill("6")
+    await first.click("bet")
+    second = await whose_turn([p for p in players if p is not first])
+
+    # The second reloads mid-hand: same seat, same dice, still on turn.
+    await second.page.reload()
+    await second.page.get_by_test_id("seats").wait_for()
+    await second.page.get_by_test_id("action-call").wait_for()
+    assert await second.faces(pid(server, second.name)) == own[second.name]
+    assert server.lobby.rooms[room].game.state.seats[pid(server, second.name)].stack == 98
+    await assert_no_foreign_dice(server, players, [watcher], {p.name for p in players})
+    await second.click("call")
+    third = await whose_turn([p for p in players if p not in (first, second)])
+    await third.click("fold")
+
+    for page in [*players, watcher]:
+        await page.wait_result()
+    result = await watcher.result()
+    assert "wins" in result
+    assert "beats" in result
+    # The showdown revealed the two players still in; the folded roll stays covered everywhere.
+    for page in [first, second, watcher]:
+        for shown in (first, second):
+            assert await page.faces(pid(server, shown.name)) == own[shown.name]
+    await assert_no_foreign_dice(server, [first, second], [watcher], {third.name})
+    await watcher.screenshot(ARTIFACTS / "showdown.png")
+    await brutus.screenshot(ARTIFACTS / "showdown-phone.png")
+    for page in [*players, watcher]:
+        assert page.errors == []
+
+
+async def test_a_draw_hand_with_a_reroll(server: TaliServer, browser: Browser) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("draw", max_draw_rounds=1)
+    brutus = await Player.arrive(browser, server, "Brutus")
+    await brutus.join(only_room(server))
+    for player in (aulus, brutus):
+        await player.page.get_by_test_id("action-roll").click(timeout=20_000)
+    first = await whose_turn([aulus, brutus])
+    before = await first.faces(pid(server, first.name))
+    await first.page.get_by_test_id("reroll-2").click()
+    await first.page.get_by_text("rerolls a").wait_for()
+    after = await first.faces(pid(server, first.name))
+    assert after[:2] == before[:2]
+    assert after[3] == before[3]
+    other = brutus if first is aulus else aulus
+    await whose_turn([other])
+    await other.click("pass")
+    text = await aulus.wait_result()
+    assert "wins" in text
+    assert await aulus.page.get_by_test_id("log").get_by_text("pays 1 and rerolls").count() == 1
+
+
+async def test_a_stud_hand_won_by_a_fold(server: TaliServer, browser: Browser) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("stud")
+    brutus = await Player.arrive(browser, server, "Brutus")
+    await brutus.join(only_room(server))
+    for player in (aulus, brutus):
+        await player.page.get_by_test_id("action-roll").click(timeout=20_000)
+    first = await whose_turn([aulus, brutus])
+    assert set(await first.actions()) == {"ante", "fold"}
+    await first.click("ante")
+    second = await whose_turn([aulus, brutus])
+    await second.click("fold")
+    text = await first.wait_result()
+    assert f"{first.name} wins 1: nobody else was left in." in text
+
+
+async def test_names_and_chat_are_text_not_html(server: TaliServer, browser: Browser) -> None:
+    hostile = "<img src=x onerror=f()>"
+    aulus = await Player.arrive(browser, server, hostile)
+    await aulus.open_room("simple")
+    brutus = await Player.arrive(browser, server, "Brutus")
+    await brutus.join(only_room(server))
+    await aulus.page.get_by_test_id("chat-input").fill("<img src=x onerror=window.__xss=1><b>bold</b>")
+    await aulus.page.get_by_test_id("chat-send").click()
+    chat = brutus.page.get_by_test_id("chat-log")
+    await chat.get_by_text("<b>bold</b>").wait_for()
+    assert await chat.locator("img, b").count() == 0
+    assert await brutus.page.get_by_test_id("seats").locator("img").count() == 0
+    assert hostile in await brutus.page.get_by_test_id("seats").inner_text()
+    assert await brutus.page.evaluate("window.__xss") is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../pyproject.toml",
+        "/%2e%2e/pyproject.toml",
+        "/..%2fpyproject.toml",
+        "/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+        "//etc/passwd",
+        "/....//pyproject.toml",
+        "/.%2e/server/app.py",
+        "/README.md",
+        "/../../../../etc/passwd",
+        "/%00index.html",
+        "/.hidden",
+    ],
+)
+async def test_static_files_never_leave_the_client_directory(server: TaliServer, path: str) -> None:
+    def get() -> tuple[int, bytes]:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        connection.putrequest("GET", path, skip_accept_encoding=True)
+        connection.endheaders()
+        reply = connection.getresponse()
+        return reply.status, reply.read()
+
+    status, body = await asyncio.to_thread(get)
+    assert status == 404
+    assert b"[project]" not in body
+    assert b"root:" not in body
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [
+        ("/", "text/html; charset=utf-8"),
+        ("/index.html", "text/html; charset=utf-8"),
+        ("/app.js", "text/javascript; charset=utf-8"),
+        ("/tali-client.js", "text/javascript; charset=utf-8"),
+        ("/style.css", "text/css; charset=utf-8"),
+    ],
+)
+async def test_static_files_have_their_content_types(server: TaliServer, path: str, content_type: str) -> None:
+    def get() -> tuple[int, str, str]:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        connection.request("GET", path)
+        reply = connection.getresponse()
+        reply.read()
+        return reply.status, reply.getheader("Content-Type") or "", reply.getheader("Content-Security-Policy") or ""
+
+    status, got, policy = await asyncio.to_thread(get)
+    assert (status, got) == (200, content_type)
+    assert "script-src 'self'" in policy
