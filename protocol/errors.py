@@ -58,9 +58,7 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
         " send `hello` without it to start afresh.",
         False,
     ),
-    ErrorCode.INVALID_NAME: ErrorInfo(
-        "The name is empty, too long or has control characters.", False
-    ),
+    ErrorCode.INVALID_NAME: ErrorInfo("The name in `hello` is blank once trimmed.", False),
     ErrorCode.NAME_TAKEN: ErrorInfo("Another player in the room already uses this name.", False),
     ErrorCode.NOT_IN_ROOM: ErrorInfo("The request names a room you have not joined.", False),
     ErrorCode.ALREADY_IN_ROOM: ErrorInfo("You are already in that room.", False),

@@ -7,7 +7,7 @@ Three kinds:
   the room receives exactly one frame (a hidden roll's owner gets
   ``dice_rolled`` where everyone else gets ``rolled_in_secret``);
 - personal notices without ``seq``: ``snapshot``, ``your_turn``,
-  ``lobby_update``.
+  ``lobby_update``, ``server_shutdown``.
 Clients must ignore message types they do not know (see the versioning policy).
 """
 

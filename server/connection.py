@@ -157,11 +157,7 @@ class Connection:
 
     def handle(self, frame: str | bytes) -> None:
         """Handle one frame. Never raises: every failure becomes an error reply."""
-        if isinstance(frame, bytes):
-            self.metrics.frames_in.labels("invalid").inc()
-            self.error(WireCode.BAD_MESSAGE, "messages are JSON in text frames, not binary frames")
-            return
-        size = len(frame) if frame.isascii() else len(frame.encode())
+        size = len(frame) if isinstance(frame, bytes) or frame.isascii() else len(frame.encode())
         if size > self.config.max_frame_bytes:
             self.error(
                 WireCode.MESSAGE_TOO_LARGE,
@@ -170,6 +166,14 @@ class Connection:
             self.close(CloseCode.MESSAGE_TOO_BIG, "message too large")
             return
         received = time.perf_counter()
+        if isinstance(frame, bytes):
+            # Binary frames count against the rate limit like any other.
+            if self._take_token(None):
+                self.metrics.frames_in.labels("invalid").inc()
+                self.error(
+                    WireCode.BAD_MESSAGE, "messages are JSON in text frames, not binary frames"
+                )
+            return
         message = parse_client_message(frame)
         request_id = message.id
         if not self._take_token(request_id):

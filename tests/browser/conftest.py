@@ -20,7 +20,9 @@ SCALE = 0.02
 
 @pytest_asyncio.fixture
 async def server() -> AsyncIterator[TaliServer]:
-    async for app in running(TaliServer(config(time_scale=SCALE, rate_per_second=200, rate_burst=400))):
+    async for app in running(
+        TaliServer(config(time_scale=SCALE, rate_per_second=200, rate_burst=400))
+    ):
         yield app
 
 

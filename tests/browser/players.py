@@ -20,7 +20,9 @@ class Player:
         page.on("pageerror", lambda error: self.errors.append(str(error)))
 
     @classmethod
-    async def arrive(cls, browser: Browser, server: TaliServer, name: str, *, phone: bool = False) -> Player:
+    async def arrive(
+        cls, browser: Browser, server: TaliServer, name: str, *, phone: bool = False
+    ) -> Player:
         viewport = {"width": 390, "height": 844} if phone else {"width": 1000, "height": 800}
         context = await browser.new_context(viewport=viewport)
         page = await context.new_page()
@@ -57,7 +59,11 @@ class Player:
         return [int(v) for v in await dice.evaluate_all("nodes => nodes.map(n => n.dataset.face)")]
 
     async def covered(self, player_id: str) -> int:
-        return await self.page.get_by_test_id(f"dice-{player_id}").get_by_test_id("covered-die").count()
+        return (
+            await self.page.get_by_test_id(f"dice-{player_id}")
+            .get_by_test_id("covered-die")
+            .count()
+        )
 
     async def my_turn(self) -> bool:
         return await self.page.get_by_test_id("actions").locator("button").count() > 0
@@ -66,8 +72,10 @@ class Player:
         await self.page.get_by_test_id(f"action-{action}").click()
 
     async def actions(self) -> list[str]:
-        ids = await self.page.get_by_test_id("actions").locator("button").evaluate_all(
-            "nodes => nodes.map(n => n.dataset.testid)"
+        ids = (
+            await self.page.get_by_test_id("actions")
+            .locator("button")
+            .evaluate_all("nodes => nodes.map(n => n.dataset.testid)")
         )
         return [i.removeprefix("action-") for i in ids if i]
 

@@ -35,7 +35,9 @@ async def whose_turn(players: list[Player], seconds: float = 15) -> Player:
     raise AssertionError("nobody was prompted")
 
 
-async def assert_no_foreign_dice(server: TaliServer, players: list[Player], watchers: list[Player], hidden: set[str]) -> None:
+async def assert_no_foreign_dice(
+    server: TaliServer, players: list[Player], watchers: list[Player], hidden: set[str]
+) -> None:
     """No page shows the faces of a hidden roll that is not its own."""
     for page in players + watchers:
         for name in hidden:
@@ -150,7 +152,9 @@ async def test_names_and_chat_are_text_not_html(server: TaliServer, browser: Bro
     await aulus.open_room("simple")
     brutus = await Player.arrive(browser, server, "Brutus")
     await brutus.join(only_room(server))
-    await aulus.page.get_by_test_id("chat-input").fill("<img src=x onerror=window.__xss=1><b>bold</b>")
+    await aulus.page.get_by_test_id("chat-input").fill(
+        "<img src=x onerror=window.__xss=1><b>bold</b>"
+    )
     await aulus.page.get_by_test_id("chat-send").click()
     chat = brutus.page.get_by_test_id("chat-log")
     await chat.get_by_text("<b>bold</b>").wait_for()
@@ -200,13 +204,19 @@ async def test_static_files_never_leave_the_client_directory(server: TaliServer,
         ("/style.css", "text/css; charset=utf-8"),
     ],
 )
-async def test_static_files_have_their_content_types(server: TaliServer, path: str, content_type: str) -> None:
+async def test_static_files_have_their_content_types(
+    server: TaliServer, path: str, content_type: str
+) -> None:
     def get() -> tuple[int, str, str]:
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
         connection.request("GET", path)
         reply = connection.getresponse()
         reply.read()
-        return reply.status, reply.getheader("Content-Type") or "", reply.getheader("Content-Security-Policy") or ""
+        return (
+            reply.status,
+            reply.getheader("Content-Type") or "",
+            reply.getheader("Content-Security-Policy") or "",
+        )
 
     status, got, policy = await asyncio.to_thread(get)
     assert (status, got) == (200, content_type)
