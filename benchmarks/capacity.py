@@ -1,0 +1,389 @@
+"""Capacity benchmark: real liars' tali under load, side by side with a bare websockets server.
+
+    python -m benchmarks.capacity                 # the full run (make bench-capacity)
+    python -m benchmarks.capacity --rooms 10 100  # a subset
+    python -m benchmarks.capacity --quick         # a short smoke run
+
+The server runs in its own process pinned to core 0; this generator runs on
+core 1 with a lean client (benchmarks.leanws), so the server is the process
+that saturates: the table prints both processes' CPU. Every loop here is
+bounded in count and in time. Only loopback addresses are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.leanws import LeanConnection, open_connection
+
+HOST = "127.0.0.1"
+ROOT = Path(__file__).resolve().parents[1]
+RESULT_TYPES = (b'{"type":"rolled_in_secret"', b'{"type":"dice_rolled"', b'{"type":"checked"', b'{"type":"bet_placed"', b'{"type":"folded"')
+PLAYER = re.compile(rb'"player":"([^"]+)"')
+CORES = os.cpu_count() or 1
+
+
+def pin(pid: int, core: int) -> None:
+    if CORES > 1 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(pid, {core % CORES})
+
+
+def raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+class Process:
+    """A server under test: a subprocess, its CPU time and memory read from /proc."""
+
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, *args], cwd=ROOT, env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=raise_fd_limit,
+        )  # fmt: skip
+        pin(self.proc.pid, 0)
+        self.ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / self.ticks
+
+    def rss_kib(self) -> int:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        return 0
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start_game_server() -> tuple[Process, int]:
+    env = {"TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_LOG_LEVEL": "warning", "TALI_HOST": HOST,
+           "TALI_RATE_PER_SECOND": "1000", "TALI_RATE_BURST": "1000", "TALI_MAX_ROOMS_PER_PLAYER": "100",
+           "TALI_OUTBOUND_QUEUE_FRAMES": "100000", "TALI_MAX_ROOMS": "100000"}  # fmt: skip
+    process = Process(["-c", _GAME_LAUNCHER], env)
+    assert process.proc.stdout is not None
+    port = int(process.proc.stdout.readline().split()[1])
+    return process, port
+
+
+# Starts the real server on a free port and prints it, like `tali-server --port 0`.
+_GAME_LAUNCHER = """
+import asyncio, signal
+from server.app import TaliServer
+from server.config import ServerConfig
+from server.logs import configure
+async def main():
+    config = ServerConfig()
+    configure(config.log_format, config.log_level)
+    app = TaliServer(config)
+    await app.start()
+    print("listening", app.port, flush=True)
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await app.close()
+asyncio.run(main())
+"""
+
+
+def start_bare_server() -> tuple[Process, int]:
+    process = Process(["-m", "benchmarks.bare_server", "--port", "0"])
+    assert process.proc.stdout is not None
+    port = int(process.proc.stdout.readline().split()[1])
+    return process, port
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)
+    actions: int = 0
+    frames: int = 0
+    measuring: bool = False
+
+    def record(self, seconds: float) -> None:
+        if self.measuring:
+            self.actions += 1
+            self.latencies.append(seconds)
+
+
+@dataclass
+class Pending:
+    sent: float
+    waiting: int
+
+
+class GameRoom:
+    """Four players of one liars' room, answering every prompt at once (or at human pace)."""
+
+    def __init__(self, stats: Stats, rng: random.Random, pace: float = 0.0) -> None:
+        self.stats = stats
+        self.rng = rng
+        self.pace = pace
+        self.players: list[LeanConnection] = []
+        self.ids: dict[LeanConnection, str] = {}
+        self.room = ""
+        self.pending: dict[bytes, Pending] = {}
+        self.replies: dict[LeanConnection, asyncio.Future[dict[str, Any]]] = {}
+
+    def on_text(self, conn: LeanConnection, payload: bytes) -> None:
+        stats = self.stats
+        if stats.measuring:
+            stats.frames += 1
+        if payload.startswith(RESULT_TYPES):
+            match = PLAYER.search(payload)
+            if match is not None:
+                pending = self.pending.get(match.group(1))
+                if pending is not None:
+                    pending.waiting -= 1
+                    if pending.waiting == 0:
+                        del self.pending[match.group(1)]
+                        stats.record(time.perf_counter() - pending.sent)
+            return
+        if payload.startswith(b'{"type":"your_turn"'):
+            prompt = json.loads(payload)
+            if self.pace:
+                asyncio.get_running_loop().call_later(self.rng.uniform(0, 2 * self.pace), self.act, conn, prompt)
+            else:
+                self.act(conn, prompt)
+            return
+        if conn in self.replies and payload.startswith((b'{"id"', b'{"type":"welcome"', b'{"type":"result"', b'{"type":"error"')):
+            future = self.replies.pop(conn)
+            if not future.done():
+                future.set_result(json.loads(payload))
+
+    def act(self, conn: LeanConnection, prompt: dict[str, Any]) -> None:
+        legal = prompt["legal"]
+        actions = legal["actions"]
+        rng = self.rng
+        if "roll" in actions:
+            message: dict[str, Any] = {"type": "roll"}
+        elif "check" in actions:
+            message = {"type": "bet", "amount": legal["bet_min"]} if "bet" in actions and rng.random() < 0.3 else {"type": "check"}
+        elif rng.random() < 0.15 and "fold" in actions:
+            message = {"type": "fold"}
+        elif "raise" in actions and rng.random() < 0.1:
+            message = {"type": "raise", "to": legal["raise_min"]}
+        else:
+            message = {"type": "call"}
+        message["room"] = self.room
+        self.pending[self.ids[conn].encode()] = Pending(time.perf_counter(), len(self.players))
+        conn.send_text(json.dumps(message).encode())
+
+    async def request(self, conn: LeanConnection, message: dict[str, Any]) -> dict[str, Any]:
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.replies[conn] = future
+        conn.send_text(json.dumps({**message, "id": 1}).encode())
+        return await asyncio.wait_for(future, 30)
+
+    async def setup(self, port: int, index: int) -> None:
+        for seat in range(4):
+            conn = await open_connection(HOST, port, self.on_text)
+            welcome = await self.request(conn, {"type": "hello", "protocol": "1.0", "name": f"r{index}p{seat}"})
+            self.ids[conn] = welcome["player_id"]
+            self.players.append(conn)
+        created = await self.request(self.players[0], {"type": "create_room", "settings": {
+            "variant": "liars", "turn_seconds": 600, "next_hand_delay_seconds": 0, "starting_chips": 1_000_000}})  # fmt: skip
+        self.room = created["room"]
+        for conn in self.players:
+            reply = await self.request(conn, {"type": "join_room", "room": self.room, "role": "player"})
+            assert reply["type"] == "result", reply
+
+
+class BareRoom:
+    """Four members of a bare room: one action in flight, the next when all four have it."""
+
+    def __init__(self, stats: Stats, index: int, pace: float = 0.0) -> None:
+        self.stats = stats
+        self.room = f"r{index}"
+        self.pace = pace
+        self.players: list[LeanConnection] = []
+        self.n = 0
+        self.waiting = 0
+        self.sent = 0.0
+        self.joined = 0
+        self.ready = asyncio.get_running_loop().create_future()
+
+    def on_text(self, conn: LeanConnection, payload: bytes) -> None:
+        if payload.startswith(b'{"type": "joined"'):
+            self.joined += 1
+            if self.joined == 4 and not self.ready.done():
+                self.ready.set_result(None)
+            return
+        if self.stats.measuring:
+            self.stats.frames += 1
+        self.waiting -= 1
+        if self.waiting == 0:
+            self.stats.record(time.perf_counter() - self.sent)
+            if self.pace:
+                asyncio.get_running_loop().call_later(random.uniform(0, 2 * self.pace), self.act)
+            else:
+                self.act()
+
+    def act(self) -> None:
+        self.n += 1
+        actor = self.players[self.n % 4]
+        self.waiting = 4
+        self.sent = time.perf_counter()
+        actor.send_text(json.dumps({"type": "act", "room": self.room, "player": f"p{self.n % 4}", "n": self.n}).encode())
+
+    async def setup(self, port: int) -> None:
+        for _ in range(4):
+            conn = await open_connection(HOST, port, self.on_text)
+            self.players.append(conn)
+            conn.send_text(json.dumps({"type": "join", "room": self.room}).encode())
+        await asyncio.wait_for(self.ready, 30)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def measure(kind: str, rooms: int, warmup: float, seconds: float, pace: float = 0.0) -> dict[str, float]:
+    process, port = start_game_server() if kind == "game" else start_bare_server()
+    stats = Stats()
+    rng = random.Random(rooms)
+    tables: list[GameRoom | BareRoom] = []
+    try:
+        for i in range(rooms):
+            table: GameRoom | BareRoom = GameRoom(stats, rng, pace) if kind == "game" else BareRoom(stats, i, pace)
+            await table.setup(port) if isinstance(table, BareRoom) else await table.setup(port, i)
+            tables.append(table)
+        for table in tables:
+            if isinstance(table, BareRoom):
+                table.act()
+        await asyncio.sleep(warmup)
+        stats.measuring = True
+        cpu0, own0, t0 = process.cpu_seconds(), time.process_time(), time.perf_counter()
+        await asyncio.sleep(seconds)
+        stats.measuring = False
+        elapsed = time.perf_counter() - t0
+        server_cpu = (process.cpu_seconds() - cpu0) / elapsed * 100
+        own_cpu = (time.process_time() - own0) / elapsed * 100
+        rss = process.rss_kib()
+    finally:
+        for table in tables:
+            for conn in table.players:
+                conn.close()
+        process.stop()
+    lat = stats.latencies
+    return {
+        "actions_s": stats.actions / elapsed,
+        "frames_s": stats.frames / elapsed,
+        "p50": percentile(lat, 0.5) * 1000,
+        "p90": percentile(lat, 0.9) * 1000,
+        "p99": percentile(lat, 0.99) * 1000,
+        "max": max(lat, default=float("nan")) * 1000,
+        "server_cpu": server_cpu,
+        "gen_cpu": own_cpu,
+        "rss_mib": rss / 1024,
+    }
+
+
+async def idle_memory(kind: str, connections: int) -> float:
+    """KiB of server memory per idle connection that has said hello."""
+    process, port = start_game_server() if kind == "game" else start_bare_server()
+    conns: list[LeanConnection] = []
+    try:
+        await asyncio.sleep(0.5)
+        before = process.rss_kib()
+        replies = 0
+        done = asyncio.get_running_loop().create_future()
+
+        def on_text(conn: LeanConnection, payload: bytes) -> None:
+            nonlocal replies
+            replies += 1
+            if replies == connections and not done.done():
+                done.set_result(None)
+
+        for i in range(connections):
+            conn = await open_connection(HOST, port, on_text)
+            if kind == "game":
+                conn.send_text(json.dumps({"type": "hello", "protocol": "1.0", "name": f"idle{i}"}).encode())
+            else:
+                conn.send_text(json.dumps({"type": "join", "room": f"idle{i}"}).encode())
+            conns.append(conn)
+        await asyncio.wait_for(done, 120)
+        await asyncio.sleep(1.0)
+        after = process.rss_kib()
+        return (after - before) / connections
+    finally:
+        for conn in conns:
+            conn.close()
+        process.stop()
+
+
+def row(label: str, r: dict[str, float]) -> str:
+    return (f"{label:<14}{r['actions_s']:>10,.0f}{r['frames_s']:>12,.0f}{r['p50']:>8.1f}{r['p90']:>8.1f}"
+            f"{r['p99']:>8.1f}{r['max']:>8.1f}{r['server_cpu']:>9.0f}%{r['gen_cpu']:>8.0f}%{r['rss_mib']:>9.1f}")  # fmt: skip
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rooms", type=int, nargs="*", default=[10, 100, 500])
+    parser.add_argument("--seconds", type=float, default=8.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--idle", type=int, nargs="*", default=[2000, 10000], help="idle connections")
+    parser.add_argument("--human", type=int, nargs="*", default=[500, 1000, 2500, 5000], help="rooms at human pace")
+    parser.add_argument("--quick", action="store_true", help="a short run: 10 rooms, 200 idle, 50 human rooms")
+    args = parser.parse_args()
+    if args.quick:
+        args.rooms, args.idle, args.human, args.seconds, args.warmup = [10], [200], [50], 2.0, 0.5
+    raise_fd_limit()
+    pin(0, 1)
+    print(f"capacity benchmark: {CORES} cores; server pinned to core 0, generator to core {1 % CORES}")
+    from benchmarks.engine import run as engine_run
+    from server.engine import Variant
+
+    hands, _ = engine_run(Variant.LIARS, 4, 5000, 1)
+    print(f"engine only: {hands:,.0f} four-player liars' hands/s\n")
+    header = f"{'server':<14}{'actions/s':>10}{'frames/s':>12}{'p50 ms':>8}{'p90':>8}{'p99':>8}{'max':>8}{'srv CPU':>10}{'gen CPU':>9}{'RSS MiB':>9}"
+    for rooms in args.rooms:
+        print(f"== {rooms} rooms ({rooms * 4} connections), closed loop, {args.seconds:.0f} s ==")
+        print(header)
+        game = await measure("game", rooms, args.warmup, args.seconds)
+        print(row("tali", game), flush=True)
+        bare = await measure("bare", rooms, args.warmup, args.seconds)
+        print(row("bare", bare))
+        print(f"ratio tali/bare: actions/s {game['actions_s'] / bare['actions_s']:.0%}, "
+              f"p99 {game['p99'] / bare['p99']:.1f}x\n", flush=True)  # fmt: skip
+    for count in args.idle:
+        game_kib = await idle_memory("game", count)
+        bare_kib = await idle_memory("bare", count)
+        print(f"idle memory at {count} connections: tali {game_kib:.1f} KiB/conn, bare {bare_kib:.1f} KiB/conn", flush=True)
+    print("\n== human pace: each room acts about once a second ==")
+    print(header)
+    best = 0
+    for rooms in args.human:
+        result = await measure("game", rooms, max(args.warmup, 3.0), args.seconds, pace=0.5)
+        print(row(f"tali {rooms}", result), flush=True)
+        if result["p99"] < 100:
+            best = rooms
+    print(f"most rooms held with p99 under 100 ms: {best} ({best * 4} players)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
