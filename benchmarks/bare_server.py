@@ -30,7 +30,9 @@ async def handler(ws: ServerConnection) -> None:
                 joined.append(room)
                 await ws.send(json.dumps({"type": "joined", "room": room}))
                 continue
-            frame = json.dumps({"type": "acted", "room": room, "player": message["player"], "n": message["n"]})
+            frame = json.dumps(
+                {"type": "acted", "room": room, "player": message["player"], "n": message["n"]}
+            )
             broadcast(rooms.get(room, ()), frame)
     finally:
         for room in joined:
@@ -40,7 +42,9 @@ async def handler(ws: ServerConnection) -> None:
 
 
 async def main(host: str, port: int) -> None:
-    async with serve(handler, host, port, compression=None, max_size=64 * 1024, ping_interval=20, ping_timeout=20) as server:
+    async with serve(
+        handler, host, port, compression=None, max_size=64 * 1024, ping_interval=20, ping_timeout=20
+    ) as server:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -19,7 +19,6 @@ import os
 import random
 import re
 import resource
-import statistics
 import subprocess
 import sys
 import time
@@ -31,7 +30,13 @@ from benchmarks.leanws import LeanConnection, open_connection
 
 HOST = "127.0.0.1"
 ROOT = Path(__file__).resolve().parents[1]
-RESULT_TYPES = (b'{"type":"rolled_in_secret"', b'{"type":"dice_rolled"', b'{"type":"checked"', b'{"type":"bet_placed"', b'{"type":"folded"')
+RESULT_TYPES = (
+    b'{"type":"rolled_in_secret"',
+    b'{"type":"dice_rolled"',
+    b'{"type":"checked"',
+    b'{"type":"bet_placed"',
+    b'{"type":"folded"',
+)
 PLAYER = re.compile(rb'"player":"([^"]+)"')
 CORES = os.cpu_count() or 1
 
@@ -42,7 +47,7 @@ def pin(pid: int, core: int) -> None:
 
 
 def raise_fd_limit() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
@@ -79,7 +84,7 @@ class Process:
 def start_game_server() -> tuple[Process, int]:
     env = {"TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_LOG_LEVEL": "warning", "TALI_HOST": HOST,
            "TALI_RATE_PER_SECOND": "1000", "TALI_RATE_BURST": "1000", "TALI_MAX_ROOMS_PER_PLAYER": "100",
-           "TALI_OUTBOUND_QUEUE_FRAMES": "100000", "TALI_MAX_ROOMS": "100000"}  # fmt: skip
+           "TALI_MAX_ROOMS": "100000"}  # fmt: skip
     process = Process(["-c", _GAME_LAUNCHER], env)
     assert process.proc.stdout is not None
     port = int(process.proc.stdout.readline().split()[1])
@@ -163,11 +168,15 @@ class GameRoom:
         if payload.startswith(b'{"type":"your_turn"'):
             prompt = json.loads(payload)
             if self.pace:
-                asyncio.get_running_loop().call_later(self.rng.uniform(0, 2 * self.pace), self.act, conn, prompt)
+                asyncio.get_running_loop().call_later(
+                    self.rng.uniform(0, 2 * self.pace), self.act, conn, prompt
+                )
             else:
                 self.act(conn, prompt)
             return
-        if conn in self.replies and payload.startswith((b'{"id"', b'{"type":"welcome"', b'{"type":"result"', b'{"type":"error"')):
+        if conn in self.replies and payload.startswith(
+            (b'{"id"', b'{"type":"welcome"', b'{"type":"result"', b'{"type":"error"')
+        ):
             future = self.replies.pop(conn)
             if not future.done():
                 future.set_result(json.loads(payload))
@@ -179,7 +188,11 @@ class GameRoom:
         if "roll" in actions:
             message: dict[str, Any] = {"type": "roll"}
         elif "check" in actions:
-            message = {"type": "bet", "amount": legal["bet_min"]} if "bet" in actions and rng.random() < 0.3 else {"type": "check"}
+            message = (
+                {"type": "bet", "amount": legal["bet_min"]}
+                if "bet" in actions and rng.random() < 0.3
+                else {"type": "check"}
+            )
         elif rng.random() < 0.15 and "fold" in actions:
             message = {"type": "fold"}
         elif "raise" in actions and rng.random() < 0.1:
@@ -199,14 +212,18 @@ class GameRoom:
     async def setup(self, port: int, index: int) -> None:
         for seat in range(4):
             conn = await open_connection(HOST, port, self.on_text)
-            welcome = await self.request(conn, {"type": "hello", "protocol": "1.0", "name": f"r{index}p{seat}"})
+            welcome = await self.request(
+                conn, {"type": "hello", "protocol": "1.0", "name": f"r{index}p{seat}"}
+            )
             self.ids[conn] = welcome["player_id"]
             self.players.append(conn)
         created = await self.request(self.players[0], {"type": "create_room", "settings": {
             "variant": "liars", "turn_seconds": 600, "next_hand_delay_seconds": 0, "starting_chips": 1_000_000}})  # fmt: skip
         self.room = created["room"]
         for conn in self.players:
-            reply = await self.request(conn, {"type": "join_room", "room": self.room, "role": "player"})
+            reply = await self.request(
+                conn, {"type": "join_room", "room": self.room, "role": "player"}
+            )
             assert reply["type"] == "result", reply
 
 
@@ -245,7 +262,11 @@ class BareRoom:
         actor = self.players[self.n % 4]
         self.waiting = 4
         self.sent = time.perf_counter()
-        actor.send_text(json.dumps({"type": "act", "room": self.room, "player": f"p{self.n % 4}", "n": self.n}).encode())
+        actor.send_text(
+            json.dumps(
+                {"type": "act", "room": self.room, "player": f"p{self.n % 4}", "n": self.n}
+            ).encode()
+        )
 
     async def setup(self, port: int) -> None:
         for _ in range(4):
@@ -262,14 +283,18 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def measure(kind: str, rooms: int, warmup: float, seconds: float, pace: float = 0.0) -> dict[str, float]:
+async def measure(
+    kind: str, rooms: int, warmup: float, seconds: float, pace: float = 0.0
+) -> dict[str, float]:
     process, port = start_game_server() if kind == "game" else start_bare_server()
     stats = Stats()
     rng = random.Random(rooms)
     tables: list[GameRoom | BareRoom] = []
     try:
         for i in range(rooms):
-            table: GameRoom | BareRoom = GameRoom(stats, rng, pace) if kind == "game" else BareRoom(stats, i, pace)
+            table: GameRoom | BareRoom = (
+                GameRoom(stats, rng, pace) if kind == "game" else BareRoom(stats, i, pace)
+            )
             await table.setup(port) if isinstance(table, BareRoom) else await table.setup(port, i)
             tables.append(table)
         for table in tables:
@@ -322,7 +347,9 @@ async def idle_memory(kind: str, connections: int) -> float:
         for i in range(connections):
             conn = await open_connection(HOST, port, on_text)
             if kind == "game":
-                conn.send_text(json.dumps({"type": "hello", "protocol": "1.0", "name": f"idle{i}"}).encode())
+                conn.send_text(
+                    json.dumps({"type": "hello", "protocol": "1.0", "name": f"idle{i}"}).encode()
+                )
             else:
                 conn.send_text(json.dumps({"type": "join", "room": f"idle{i}"}).encode())
             conns.append(conn)
@@ -342,19 +369,29 @@ def row(label: str, r: dict[str, float]) -> str:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rooms", type=int, nargs="*", default=[10, 100, 500])
     parser.add_argument("--seconds", type=float, default=8.0, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=2.0)
-    parser.add_argument("--idle", type=int, nargs="*", default=[2000, 10000], help="idle connections")
-    parser.add_argument("--human", type=int, nargs="*", default=[500, 1000, 2500, 5000], help="rooms at human pace")
-    parser.add_argument("--quick", action="store_true", help="a short run: 10 rooms, 200 idle, 50 human rooms")
+    parser.add_argument(
+        "--idle", type=int, nargs="*", default=[2000, 10000], help="idle connections"
+    )
+    parser.add_argument(
+        "--human", type=int, nargs="*", default=[500, 1000, 2500, 5000], help="rooms at human pace"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a short run: 10 rooms, 200 idle, 50 human rooms"
+    )
     args = parser.parse_args()
     if args.quick:
         args.rooms, args.idle, args.human, args.seconds, args.warmup = [10], [200], [50], 2.0, 0.5
     raise_fd_limit()
     pin(0, 1)
-    print(f"capacity benchmark: {CORES} cores; server pinned to core 0, generator to core {1 % CORES}")
+    print(
+        f"capacity benchmark: {CORES} cores; server pinned to core 0, generator to core {1 % CORES}"
+    )
     from benchmarks.engine import run as engine_run
     from server.engine import Variant
 
@@ -373,7 +410,10 @@ async def main() -> None:
     for count in args.idle:
         game_kib = await idle_memory("game", count)
         bare_kib = await idle_memory("bare", count)
-        print(f"idle memory at {count} connections: tali {game_kib:.1f} KiB/conn, bare {bare_kib:.1f} KiB/conn", flush=True)
+        print(
+            f"idle memory at {count} connections: tali {game_kib:.1f} KiB/conn, bare {bare_kib:.1f} KiB/conn",
+            flush=True,
+        )
     print("\n== human pace: each room acts about once a second ==")
     print(header)
     best = 0

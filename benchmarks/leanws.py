@@ -17,7 +17,9 @@ from collections.abc import Callable
 
 
 class LeanConnection(asyncio.Protocol):
-    def __init__(self, host: str, port: int, on_text: Callable[[LeanConnection, bytes], None]) -> None:
+    def __init__(
+        self, host: str, port: int, on_text: Callable[[LeanConnection, bytes], None]
+    ) -> None:
         self.host = host
         self.port = port
         self.on_text = on_text
@@ -121,6 +123,8 @@ async def open_connection(
     host: str, port: int, on_text: Callable[[LeanConnection, bytes], None]
 ) -> LeanConnection:
     loop = asyncio.get_running_loop()
-    _, protocol = await loop.create_connection(lambda: LeanConnection(host, port, on_text), host, port)
+    _, protocol = await loop.create_connection(
+        lambda: LeanConnection(host, port, on_text), host, port
+    )
     await protocol.open
     return protocol

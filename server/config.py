@@ -82,11 +82,11 @@ class ServerConfig(BaseSettings):
     ping_timeout_seconds: float = Field(
         20.0, gt=0, le=600, description="A peer that misses a pong this long is dropped."
     )
-    outbound_queue_frames: int = Field(
-        2000,
-        ge=10,
-        le=1_000_000,
-        description="Frames queued for a slow client before it is disconnected.",
+    outbound_buffer_bytes: int = Field(
+        1_048_576,
+        ge=4096,
+        le=1_073_741_824,
+        description="Bytes waiting to be sent to a slow client before it is disconnected (1013).",
     )
     default_turn_seconds: int = Field(
         30, ge=5, le=600, description="turn_seconds of a new room when its creator does not set it."

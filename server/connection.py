@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
+from websockets.protocol import State
 
 import protocol.client as req
 import protocol.server as msg
@@ -57,24 +58,47 @@ class Connection:
         self.metrics = app.metrics
         self.number = app.next_connection_number()
         self.session: Session | None = None
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.closing = False
+        self._loop = asyncio.get_running_loop()
+        self._flush_scheduled = False
         self._tokens = float(self.config.rate_burst)
-        self._refilled = asyncio.get_running_loop().time()
+        self._refilled = self._loop.time()
         self._limited: deque[float] = deque()
         self.log = get_logger(conn=self.number)
 
     # -- output --------------------------------------------------------------
+    #
+    # Frames are framed at once by the library's sans-I/O protocol (as its own
+    # broadcast() does) and written once per event-loop turn: all the frames one
+    # action causes for this client leave in a single write.
 
     def enqueue(self, frame: str, kind: str) -> None:
         if self.closing:
             return
-        self.metrics.sent(kind)
-        if self.queue.qsize() >= self.config.outbound_queue_frames:
-            self.log.warning("slow_client_dropped", queued=self.queue.qsize())
-            self.close(CloseCode.TRY_AGAIN_LATER, "too slow to keep up")
+        protocol = self.ws.protocol
+        if protocol.state is not State.OPEN:
             return
-        self.queue.put_nowait(frame)
+        self.metrics.frames_out[kind] += 1
+        protocol.send_text(frame.encode())
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._flush_scheduled = False
+        data = self.ws.protocol.data_to_send()
+        if not data:
+            return
+        transport = self.ws.transport
+        if transport.is_closing():
+            return
+        transport.write(b"".join(data))
+        if (
+            transport.get_write_buffer_size() > self.config.outbound_buffer_bytes
+            and not self.closing
+        ):
+            self.log.warning("slow_client_dropped", buffered=transport.get_write_buffer_size())
+            self.close(CloseCode.TRY_AGAIN_LATER, "too slow to keep up")
 
     def reply(self, message: Any) -> None:
         self.enqueue(encode(message), message.type)
@@ -106,31 +130,14 @@ class Connection:
         """Send what is queued, then close with ``code``."""
         if self.closing:
             return
+        self.flush()
         self.closing = True
-        self.queue.put_nowait(None)
-        asyncio.get_running_loop().create_task(self._close_after_flush(code, reason))
-
-    async def _close_after_flush(self, code: int, reason: str) -> None:
-        await self._flushed.wait()
-        await self.ws.close(code, reason)
-
-    async def _writer(self) -> None:
-        try:
-            while (frame := await self.queue.get()) is not None:
-                await self.ws.send(frame)
-        except ConnectionClosed:
-            pass
-        finally:
-            self._flushed.set()
+        self._loop.create_task(self.ws.close(code, reason))
 
     # -- input ---------------------------------------------------------------
 
     async def run(self) -> None:
-        self._flushed = asyncio.Event()
-        writer = asyncio.get_running_loop().create_task(self._writer())
-        hello_timer = asyncio.get_running_loop().call_later(
-            self.config.hello_timeout_seconds, self._hello_timeout
-        )
+        hello_timer = self._loop.call_later(self.config.hello_timeout_seconds, self._hello_timeout)
         self.log.info("connected", peer=_peer(self.ws))
         try:
             async for frame in self.ws:
@@ -143,11 +150,8 @@ class Connection:
             pass
         finally:
             hello_timer.cancel()
-            if not self.closing:
-                self.closing = True
-                self.queue.put_nowait(None)
+            self.closing = True
             self.app.connection_closed(self)
-            await asyncio.wait([writer], timeout=5)
             self.log.info("disconnected", code=self.ws.close_code)
 
     def _hello_timeout(self) -> None:
@@ -169,7 +173,7 @@ class Connection:
         if isinstance(frame, bytes):
             # Binary frames count against the rate limit like any other.
             if self._take_token(None):
-                self.metrics.frames_in.labels("invalid").inc()
+                self.metrics.frames_in["invalid"] += 1
                 self.error(
                     WireCode.BAD_MESSAGE, "messages are JSON in text frames, not binary frames"
                 )
@@ -179,10 +183,10 @@ class Connection:
         if not self._take_token(request_id):
             return
         if isinstance(message, ParseFailure):
-            self.metrics.frames_in.labels("invalid").inc()
+            self.metrics.frames_in["invalid"] += 1
             self.error(message.code, message.message, request_id)
             return
-        self.metrics.frames_in.labels(message.type).inc()
+        self.metrics.frames_in[message.type] += 1
         room = getattr(message, "room", None)
         try:
             self.dispatch(message)

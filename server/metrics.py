@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from protocol.types import Role, RoomState
@@ -30,12 +30,9 @@ class Metrics:
         self.hands = Counter(
             "tali_hands_completed", "Hands played to the end.", ["variant"], registry=r
         )
-        self.frames_in = Counter(
-            "tali_frames_received", "Client frames received, by message type.", ["type"], registry=r
-        )
-        self.frames_out = Counter(
-            "tali_frames_sent", "Frames queued to clients, by message type.", ["type"], registry=r
-        )
+        # Counted in plain dicts on the hot path; exported at scrape time.
+        self.frames_in: Tally[str] = Tally()
+        self.frames_out: Tally[str] = Tally()
         self.errors = Counter("tali_errors", "Error replies sent, by code.", ["code"], registry=r)
         self.rate_limited = Counter(
             "tali_rate_limited", "Client messages dropped by the rate limit.", registry=r
@@ -65,21 +62,18 @@ class Metrics:
             ),
             registry=r,
         )
-        self._out = self.frames_out  # label children are cached by prometheus_client
 
     def watch(self, app: TaliServer) -> None:
-        self.registry.register(_StateCollector(app))
-
-    def sent(self, kind: str, count: int = 1) -> None:
-        self._out.labels(kind).inc(count)
+        self.registry.register(_StateCollector(app, self))
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
 
 
 class _StateCollector(Collector):
-    def __init__(self, app: TaliServer) -> None:
+    def __init__(self, app: TaliServer, metrics: Metrics) -> None:
         self.app = app
+        self.metrics = metrics
 
     def collect(self) -> Iterator[Metric]:
         app = self.app
@@ -101,3 +95,19 @@ class _StateCollector(Collector):
         for (variant, room_state), count in sorted(rooms.items()):
             family.add_metric([variant, room_state], count)
         yield family
+        for name, help_text, tally in (
+            (
+                "tali_frames_received",
+                "Client frames received, by message type.",
+                self.metrics.frames_in,
+            ),
+            (
+                "tali_frames_sent",
+                "Frames queued to clients, by message type.",
+                self.metrics.frames_out,
+            ),
+        ):
+            counter = CounterMetricFamily(name, help_text, labels=["type"])
+            for kind, count in sorted(tally.items()):
+                counter.add_metric([kind], count)
+            yield counter
