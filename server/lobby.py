@@ -26,7 +26,7 @@ class Lobby:
         self.metrics = metrics
         self.rooms: dict[str, Room] = {}
         self.subscribers: set[Session] = set()
-        self._summaries: dict[str, str] = {}
+        self._summaries: dict[str, tuple[int, int, bool, int]] = {}
         self.log = get_logger()
 
     def room(self, room_id: str) -> Room:
@@ -93,12 +93,12 @@ class Lobby:
             return
         if room.closed:
             return
-        summary = room.summary()
-        text = summary.model_dump_json()
-        if self._summaries.get(room.id) == text:
+        # Called after every action: compare a cheap key before building anything.
+        key = room.summary_key()
+        if self._summaries.get(room.id) == key:
             return
-        self._summaries[room.id] = text
-        self._tell(msg.LobbyUpdate(type="lobby_update", room=room.id, summary=summary))
+        self._summaries[room.id] = key
+        self._tell(msg.LobbyUpdate(type="lobby_update", room=room.id, summary=room.summary()))
 
     def close(self, room: Room) -> None:
         room.close()

@@ -70,6 +70,7 @@ class Room:
     ) -> None:
         self.id = room_id
         self.game = Game(settings, dice)
+        self._settings_dict = settings.as_dict()
         self.config = config
         self.created_by = created_by
         self.members: dict[str, Member] = {}
@@ -95,16 +96,22 @@ class Room:
     def settings(self) -> Settings:
         return self.game.settings
 
-    def summary(self) -> msg.RoomSummary:
+    def summary_key(self) -> tuple[int, int, bool, int]:
+        """What a lobby summary shows that can change: seats, spectators, state, hands."""
         spectators = sum(1 for m in self.members.values() if m.role is Role.SPECTATOR)
+        state = self.game.state
+        return len(state.seats), spectators, self.game.hand_in_progress, state.hands_played
+
+    def summary(self) -> msg.RoomSummary:
+        seats, spectators, in_hand, hands = self.summary_key()
         return msg.RoomSummary.model_validate(
             {
                 "room": self.id,
-                "settings": self.settings.as_dict(),
-                "seats_taken": len(self.game.state.seats),
+                "settings": self._settings_dict,
+                "seats_taken": seats,
                 "spectators": spectators,
-                "state": RoomState.IN_HAND if self.game.hand_in_progress else RoomState.WAITING,
-                "hands_played": self.game.state.hands_played,
+                "state": RoomState.IN_HAND if in_hand else RoomState.WAITING,
+                "hands_played": hands,
             },
             strict=False,
         )
