@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 NODE_TOOLS := tools/node
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
 
-.PHONY: run test lint typecheck unit system-packages bench transcripts clean
+.PHONY: run test lint typecheck unit system-packages bench bench-capacity transcripts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -50,6 +50,9 @@ transcripts: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.engine
+
+bench-capacity: $(STAMP)
+	$(BIN)/python -m benchmarks.capacity
 
 clean:
 	rm -rf $(VENV) $(NODE_TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

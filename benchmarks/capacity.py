@@ -72,11 +72,11 @@ class Process:
                 return int(line.split()[1])
         return 0
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         self.proc.terminate()
         try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
+            await asyncio.wait_for(asyncio.to_thread(self.proc.wait), 10)
+        except TimeoutError:
             self.proc.kill()
             self.proc.wait()
 
@@ -313,7 +313,8 @@ async def measure(
         for table in tables:
             for conn in table.players:
                 conn.close()
-        process.stop()
+        await asyncio.sleep(0.2)  # let the closes reach the server before it stops
+        await process.stop()
     lat = stats.latencies
     return {
         "actions_s": stats.actions / elapsed,
@@ -360,7 +361,8 @@ async def idle_memory(kind: str, connections: int) -> float:
     finally:
         for conn in conns:
             conn.close()
-        process.stop()
+        await asyncio.sleep(0.2)
+        await process.stop()
 
 
 def row(label: str, r: dict[str, float]) -> str:

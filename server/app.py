@@ -19,9 +19,9 @@ from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 
 import protocol.server as msg
-from protocol.codec import encode
 from server.config import ServerConfig
 from server.connection import SESSION_REPLACED, Connection
+from server.frames import message_frame
 from server.lobby import Lobby
 from server.logs import configure, get_logger
 from server.metrics import CONTENT_TYPE, Metrics
@@ -165,7 +165,7 @@ class TaliServer:
         if self.config.shutdown_drain_seconds:
             await asyncio.sleep(self.config.shutdown_drain_seconds)
         self.server.close(close_connections=False)
-        notice = encode(msg.ServerShutdown(type="server_shutdown", reason=reason))
+        notice = message_frame(msg.ServerShutdown(type="server_shutdown", reason=reason))
         clients = list(self.connections)
         for connection in clients:
             connection.enqueue(notice, "server_shutdown")

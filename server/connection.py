@@ -19,11 +19,12 @@ from websockets.protocol import State
 
 import protocol.client as req
 import protocol.server as msg
-from protocol.codec import PROTOCOL_VERSION, ParseFailure, encode, parse_client_message, supports
+from protocol.codec import PROTOCOL_VERSION, ParseFailure, parse_client_message, supports
 from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
 from server import engine
+from server.frames import message_frame
 from server.logs import get_logger
 from server.room import RequestError
 from server.session import Ids, Session
@@ -60,7 +61,7 @@ class Connection:
         self.session: Session | None = None
         self.closing = False
         self._loop = asyncio.get_running_loop()
-        self._flush_scheduled = False
+        self._out: list[bytes] = []
         self._tokens = float(self.config.rate_burst)
         self._refilled = self._loop.time()
         self._limited: deque[float] = deque()
@@ -68,31 +69,28 @@ class Connection:
 
     # -- output --------------------------------------------------------------
     #
-    # Frames are framed at once by the library's sans-I/O protocol (as its own
-    # broadcast() does) and written once per event-loop turn: all the frames one
-    # action causes for this client leave in a single write.
+    # Frames arrive already framed (server.frames), often shared by every member
+    # of a room, and are written once per event-loop turn: all the frames one
+    # action causes for this client leave in a single write. Control frames
+    # (ping, pong, close) are still written by the library itself.
 
-    def enqueue(self, frame: str, kind: str) -> None:
-        if self.closing:
-            return
-        protocol = self.ws.protocol
-        if protocol.state is not State.OPEN:
+    def enqueue(self, frame: bytes, kind: str) -> None:
+        if self.closing or self.ws.protocol.state is not State.OPEN:
             return
         self.metrics.frames_out[kind] += 1
-        protocol.send_text(frame.encode())
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
+        self._out.append(frame)
+        if len(self._out) == 1:
             self._loop.call_soon(self.flush)
 
     def flush(self) -> None:
-        self._flush_scheduled = False
-        data = self.ws.protocol.data_to_send()
-        if not data:
+        if not self._out:
             return
+        data = b"".join(self._out)
+        self._out.clear()
         transport = self.ws.transport
         if transport.is_closing():
             return
-        transport.write(b"".join(data))
+        transport.write(data)
         if (
             transport.get_write_buffer_size() > self.config.outbound_buffer_bytes
             and not self.closing
@@ -101,7 +99,7 @@ class Connection:
             self.close(CloseCode.TRY_AGAIN_LATER, "too slow to keep up")
 
     def reply(self, message: Any) -> None:
-        self.enqueue(encode(message), message.type)
+        self.enqueue(message_frame(message), message.type)
 
     def error(
         self,

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import protocol.server as msg
 from protocol.client import RoomSettings
-from protocol.codec import encode
 from protocol.errors import ErrorCode as WireCode
 from server.engine import SeededDice, Settings, SettingsError, SystemDice
+from server.frames import message_frame
 from server.logs import get_logger
 from server.room import RequestError, Room
 
@@ -108,7 +108,7 @@ class Lobby:
         self._tell(msg.LobbyUpdate(type="lobby_update", room=room.id, removed=True))
 
     def _tell(self, update: msg.LobbyUpdate) -> None:
-        frame = encode(update)
+        frame = message_frame(update)
         for session in self.subscribers:
             session.send(frame, update.type)
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import protocol.server as msg
-from protocol.codec import encode
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Phase as WirePhase
 from protocol.types import Role, RoomState
@@ -30,6 +29,7 @@ from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
 from server.engine.state import Phase
+from server.frames import message_frame
 from server.logs import get_logger
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ class Room:
     def resync(self, session: Session) -> None:
         self._member(session)
         snapshot = self.snapshot_for(session.player_id)
-        session.send(encode(snapshot), snapshot.type)
+        session.send(message_frame(snapshot), snapshot.type)
 
     # -- presence ------------------------------------------------------------
 
@@ -337,7 +337,7 @@ class Room:
 
     def _broadcast(self, build: Callable[[int], msg.RoomEvent]) -> None:
         message = build(self._next_seq())
-        frame = encode(message)
+        frame = message_frame(message)
         for member in self.members.values():
             member.session.send(frame, message.type)
 
@@ -355,7 +355,7 @@ class Room:
                 raise AssertionError(f"private event without a public twin: {type(event).__name__}")
             seq = self._next_seq()
             private_message, public_message = self._message(event, seq), self._message(twin, seq)
-            private, public = encode(private_message), encode(public_message)
+            private, public = message_frame(private_message), message_frame(public_message)
             for player, member in self.members.items():
                 if player == event.visible_to:
                     member.session.send(private, private_message.type)
@@ -459,7 +459,7 @@ class Room:
             member = self.members.get(player)
             if member is not None:
                 prompt = self._your_turn(player)
-                member.session.send(encode(prompt), prompt.type)
+                member.session.send(message_frame(prompt), prompt.type)
         if self._turn_timer is not None:
             self._turn_timer.cancel()
             self._turn_timer = None

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class Outbox(Protocol):
     """Where a session's frames go: the live connection, if any."""
 
-    def enqueue(self, frame: str, kind: str) -> None: ...
+    def enqueue(self, frame: bytes, kind: str) -> None: ...
 
 
 @dataclass(eq=False)
@@ -35,8 +35,8 @@ class Session:
     def connected(self) -> bool:
         return self.outbox is not None
 
-    def send(self, frame: str, kind: str) -> None:
-        """Queue ``frame`` (a message of type ``kind``) if the player is connected."""
+    def send(self, frame: bytes, kind: str) -> None:
+        """Queue ``frame`` (a framed message of type ``kind``) if the player is connected."""
         if self.outbox is not None:
             self.outbox.enqueue(frame, kind)
 

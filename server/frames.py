@@ -1,0 +1,28 @@
+"""WebSocket text frames built once and written to many connections.
+
+The server runs without compression (``serve(compression=None)``) and its
+frames are unmasked, so one encoded frame is byte for byte the same for every
+recipient: a room builds each distinct frame once, however many members get it.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from protocol.codec import encode
+
+
+def text_frame(text: str) -> bytes:
+    payload = text.encode()
+    n = len(payload)
+    if n < 126:
+        return bytes((0x81, n)) + payload
+    if n < 65536:
+        return struct.pack("!BBH", 0x81, 126, n) + payload
+    return struct.pack("!BBQ", 0x81, 127, n) + payload
+
+
+def message_frame(message: Any) -> bytes:
+    """A protocol message from ``protocol.server``, framed."""
+    return text_frame(encode(message))
