@@ -17,6 +17,7 @@ const state = {
   rollOffs: new Map(), // pot -> the last roll_off for it this hand
   rooms: new Map(),
   clockOffset: 0, // server clock minus ours, learnt from prompts
+  sessionLost: false,
 };
 const $ = (id) => document.getElementById(id);
 
@@ -72,12 +73,17 @@ client.on("welcome", (welcome) => {
   } else {
     state.room = null;
     state.model = null;
-    openLobby();
+    openLobby().then(() => {
+      if (state.sessionLost) notice("Your earlier session had expired; you are in the lobby again.");
+      state.sessionLost = false;
+    });
   }
 });
 
 client.on("server_shutdown", (message) => notice(`The server is stopping: ${message.reason}`));
-client.on("session_lost", () => notice("Your earlier session had expired; you are in the lobby again."));
+client.on("session_lost", () => {
+  state.sessionLost = true;
+});
 
 // -- lobby ---------------------------------------------------------------------
 

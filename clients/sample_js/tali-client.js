@@ -98,39 +98,22 @@ export class TaliClient extends EventTarget {
     this.ws = ws;
     return new Promise((resolve, reject) => {
       ws.addEventListener("open", async () => {
-        const hello = { protocol: PROTOCOL };
-        if (this.token) hello.token = this.token;
-        else if (this.name) hello.name = this.name;
         try {
-          const welcome = await this.request("hello", hello);
-          this._attempt = 0;
-          this.token = welcome.token;
-          this.playerId = welcome.player_id;
-          this.name = welcome.name;
-          this._setStatus("open");
-          this._emit("welcome", welcome);
-          resolve(welcome);
+          resolve(await this._hello());
         } catch (error) {
-          if (error.code === "session_not_found") {
-            // The server forgot us (restart or long absence): start afresh.
-            this.token = null;
-            this.lastSeq.clear();
-            this._emit("session_lost", error);
-            try {
-              const welcome = await this.request("hello", { protocol: PROTOCOL, name: this.name ?? undefined });
-              this.token = welcome.token;
-              this.playerId = welcome.player_id;
-              this.name = welcome.name;
-              this._setStatus("open");
-              this._emit("welcome", welcome);
-              resolve(welcome);
-              return;
-            } catch (again) {
-              reject(again);
-              return;
-            }
+          if (error.code !== "session_not_found") {
+            reject(error);
+            return;
           }
-          reject(error);
+          // The server forgot us (restart or long absence): start afresh.
+          this.token = null;
+          this.lastSeq.clear();
+          this._emit("session_lost", error);
+          try {
+            resolve(await this._hello());
+          } catch (again) {
+            reject(again);
+          }
         }
       });
       ws.addEventListener("message", (event) => this._receive(event.data));
@@ -152,6 +135,21 @@ export class TaliClient extends EventTarget {
         reject(new TaliError("disconnected", `connection closed (${event.code})`));
       });
     });
+  }
+
+  /** Say hello, resuming with the stored token if there is one. */
+  async _hello() {
+    const hello = { protocol: PROTOCOL };
+    if (this.token) hello.token = this.token;
+    else if (this.name) hello.name = this.name;
+    const welcome = await this.request("hello", hello);
+    this._attempt = 0;
+    this.token = welcome.token;
+    this.playerId = welcome.player_id;
+    this.name = welcome.name;
+    this._setStatus("open");
+    this._emit("welcome", welcome);
+    return welcome;
   }
 
   _scheduleReconnect() {
