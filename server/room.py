@@ -211,11 +211,6 @@ class Room:
             )
         )
 
-    def resync(self, session: Session) -> None:
-        self._member(session)
-        snapshot = self.snapshot_for(session.player_id)
-        session.send(message_frame(snapshot), snapshot.type)
-
     # -- presence ------------------------------------------------------------
 
     def disconnected(self, session: Session) -> None:

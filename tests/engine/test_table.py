@@ -261,3 +261,21 @@ def test_a_failing_die_source_leaves_a_reroll_unapplied() -> None:
     with pytest.raises(LookupError):
         game.act("a", Reroll(1))  # the scripted dice have run out
     assert game.state == before
+
+
+def test_a_table_continues_from_a_copy_of_its_state() -> None:
+    """The state is plain data: a copy taken mid-hand plays on exactly like the original."""
+    original = table("liars", dice=SeededDice(9))
+    start(original, button="c")
+    for player in "abc":
+        original.act(player, Roll())
+    copy_of_state = copy.deepcopy(original.state)
+    resumed = Game.from_state(copy_of_state, SeededDice(42))
+    original.dice = SeededDice(42)
+    for game in (original, resumed):
+        first = game.to_act()[0]
+        game.act(first, Bet(5))
+    assert resumed.state == original.state
+    assert resumed.legal_actions(resumed.to_act()[0]) == original.legal_actions(
+        original.to_act()[0]
+    )
