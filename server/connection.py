@@ -202,7 +202,7 @@ class Connection:
             )
 
     def _take_token(self, request_id: int | str | None) -> bool:
-        now = asyncio.get_running_loop().time()
+        now = self._loop.time()
         self._tokens = min(
             float(self.config.rate_burst),
             self._tokens + (now - self._refilled) * self.config.rate_per_second,
@@ -248,11 +248,11 @@ class Connection:
             room = lobby.room(message.room)
             room.join(session, message.role, message.seat)
             self._result(message, room.id)
-            self.reply(room.snapshot_for(session.player_id))
+            self.reply(room.snapshot_for(session))
             return
         elif isinstance(message, req.Resync):
             room = lobby.room(message.room)
-            snapshot = room.snapshot_for(self._member_of(room.id))
+            snapshot = room.snapshot_for(session)
             self._result(message, room.id)
             self.reply(snapshot)
             return
@@ -270,12 +270,6 @@ class Connection:
             lobby.room(message.room).act(session, action)
             result_room = message.room
         self._result(message, result_room)
-
-    def _member_of(self, room_id: str) -> str:
-        assert self.session is not None
-        if room_id not in self.session.rooms:
-            raise RequestError(WireCode.NOT_IN_ROOM, "you have not joined this room")
-        return self.session.player_id
 
     def _result(self, message: req.ClientMessage, room: str | None) -> None:
         self.reply(msg.Result(type="result", id=message.id, request=message.type, room=room))
@@ -331,7 +325,7 @@ class Connection:
                 room = app.lobby.rooms.get(room_id)
                 if room is not None:
                     room.reconnected(session)
-                    self.reply(room.snapshot_for(session.player_id))
+                    self.reply(room.snapshot_for(session))
 
 
 def _peer(ws: ServerConnection) -> str:

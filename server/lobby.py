@@ -59,7 +59,6 @@ class Lobby:
             settings,
             self._dice(room_id),
             self.config,
-            session.player_id,
             self.changed,
             self.metrics,
         )
@@ -80,7 +79,6 @@ class Lobby:
         return [room.summary() for room in self.rooms.values() if not room.closed]
 
     def subscribe(self, session: Session, on: bool) -> None:
-        session.lobby_subscribed = on
         if on:
             self.subscribers.add(session)
         else:

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from protocol.types import Role, RoomState
+from protocol.types import RoomState
 
 if TYPE_CHECKING:
     from server.app import TaliServer
@@ -84,7 +84,7 @@ class _StateCollector(Collector):
         rooms: Tally[tuple[str, str]] = Tally()
         for room in app.lobby.rooms.values():
             seated += len(room.game.state.seats)
-            spectators += sum(1 for m in room.members.values() if m.role is Role.SPECTATOR)
+            spectators += room.spectators
             state = RoomState.IN_HAND if room.game.hand_in_progress else RoomState.WAITING
             rooms[(room.settings.variant.value, state.value)] += 1
         yield GaugeMetricFamily("tali_players_seated", "Players holding a seat.", value=seated)

@@ -64,7 +64,6 @@ class Room:
         settings: Settings,
         dice: DieSource,
         config: ServerConfig,
-        created_by: str,
         on_change: Callable[[Room], None],
         metrics: Metrics,
     ) -> None:
@@ -72,7 +71,6 @@ class Room:
         self.game = Game(settings, dice)
         self._settings_dict = settings.as_dict()
         self.config = config
-        self.created_by = created_by
         self.members: dict[str, Member] = {}
         self.seq = 0
         self.closed = False
@@ -96,11 +94,14 @@ class Room:
     def settings(self) -> Settings:
         return self.game.settings
 
+    @property
+    def spectators(self) -> int:
+        return sum(1 for m in self.members.values() if m.role is Role.SPECTATOR)
+
     def summary_key(self) -> tuple[int, int, bool, int]:
         """What a lobby summary shows that can change: seats, spectators, state, hands."""
-        spectators = sum(1 for m in self.members.values() if m.role is Role.SPECTATOR)
         state = self.game.state
-        return len(state.seats), spectators, self.game.hand_in_progress, state.hands_played
+        return len(state.seats), self.spectators, self.game.hand_in_progress, state.hands_played
 
     def summary(self) -> msg.RoomSummary:
         seats, spectators, in_hand, hands = self.summary_key()
@@ -116,8 +117,10 @@ class Room:
             strict=False,
         )
 
-    def snapshot_for(self, player: str) -> msg.Snapshot:
-        member = self.members[player]
+    def snapshot_for(self, session: Session) -> msg.Snapshot:
+        """What ``session`` may see of the room; refused if it is not a member."""
+        member = self._member(session)
+        player = session.player_id
         table = view(self.game.state, player if member.role is Role.PLAYER else None)
         return wire.snapshot_message(
             table,
@@ -127,7 +130,7 @@ class Room:
             role=member.role.value,
             names={p: m.session.name for p, m in self.members.items()},
             connected={p for p, m in self.members.items() if m.connected},
-            spectators=sum(1 for m in self.members.values() if m.role is Role.SPECTATOR),
+            spectators=self.spectators,
             your_turn=self._your_turn(player) if player in self._deadlines else None,
             next_hand_at=self._wall_ms(self._next_hand_at),
         )
@@ -490,9 +493,9 @@ class Room:
         if self.game.hand_in_progress or not self.game.can_start_hand():
             return
         events = self.game.start_hand()
-        self.log.info(
-            "hand_started", hand=self.game.state.hands_played + 1, players=len(self.game.to_act())
-        )
+        hand = self.game.hand
+        assert hand is not None
+        self.log.info("hand_started", hand=hand.number, players=hand.players)
         self._publish(events)
         self._refresh_turns()
         self._on_change(self)

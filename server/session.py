@@ -28,7 +28,6 @@ class Session:
     outbox: Outbox | None = None
     rooms: dict[str, Role] = field(default_factory=dict)
     created_rooms: set[str] = field(default_factory=set)
-    lobby_subscribed: bool = False
     forget_timer: asyncio.TimerHandle | None = None
 
     @property
@@ -88,9 +87,6 @@ class Sessions:
     def forget(self, session: Session) -> None:
         self._by_token.pop(session.token, None)
         self._by_player.pop(session.player_id, None)
-
-    def __len__(self) -> int:
-        return len(self._by_token)
 
     def __iter__(self) -> Iterator[Session]:
         return iter(list(self._by_token.values()))

@@ -13,6 +13,7 @@ import pytest
 import protocol.types as wire
 from protocol.errors import ERRORS, ErrorCode
 from server.engine import actions, errors, events, settings, state
+from server.wire import ENGINE_ERRORS
 
 
 @pytest.mark.parametrize(
@@ -31,17 +32,19 @@ def test_enums_match(engine_enum: type[StrEnum], wire_enum: type[StrEnum]) -> No
     assert {m.value for m in engine_enum} == {m.value for m in wire_enum}
 
 
-# Engine codes that reach a client under another name, and those raised only
-# by calls the server makes itself (starting a hand), never by a request.
-RENAMED = {"table_full": "room_full", "already_seated": "already_in_room"}
-SERVER_ONLY = {"hand_in_progress", "not_enough_players"}
+# Raised only by calls the server makes itself (starting a hand), never by a request.
+SERVER_ONLY = {errors.ErrorCode.HAND_IN_PROGRESS, errors.ErrorCode.NOT_ENOUGH_PLAYERS}
 
 
-def test_every_engine_error_code_has_a_protocol_error_code() -> None:
-    wire_codes = {c.value for c in ErrorCode}
-    for code in errors.ErrorCode:
-        if code.value not in SERVER_ONLY:
-            assert RENAMED.get(code.value, code.value) in wire_codes, code
+def test_every_engine_error_code_reaches_the_client_as_a_protocol_code() -> None:
+    assert set(ENGINE_ERRORS) == set(errors.ErrorCode)
+    for code, wire_code in ENGINE_ERRORS.items():
+        if code in SERVER_ONLY:
+            assert wire_code is ErrorCode.INTERNAL_ERROR
+        else:
+            assert wire_code is not ErrorCode.INTERNAL_ERROR, code
+    assert ENGINE_ERRORS[errors.ErrorCode.TABLE_FULL] is ErrorCode.ROOM_FULL
+    assert ENGINE_ERRORS[errors.ErrorCode.ALREADY_SEATED] is ErrorCode.ALREADY_IN_ROOM
 
 
 def test_every_error_code_is_in_the_table() -> None:
