@@ -20,7 +20,7 @@ from websockets.http11 import Request, Response
 
 import protocol.server as msg
 from server.config import ServerConfig
-from server.connection import SESSION_REPLACED, Connection
+from server.connection import SESSION_REPLACED, Connection, Outgoing
 from server.frames import message_frame
 from server.lobby import Lobby
 from server.logs import configure, get_logger
@@ -41,6 +41,7 @@ class TaliServer:
         self.metrics = Metrics()
         self.lobby = Lobby(config, self.ids, self.metrics)
         self.connections: set[Connection] = set()
+        self.outgoing = Outgoing()
         self._connection_numbers = itertools.count(1)
         self.server: Server | None = None
         self.ready = False

@@ -2,8 +2,9 @@
 
 Frames in are parsed by the protocol in one call; every request gets its
 reply (``result`` or a typed ``error``) and nothing a client sends can raise
-out of here. Frames out go through a bounded queue drained by one writer
-task, so a room never waits on a slow socket.
+out of here. Frames out are queued and written at the end of the event-loop
+turn without waiting, so a room never waits on a slow socket; a client whose
+unsent bytes pile up past a bound is cut off.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from protocol.codec import PROTOCOL_VERSION, ParseFailure, parse_client_message,
 from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
-from server import engine
-from server.frames import message_frame
+from server import engine, wire
+from server.frames import message_frame, payload_frame
 from server.logs import get_logger
 from server.room import RequestError
 from server.session import Ids, Session
@@ -49,6 +50,27 @@ _ACTIONS: dict[type[Any], Any] = {
     req.Pass: lambda m: engine.Pass(),
     req.Ante: lambda m: engine.Ante(),
 }
+
+
+class Outgoing:
+    """Connections with frames queued in this event-loop turn, written together at its end."""
+
+    def __init__(self) -> None:
+        self._queued: list[Connection] = []
+
+    def add(self, connection: Connection) -> None:
+        if not self._queued:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._queued.append(connection)
+
+    def _flush(self) -> None:
+        queued, self._queued = self._queued, []
+        for connection in queued:
+            try:
+                connection.flush()
+            except Exception:
+                # One broken connection must not hold back the others' frames.
+                connection.log.exception("flush_failed")
 
 
 class Connection:
@@ -80,7 +102,7 @@ class Connection:
         self.metrics.frames_out[kind] += 1
         self._out.append(frame)
         if len(self._out) == 1:
-            self._loop.call_soon(self.flush)
+            self.app.outgoing.add(self)
 
     def flush(self) -> None:
         if not self._out:
@@ -272,7 +294,9 @@ class Connection:
         self._result(message, result_room)
 
     def _result(self, message: req.ClientMessage, room: str | None) -> None:
-        self.reply(msg.Result(type="result", id=message.id, request=message.type, room=room))
+        # On the hot path (every action): built without a model, like room events.
+        data = {"id": message.id, "type": "result", "request": message.type, "room": room}
+        self.enqueue(payload_frame(wire.payload(data)), "result")
 
     def hello(self, message: req.Hello) -> None:
         if self.session is not None:

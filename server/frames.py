@@ -14,7 +14,11 @@ from protocol.codec import encode
 
 
 def text_frame(text: str) -> bytes:
-    payload = text.encode()
+    return payload_frame(text.encode())
+
+
+def payload_frame(payload: bytes) -> bytes:
+    """A text frame around ``payload``, which must be UTF-8."""
     n = len(payload)
     if n < 126:
         return bytes((0x81, n)) + payload

@@ -17,11 +17,10 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
-from protocol.types import Phase as WirePhase
 from protocol.types import Role, RoomState
 from server import wire
 from server.engine import Game, Settings, view
@@ -29,7 +28,7 @@ from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
 from server.engine.state import Phase
-from server.frames import message_frame
+from server.frames import message_frame, payload_frame
 from server.logs import get_logger
 
 if TYPE_CHECKING:
@@ -131,7 +130,9 @@ class Room:
             names={p: m.session.name for p, m in self.members.items()},
             connected={p for p, m in self.members.items() if m.connected},
             spectators=self.spectators,
-            your_turn=self._your_turn(player) if player in self._deadlines else None,
+            your_turn=msg.YourTurn.model_validate(self._your_turn(player), strict=False)
+            if player in self._deadlines
+            else None,
             next_hand_at=self._wall_ms(self._next_hand_at),
         )
 
@@ -339,12 +340,19 @@ class Room:
         for member in self.members.values():
             member.session.send(frame, message.type)
 
+    def _send_all(self, data: dict[str, Any]) -> None:
+        """One frame, built once, to every member (``data`` in its model's field order)."""
+        frame = payload_frame(wire.payload(data))
+        kind = data["type"]
+        for member in self.members.values():
+            member.session.send(frame, kind)
+
     def _publish(self, events: list[ev.Event]) -> None:
         i = 0
         while i < len(events):
             event = events[i]
             if event.visible_to is None:
-                self._broadcast(lambda seq, e=event: self._message(e, seq))  # type: ignore[misc]
+                self._send_all(self._data(event, self._next_seq()))
                 i += 1
                 continue
             # A private event stands in for the public twin that follows it.
@@ -352,16 +360,27 @@ class Room:
             if twin is None or twin.visible_to is not None:
                 raise AssertionError(f"private event without a public twin: {type(event).__name__}")
             seq = self._next_seq()
-            private_message, public_message = self._message(event, seq), self._message(twin, seq)
-            private, public = message_frame(private_message), message_frame(public_message)
+            private_data, public_data = self._data(event, seq), self._data(twin, seq)
+            private = payload_frame(wire.payload(private_data))
+            public = payload_frame(wire.payload(public_data))
             for player, member in self.members.items():
                 if player == event.visible_to:
-                    member.session.send(private, private_message.type)
+                    member.session.send(private, private_data["type"])
                 else:
-                    member.session.send(public, public_message.type)
+                    member.session.send(public, public_data["type"])
             i += 2
 
-    def _message(self, event: ev.Event, seq: int) -> msg.RoomEvent:
+    def _data(self, event: ev.Event, seq: int) -> dict[str, Any]:
+        if isinstance(event, (ev.PlayerSeated, ev.PlayerLeft)):
+            # Rare, and they carry a name: built and checked by their models.
+            return self._message(event, seq).model_dump(mode="json")
+        if isinstance(event, ev.HandEnded):
+            return wire.event_data(
+                event, self.id, seq, next_hand_at=self._wall_ms(self._next_hand_at)
+            )
+        return wire.event_data(event, self.id, seq)
+
+    def _message(self, event: ev.PlayerSeated | ev.PlayerLeft, seq: int) -> msg.RoomEvent:
         if isinstance(event, ev.PlayerSeated):
             name = (
                 self.members[event.player].session.name
@@ -378,21 +397,15 @@ class Room:
                 seat=event.seat,
                 stack=event.stack,
             )
-        if isinstance(event, ev.PlayerLeft):
-            return msg.PlayerLeft(
-                type="player_left",
-                room=self.id,
-                seq=seq,
-                player=event.player,
-                role=Role.PLAYER,
-                seat=event.seat,
-                stack=event.stack,
-            )
-        if isinstance(event, ev.HandEnded):
-            return wire.event_message(
-                event, self.id, seq, next_hand_at=self._wall_ms(self._next_hand_at)
-            )
-        return wire.event_message(event, self.id, seq)
+        return msg.PlayerLeft(
+            type="player_left",
+            room=self.id,
+            seq=seq,
+            player=event.player,
+            role=Role.PLAYER,
+            seat=event.seat,
+            stack=event.stack,
+        )
 
     # timers
 
@@ -401,19 +414,20 @@ class Room:
             return None
         return max(0, round((time.time() + (at - self._loop.time())) * 1000))
 
-    def _your_turn(self, player: str) -> msg.YourTurn:
+    def _your_turn(self, player: str) -> dict[str, Any]:
+        """The prompt for ``player`` (in ``YourTurn``'s field order)."""
         hand = self.game.hand
         assert hand is not None
         deadline = self._deadlines[player]
-        return msg.YourTurn(
-            type="your_turn",
-            room=self.id,
-            hand=hand.number,
-            phase=WirePhase(hand.phase.value),
-            legal=wire.legal_message(self.game.legal_actions(player)),
-            deadline=self._wall_ms(deadline) or 0,
-            seconds_left=min(600.0, max(0.0, round(deadline - self._loop.time(), 3))),
-        )
+        return {
+            "type": "your_turn",
+            "room": self.id,
+            "hand": hand.number,
+            "phase": hand.phase.value,
+            "legal": wire.legal_data(self.game.legal_actions(player)),
+            "deadline": self._wall_ms(deadline) or 0,
+            "seconds_left": min(600.0, max(0.0, round(deadline - self._loop.time(), 3))),
+        }
 
     def _refresh_turns(self) -> None:
         waiting = self.game.to_act()
@@ -441,23 +455,21 @@ class Room:
         if waiting and hand is not None and announced != self._announced:
             # Everyone learns whose turn it is and until when; the actor also gets the prompt.
             self._announced = announced
-            until = self._wall_ms(announced[1]) or 0
-            phase = WirePhase(hand.phase.value)
-            self._broadcast(
-                lambda seq: msg.WaitingFor(
-                    type="waiting_for",
-                    room=self.id,
-                    seq=seq,
-                    players=list(waiting),
-                    phase=phase,
-                    deadline=until,
-                )
+            self._send_all(
+                {
+                    "type": "waiting_for",
+                    "room": self.id,
+                    "seq": self._next_seq(),
+                    "players": list(waiting),
+                    "phase": hand.phase.value,
+                    "deadline": self._wall_ms(announced[1]) or 0,
+                }
             )
         for player in prompted:
             member = self.members.get(player)
             if member is not None:
-                prompt = self._your_turn(player)
-                member.session.send(message_frame(prompt), prompt.type)
+                prompt = payload_frame(wire.payload(self._your_turn(player)))
+                member.session.send(prompt, "your_turn")
         if self._turn_timer is not None:
             self._turn_timer.cancel()
             self._turn_timer = None

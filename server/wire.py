@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pydantic_core import to_json
+
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from server.engine import events as ev
@@ -134,13 +136,23 @@ _EVENTS: dict[type[ev.Event], _Converter] = {
 }
 
 
-def event_message(event: ev.Event, room: str, seq: int, **extra: Any) -> msg.RoomEvent:
-    """The wire form of a game event (table events are built by the room itself)."""
+# The hot path (events, turn notices, results: several per action) builds
+# plain dicts in the models' field order and encodes them straight to JSON,
+# without constructing models: the data comes from the engine and the server,
+# not from a client. Integration tests parse every frame the server sends
+# with the models and require re-encoding it to give the same bytes, and a
+# unit test does the same for every engine event type.
+
+
+def payload(data: dict[str, Any]) -> bytes:
+    """A message, given as a dict in its model's field order, as compact JSON."""
+    return to_json(data)
+
+
+def event_data(event: ev.Event, room: str, seq: int, **extra: Any) -> dict[str, Any]:
+    """The wire form of a game event as a dict (table events are built by the room itself)."""
     model, convert = _EVENTS[type(event)]
-    data = convert(event)
-    data.update(extra)
-    data["type"] = _type_of(model)
-    return model.model_validate({**data, "room": room, "seq": seq}, strict=False)
+    return {"type": _TYPES[model], "room": room, "seq": seq, **convert(event), **extra}
 
 
 def _type_of(model: type[msg.RoomEvent]) -> str:
@@ -149,21 +161,21 @@ def _type_of(model: type[msg.RoomEvent]) -> str:
     return str(value)
 
 
-def legal_message(legal: LegalActions) -> msg.LegalActions:
-    return msg.LegalActions.model_validate(
-        {
-            "actions": sorted(a.value for a in legal.actions),
-            "call_amount": legal.call_amount,
-            "bet_min": legal.bet_min,
-            "bet_max": legal.bet_max,
-            "raise_min": legal.raise_min,
-            "raise_max": legal.raise_max,
-            "all_in_total": legal.all_in_total,
-            "reroll_cost": legal.reroll_cost,
-            "ante_amount": legal.ante_amount,
-        },
-        strict=False,
-    )
+_TYPES = {model: _type_of(model) for model, _ in _EVENTS.values()}
+
+
+def legal_data(legal: LegalActions) -> dict[str, Any]:
+    return {
+        "actions": sorted(a.value for a in legal.actions),
+        "call_amount": legal.call_amount,
+        "bet_min": legal.bet_min,
+        "bet_max": legal.bet_max,
+        "raise_min": legal.raise_min,
+        "raise_max": legal.raise_max,
+        "all_in_total": legal.all_in_total,
+        "reroll_cost": legal.reroll_cost,
+        "ante_amount": legal.ante_amount,
+    }
 
 
 def snapshot_message(

@@ -11,10 +11,22 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from protocol.codec import SERVER_ADAPTER
 from server.app import TaliServer
 
 Frame = dict[str, Any]
 WAIT = 5.0  # seconds any single expectation may take before the test fails
+
+
+def check_frame(raw: str) -> None:
+    """Every frame the server sends is a valid message, encoded exactly as its model encodes it.
+
+    The server builds hot-path frames without models (server.wire); this holds
+    it to the published models, field order and all.
+    """
+    message = SERVER_ADAPTER.validate_json(raw)
+    again = SERVER_ADAPTER.dump_json(message).decode()
+    assert again == raw, f"frame differs from its model's encoding:\n{raw}\n{again}"
 
 
 class Client:
@@ -36,6 +48,7 @@ class Client:
         try:
             async for raw in self.ws:
                 assert isinstance(raw, str)
+                check_frame(raw)
                 self.raw.append(raw)
                 frame = json.loads(raw)
                 async with self._changed:
