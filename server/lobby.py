@@ -91,6 +91,11 @@ class Lobby:
             return
         if room.closed:
             return
+        if not self.subscribers:
+            # Nobody to tell; forget what was last told, so that the next
+            # subscriber, who starts from a fresh list, misses no change.
+            self._summaries.clear()
+            return
         # Called after every action: compare a cheap key before building anything.
         key = room.summary_key()
         if self._summaries.get(room.id) == key:

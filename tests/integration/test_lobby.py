@@ -74,3 +74,27 @@ async def test_chat_is_shown_to_the_room_and_rate_limited(quick_close: TaliServe
     assert [c["text"] for c in said] == ["salve 0", "salve 1", "salve 2"]
     assert said[0]["name"] == "<img src=x onerror=f()>"  # text, for the client to show as text
     assert len({c["seq"] for c in said}) == 3
+
+
+async def test_a_change_back_after_an_unwatched_change_still_reaches_a_new_subscriber(
+    quick_close: TaliServer,
+) -> None:
+    """Changes nobody watched must not leave a stale 'last told' that hides a later one."""
+    watcher = await player(quick_close, "Lurker")
+    host = await player(quick_close, "Host")
+    guest = await player(quick_close, "Guest")
+    await watcher.request("subscribe_lobby")
+    room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
+    await host.request("join_room", room=room)
+    await watcher.wait(
+        lambda f: f["type"] == "lobby_update" and f["summary"] and f["summary"]["seats_taken"] == 1
+    )
+    await watcher.request("unsubscribe_lobby")
+    await guest.request("join_room", room=room)  # seats 2: nobody is told
+    since = len(watcher.frames)
+    await watcher.request("subscribe_lobby")
+    listed = (await watcher.request("list_rooms"))["rooms"]
+    assert [r["seats_taken"] for r in listed] == [2]
+    await guest.request("leave_room", room=room)  # back to what was last told: seats 1
+    update = await watcher.wait(lambda f: f["type"] == "lobby_update", since=since)
+    assert update["summary"]["seats_taken"] == 1
