@@ -12,7 +12,7 @@ COPY pyproject.toml README.md ./
 COPY server ./server
 COPY protocol ./protocol
 COPY clients ./clients
-RUN pip install --no-cache-dir . \
+RUN pip install --no-cache-dir '.[uvloop]' \
     && useradd --system --uid 10001 --no-create-home tali
 
 USER 10001

@@ -2,9 +2,10 @@
 
 Each client message is a JSON action naming a room; the server parses it and
 sends one event to the room's four members. Same library, same event loop,
-same compression (none), same ping settings as the game server.
+same compression (none), same ping settings as the game server. With
+``--compression deflate`` it measures what per-message compression costs.
 
-    python -m benchmarks.bare_server --port 9000
+    python -m benchmarks.bare_server --port 9000 [--loop asyncio] [--compression deflate]
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import json
 import signal
 
 from websockets.asyncio.server import ServerConnection, broadcast, serve
+
+from server.app import loop_factory
+from server.config import EventLoop
 
 rooms: dict[str, list[ServerConnection]] = {}
 
@@ -41,9 +45,15 @@ async def handler(ws: ServerConnection) -> None:
                 members.remove(ws)
 
 
-async def main(host: str, port: int) -> None:
+async def main(host: str, port: int, compression: str | None) -> None:
     async with serve(
-        handler, host, port, compression=None, max_size=64 * 1024, ping_interval=20, ping_timeout=20
+        handler,
+        host,
+        port,
+        compression=compression,
+        max_size=64 * 1024,
+        ping_interval=20,
+        ping_timeout=20,
     ) as server:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -58,5 +68,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--loop", choices=[e.value for e in EventLoop], default="auto")
+    parser.add_argument("--compression", choices=["none", "deflate"], default="none")
     args = parser.parse_args()
-    asyncio.run(main(args.host, args.port))
+    # The game server's own choice of event loop, so that both run on the same one.
+    with asyncio.Runner(loop_factory=loop_factory(EventLoop(args.loop))) as runner:
+        runner.run(
+            main(args.host, args.port, None if args.compression == "none" else args.compression)
+        )

@@ -87,8 +87,12 @@ class Process:
             self.proc.wait()
 
 
+# The event loop both servers run on (--loop): the game server's own setting.
+EVENT_LOOP = "auto"
+
+
 def start_game_server() -> tuple[Process, int]:
-    env = {"TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_LOG_LEVEL": "warning", "TALI_HOST": HOST,
+    env = {"TALI_EVENT_LOOP": EVENT_LOOP, "TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_LOG_LEVEL": "warning", "TALI_HOST": HOST,
            "TALI_RATE_PER_SECOND": "1000", "TALI_RATE_BURST": "1000", "TALI_MAX_ROOMS_PER_PLAYER": "100",
            "TALI_MAX_ROOMS": "100000"}  # fmt: skip
     process = Process(["-c", _GAME_LAUNCHER], env)
@@ -100,12 +104,12 @@ def start_game_server() -> tuple[Process, int]:
 # Starts the real server on a free port and prints it, like `tali-server --port 0`.
 _GAME_LAUNCHER = """
 import asyncio, signal
-from server.app import TaliServer, tune_gc
+from server.app import TaliServer, loop_factory, tune_gc
 from server.config import ServerConfig
 from server.logs import configure
+config = ServerConfig()
 async def main():
     tune_gc()
-    config = ServerConfig()
     configure(config.log_format, config.log_level)
     app = TaliServer(config)
     await app.start()
@@ -115,12 +119,15 @@ async def main():
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
     await stop.wait()
     await app.close()
-asyncio.run(main())
+with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
+    runner.run(main())
 """
 
 
-def start_bare_server() -> tuple[Process, int]:
-    process = Process(["-m", "benchmarks.bare_server", "--port", "0"])
+def start_bare_server(deflate: bool = False) -> tuple[Process, int]:
+    compression = "deflate" if deflate else "none"
+    process = Process(["-m", "benchmarks.bare_server", "--port", "0", "--loop", EVENT_LOOP,
+                       "--compression", compression])  # fmt: skip
     assert process.proc.stdout is not None
     port = int(process.proc.stdout.readline().split()[1])
     return process, port
@@ -249,8 +256,9 @@ class GameRoom:
 class BareRoom:
     """Four members of a bare room: one action in flight, the next when all four have it."""
 
-    def __init__(self, stats: Stats, index: int, pace: float = 0.0) -> None:
+    def __init__(self, stats: Stats, index: int, pace: float = 0.0, deflate: bool = False) -> None:
         self.stats = stats
+        self.deflate = deflate
         self.room = f"r{index}"
         self.pace = pace
         self.players: list[LeanConnection] = []
@@ -289,7 +297,7 @@ class BareRoom:
 
     async def setup(self, port: int) -> None:
         for _ in range(4):
-            conn = await open_connection(HOST, port, self.on_text)
+            conn = await open_connection(HOST, port, self.on_text, self.deflate)
             self.players.append(conn)
             conn.send_text(json.dumps({"type": "join", "room": self.room}).encode())
         await asyncio.wait_for(self.ready, 30)
@@ -303,16 +311,16 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def measure(
-    kind: str, rooms: int, warmup: float, seconds: float, pace: float = 0.0
+    kind: str, rooms: int, warmup: float, seconds: float, pace: float = 0.0, deflate: bool = False
 ) -> dict[str, float]:
-    process, port = start_game_server() if kind == "game" else start_bare_server()
+    process, port = start_game_server() if kind == "game" else start_bare_server(deflate)
     stats = Stats()
     rng = random.Random(rooms)
     tables: list[GameRoom | BareRoom] = []
     try:
         for i in range(rooms):
             table: GameRoom | BareRoom = (
-                GameRoom(stats, rng, pace) if kind == "game" else BareRoom(stats, i, pace)
+                GameRoom(stats, rng, pace) if kind == "game" else BareRoom(stats, i, pace, deflate)
             )
             await table.setup(port) if isinstance(table, BareRoom) else await table.setup(port, i)
             tables.append(table)
@@ -350,9 +358,9 @@ async def measure(
     }
 
 
-async def idle_memory(kind: str, connections: int) -> float:
+async def idle_memory(kind: str, connections: int, deflate: bool = False) -> float:
     """KiB of server memory per idle connection that has said hello."""
-    process, port = start_game_server() if kind == "game" else start_bare_server()
+    process, port = start_game_server() if kind == "game" else start_bare_server(deflate)
     conns: list[LeanConnection] = []
     try:
         await asyncio.sleep(0.5)
@@ -367,7 +375,7 @@ async def idle_memory(kind: str, connections: int) -> float:
                 done.set_result(None)
 
         for i in range(connections):
-            conn = await open_connection(HOST, port, on_text)
+            conn = await open_connection(HOST, port, on_text, deflate)
             if kind == "game":
                 conn.send_text(
                     json.dumps({"type": "hello", "protocol": "1.0", "name": f"idle{i}"}).encode()
@@ -409,15 +417,32 @@ async def main() -> None:
         help="rooms at human pace",
     )
     parser.add_argument(
+        "--compression",
+        type=int,
+        nargs="*",
+        default=[500],
+        help="rooms for the bare server with permessage-deflate (plus idle memory with it)",
+    )
+    parser.add_argument(
+        "--loop",
+        choices=["auto", "asyncio", "uvloop"],
+        default="auto",
+        help="event loop of both servers (auto: uvloop when installed, as the server does)",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="a short run: 10 rooms, 200 idle, 50 human rooms"
     )
     args = parser.parse_args()
     if args.quick:
         args.rooms, args.idle, args.human, args.seconds, args.warmup = [10], [200], [50], 2.0, 0.5
+        args.compression = [10]
+    global EVENT_LOOP
+    EVENT_LOOP = args.loop
     raise_fd_limit()
     pin(0, 1)
     print(
-        f"capacity benchmark: {CORES} cores; server pinned to core 0, generator to core {1 % CORES}"
+        f"capacity benchmark: {CORES} cores; server pinned to core 0, generator to core {1 % CORES}; "
+        f"event loop {args.loop}"
     )
     from benchmarks.engine import run as engine_run
     from server.engine import Variant
@@ -434,6 +459,7 @@ async def main() -> None:
         print(row("bare", bare))
         print(f"ratio tali/bare: actions/s {game['actions_s'] / bare['actions_s']:.0%}, "
               f"p99 {game['p99'] / bare['p99']:.1f}x\n", flush=True)  # fmt: skip
+    bare_runs: dict[int, dict[str, float]] = {}
     for count in args.idle:
         game_kib = await idle_memory("game", count)
         bare_kib = await idle_memory("bare", count)
@@ -441,6 +467,21 @@ async def main() -> None:
             f"idle memory at {count} connections: tali {game_kib:.1f} KiB/conn, bare {bare_kib:.1f} KiB/conn",
             flush=True,
         )
+        bare_runs[count] = {"idle_kib": bare_kib}
+    if args.compression:
+        print("\n== per-message compression (permessage-deflate), bare server ==")
+        print(header)
+        for rooms in args.compression:
+            plain = await measure("bare", rooms, args.warmup, args.seconds)
+            print(row(f"none {rooms}", plain), flush=True)
+            deflated = await measure("bare", rooms, args.warmup, args.seconds, deflate=True)
+            print(row(f"deflate {rooms}", deflated), flush=True)
+            print(f"deflate/none at {rooms} rooms: actions/s {deflated['actions_s'] / plain['actions_s']:.0%}, "
+                  f"p99 {deflated['p99'] / plain['p99']:.1f}x", flush=True)  # fmt: skip
+        for count, run in bare_runs.items():
+            kib = await idle_memory("bare", count, deflate=True)
+            print(f"idle memory at {count} connections with deflate: bare {kib:.1f} KiB/conn "
+                  f"({kib / run['idle_kib']:.1f}x without)", flush=True)  # fmt: skip
     print("\n== human pace: each room acts about once a second ==")
     print(header)
     best = 0
@@ -460,4 +501,9 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    from server.app import loop_factory
+    from server.config import EventLoop
+
+    # The generator runs on uvloop where it can, to keep well ahead of the server.
+    with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
+        runner.run(main())

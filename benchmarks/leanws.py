@@ -4,7 +4,9 @@ A load generator built on a full WebSocket client spends about as much CPU per
 message as the server it measures. This one does the least a client must:
 a plain HTTP upgrade, masked text frames out (with a zero masking key, which
 servers accept), unmasked frames in, pongs for pings. Payloads are handed over
-as bytes; the caller decides which few to parse.
+as bytes; the caller decides which few to parse. With ``deflate`` it offers
+permessage-deflate and inflates compressed frames (it sends its own frames
+uncompressed, which the extension allows).
 """
 
 from __future__ import annotations
@@ -13,14 +15,22 @@ import asyncio
 import base64
 import os
 import struct
+import zlib
 from collections.abc import Callable
 
 
 class LeanConnection(asyncio.Protocol):
     def __init__(
-        self, host: str, port: int, on_text: Callable[[LeanConnection, bytes], None]
+        self,
+        host: str,
+        port: int,
+        on_text: Callable[[LeanConnection, bytes], None],
+        deflate: bool = False,
     ) -> None:
         self.host = host
+        self.deflate = deflate
+        self._inflate: zlib._Decompress | None = None
+        self._fresh_context = False
         self.port = port
         self.on_text = on_text
         self.transport: asyncio.Transport | None = None
@@ -35,10 +45,12 @@ class LeanConnection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         key = base64.b64encode(os.urandom(16)).decode()
+        extension = "Sec-WebSocket-Extensions: permessage-deflate\r\n" if self.deflate else ""
         transport.write(
             (
                 f"GET / HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nUpgrade: websocket\r\n"
-                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                f"{extension}\r\n"
             ).encode()
         )
 
@@ -76,8 +88,12 @@ class LeanConnection(asyncio.Protocol):
             end = buffer.find(b"\r\n\r\n")
             if end < 0:
                 return
-            status = bytes(buffer[:end]).split(b"\r\n", 1)[0]
+            head_lines = bytes(buffer[:end])
+            status = head_lines.split(b"\r\n", 1)[0]
             del buffer[: end + 4]
+            if b"permessage-deflate" in head_lines.lower():
+                self._inflate = zlib.decompressobj(-15)
+                self._fresh_context = b"server_no_context_takeover" in head_lines.lower()
             if b" 101 " not in status:
                 self.open.set_exception(ConnectionError(status.decode(errors="replace")))
                 assert self.transport is not None
@@ -109,6 +125,10 @@ class LeanConnection(asyncio.Protocol):
             opcode = b0 & 0x0F
             if opcode == 0x1:
                 self.frames_in += 1
+                if b0 & 0x40 and self._inflate is not None:
+                    payload = self._inflate.decompress(payload + b"\x00\x00\xff\xff")
+                    if self._fresh_context:
+                        self._inflate = zlib.decompressobj(-15)
                 on_text(self, payload)
             elif opcode == 0x9:
                 self._send_control(0xA, payload)
@@ -120,11 +140,11 @@ class LeanConnection(asyncio.Protocol):
 
 
 async def open_connection(
-    host: str, port: int, on_text: Callable[[LeanConnection, bytes], None]
+    host: str, port: int, on_text: Callable[[LeanConnection, bytes], None], deflate: bool = False
 ) -> LeanConnection:
     loop = asyncio.get_running_loop()
     _, protocol = await loop.create_connection(
-        lambda: LeanConnection(host, port, on_text), host, port
+        lambda: LeanConnection(host, port, on_text, deflate), host, port
     )
     await protocol.open
     return protocol

@@ -12,6 +12,7 @@ import gc
 import itertools
 import signal
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -20,7 +21,7 @@ from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 
 import protocol.server as msg
-from server.config import ServerConfig
+from server.config import EventLoop, ServerConfig
 from server.connection import SESSION_REPLACED, Connection, Outgoing
 from server.frames import message_frame
 from server.lobby import Lobby
@@ -64,7 +65,12 @@ class TaliServer:
             compression=None,
         )
         self.ready = True
-        self.log.info("listening", host=self.config.host, port=self.port)
+        self.log.info(
+            "listening",
+            host=self.config.host,
+            port=self.port,
+            event_loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
+        )
         return self.server
 
     @property
@@ -238,7 +244,27 @@ async def run(config: ServerConfig) -> None:
     await app.shutdown()
 
 
+def loop_factory(choice: EventLoop) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The event loop to run on: uvloop if chosen or, with ``auto``, installed; else asyncio's.
+
+    uvloop handles this server's load about 7-12 % faster (benchmarks.capacity).
+    """
+    if choice is EventLoop.ASYNCIO:
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        if choice is EventLoop.UVLOOP:
+            raise SystemExit(
+                "event_loop is uvloop, but uvloop is not installed: pip install 'tali[uvloop]'"
+            ) from None
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
 def main() -> None:
     config = ServerConfig(_cli_parse_args=True)
     configure(config.log_format, config.log_level)
-    asyncio.run(run(config))
+    with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
+        runner.run(run(config))

@@ -19,6 +19,12 @@ class LogFormat(StrEnum):
     CONSOLE = "console"
 
 
+class EventLoop(StrEnum):
+    AUTO = "auto"
+    ASYNCIO = "asyncio"
+    UVLOOP = "uvloop"
+
+
 class ServerConfig(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="TALI_",
@@ -38,6 +44,10 @@ class ServerConfig(BaseSettings):
     )
     log_level: str = Field(
         "info", pattern="^(debug|info|warning|error)$", description="Lowest level logged."
+    )
+    event_loop: EventLoop = Field(
+        EventLoop.AUTO,
+        description="uvloop, asyncio, or auto (uvloop when installed: the tali[uvloop] extra).",
     )
     max_frame_bytes: int = Field(
         4096,

@@ -97,7 +97,7 @@ class Connection:
     # (ping, pong, close) are still written by the library itself.
 
     def enqueue(self, frame: bytes, kind: str) -> None:
-        if self.closing or self.ws.protocol.state is not State.OPEN:
+        if self.closing:
             return
         self.metrics.frames_out[kind] += 1
         self._out.append(frame)
@@ -110,7 +110,9 @@ class Connection:
         data = b"".join(self._out)
         self._out.clear()
         transport = self.ws.transport
-        if transport.is_closing():
+        # Checked when writing, not when queueing: the library may have begun
+        # closing (a close frame sent) in between, and nothing may follow that.
+        if self.ws.protocol.state is not State.OPEN or transport.is_closing():
             return
         transport.write(data)
         if (

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from server.config import ServerConfig
+from server.app import loop_factory
+from server.config import EventLoop, ServerConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,8 +41,13 @@ def test_readme_documents_every_setting() -> None:
 
 
 @pytest.mark.asyncio
-async def test_the_process_serves_and_stops_on_sigterm() -> None:
+@pytest.mark.parametrize(
+    ("choice", "loop"), [("auto", "uvloop"), ("uvloop", "uvloop"), ("asyncio", "asyncio")]
+)
+async def test_the_process_serves_and_stops_on_sigterm(choice: str, loop: str) -> None:
+    """On either event loop (the dev install has the uvloop extra, so auto picks it)."""
     env = {**os.environ, "TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_HOST": "127.0.0.1"}
+    env["TALI_EVENT_LOOP"] = choice
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -60,6 +66,7 @@ async def test_the_process_serves_and_stops_on_sigterm() -> None:
             record = json.loads(line)
             if record["event"] == "listening":
                 port = record["port"]
+                assert record["event_loop"] == loop
                 break
         assert port
         async with connect(f"ws://127.0.0.1:{port}/") as ws:
@@ -75,3 +82,13 @@ async def test_the_process_serves_and_stops_on_sigterm() -> None:
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+def test_without_uvloop_auto_falls_back_and_uvloop_refuses_to_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # makes `import uvloop` fail
+    assert loop_factory(EventLoop.AUTO) is None
+    assert loop_factory(EventLoop.ASYNCIO) is None
+    with pytest.raises(SystemExit, match="not installed"):
+        loop_factory(EventLoop.UVLOOP)
