@@ -12,6 +12,8 @@ COPY pyproject.toml README.md ./
 COPY server ./server
 COPY protocol ./protocol
 COPY clients ./clients
+# The local project with its uvloop extra (version ranges live in pyproject.toml).
+# hadolint ignore=DL3013
 RUN pip install --no-cache-dir '.[uvloop]' \
     && useradd --system --uid 10001 --no-create-home tali
 

@@ -17,6 +17,7 @@ import os
 import struct
 import zlib
 from collections.abc import Callable
+from typing import cast
 
 
 class LeanConnection(asyncio.Protocol):
@@ -42,8 +43,8 @@ class LeanConnection(asyncio.Protocol):
         self.state: object = None  # the caller's per-connection data
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports are not subclasses of asyncio.Transport, but behave as one.
+        self.transport = cast(asyncio.Transport, transport)
         key = base64.b64encode(os.urandom(16)).decode()
         extension = "Sec-WebSocket-Extensions: permessage-deflate\r\n" if self.deflate else ""
         transport.write(

@@ -22,7 +22,13 @@ from websockets.http11 import Request, Response
 
 import protocol.server as msg
 from server.config import EventLoop, ServerConfig
-from server.connection import SESSION_REPLACED, Connection, Outgoing
+from server.connection import (
+    SESSION_REPLACED,
+    Connection,
+    DirectConnection,
+    Incoming,
+    Outgoing,
+)
 from server.frames import message_frame
 from server.lobby import Lobby
 from server.logs import configure, get_logger
@@ -44,6 +50,7 @@ class TaliServer:
         self.lobby = Lobby(config, self.ids, self.metrics)
         self.connections: set[Connection] = set()
         self.outgoing = Outgoing()
+        self.incoming = Incoming(self.outgoing)
         self._connection_numbers = itertools.count(1)
         self.server: Server | None = None
         self.ready = False
@@ -63,6 +70,7 @@ class TaliServer:
             ping_interval=self.config.ping_interval_seconds,
             ping_timeout=self.config.ping_timeout_seconds,
             compression=None,
+            create_connection=DirectConnection,
         )
         self.ready = True
         self.log.info(

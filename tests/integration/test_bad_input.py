@@ -8,6 +8,7 @@ import json
 import pytest
 
 from server.app import TaliServer
+from server.connection import DirectConnection
 
 from .bots import Bot, run_bots
 from .harness import Client, open_client, player, room_with
@@ -165,3 +166,57 @@ async def test_a_failure_inside_a_room_stays_inside(
     assert (await aulus.request("roll", room=room))["type"] == "result"
     assert (await brutus.request("roll", room=room))["type"] == "result"
     await brutus.wait(lambda f: f["type"] == "hand_ended")
+
+
+def server_side(server: TaliServer, client: Client) -> DirectConnection:
+    """The server's end of ``client``'s connection."""
+    (connection,) = (
+        c for c in server.connections if c.session and c.session.player_id == client.player_id
+    )
+    assert isinstance(connection.ws, DirectConnection)
+    return connection.ws
+
+
+async def test_messages_take_the_direct_path_in_a_played_hand(server: TaliServer) -> None:
+    room, (a, b), watcher = await room_with(server, ["Ann", "Bob"], {"variant": "simple"})
+    assert watcher is not None
+    for client in (a, b):
+        await client.wait(lambda f: f["type"] == "your_turn")
+        assert (await client.request("roll", room=room))["type"] == "result"
+    await watcher.wait(lambda f: f["type"] == "hand_ended")
+    assert all(server_side(server, c).direct for c in (a, b, watcher))
+
+
+async def test_a_fragmented_message_is_answered_and_later_ones_keep_their_order(
+    server: TaliServer,
+) -> None:
+    client = await player(server, "Frag")
+    await client.ws.send(['{"type": "ping", "id": 101,', ' "data": "in two parts"}'])
+    pong = await client.wait(lambda f: f.get("id") == 101)
+    assert (pong["type"], pong["data"]) == ("pong", "in two parts")
+    assert not server_side(server, client).direct  # the library's path from now on
+    for n in range(102, 107):
+        await client.send(type="ping", id=n, data=str(n))
+    await client.wait(lambda f: f.get("id") == 106)
+    assert [f["id"] for f in client.frames if f["type"] == "pong"] == [101, *range(102, 107)]
+
+
+async def test_a_binary_frame_gets_an_error_and_the_connection_goes_on(server: TaliServer) -> None:
+    client = await player(server, "Bin")
+    start = len(client.frames)
+    await client.ws.send(b'{"type": "ping", "id": 5}')
+    error = await client.wait(lambda f: f["type"] == "error", since=start)
+    assert error["code"] == "bad_message"
+    assert "binary" in error["message"]
+    await still_alive(client)
+
+
+async def test_invalid_utf8_in_a_text_frame_closes_with_1007(server: TaliServer) -> None:
+    client = await player(server, "Bytes")
+    # The client library refuses to send bad UTF-8 as text; its sans-I/O layer does not.
+    client.ws.protocol.send_text(b'{"type": "ping", "data": "\xff\xfe"}')
+    client.ws.send_data()
+    await asyncio.wait_for(client.closed.wait(), 5)
+    assert client.ws.close_code == 1007
+    other = await player(server, "Fine")
+    await still_alive(other)
