@@ -6,8 +6,11 @@
 
 The server runs in its own process pinned to core 0; this generator runs on
 core 1 with a lean client (benchmarks.leanws), so the server is the process
-that saturates: the table prints both processes' CPU. Every loop here is
-bounded in count and in time. Only loopback addresses are used.
+that saturates: the table prints both processes' CPU. Both servers run on
+the same event loop (``--loop``, by default what the game server picks);
+the bare one also runs with permessage-deflate, to show what compression
+costs. Every loop here is bounded in count and in time. Only loopback
+addresses are used.
 """
 
 from __future__ import annotations
