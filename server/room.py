@@ -80,6 +80,7 @@ class Room:
         self._roll_deadline: tuple[tuple[int, int], float] | None = None
         self._announced: tuple[tuple[str, ...], float] | None = None
         self._turn_timer: asyncio.TimerHandle | None = None
+        self._turn_timer_at = 0.0
         self._start_timer: asyncio.TimerHandle | None = None
         self._next_hand_at: float | None = None
         self.empty_timer: asyncio.TimerHandle | None = None
@@ -470,12 +471,20 @@ class Room:
             if member is not None:
                 prompt = payload_frame(wire.payload(self._your_turn(player)))
                 member.session.send(prompt, "your_turn")
-        if self._turn_timer is not None:
-            self._turn_timer.cancel()
-            self._turn_timer = None
-        if self._deadlines:
-            at = min(self._deadlines.values())
+        if not self._deadlines:
+            if self._turn_timer is not None:
+                self._turn_timer.cancel()
+                self._turn_timer = None
+            return
+        at = min(self._deadlines.values())
+        # A timer already due no later stays: when it fires with nothing due,
+        # it is set again for the earliest deadline then. Most actions only
+        # push the earliest deadline later, so this saves a new timer each.
+        if self._turn_timer is None or self._turn_timer_at > at:
+            if self._turn_timer is not None:
+                self._turn_timer.cancel()
             self._turn_timer = self._loop.call_at(at, self._guarded, self._on_turn_timer)
+            self._turn_timer_at = at
 
     def _on_turn_timer(self) -> None:
         self._turn_timer = None
