@@ -102,12 +102,18 @@ class Outgoing:
 
     def flush(self) -> None:
         queued, self._queued = self._queued, []
-        for connection in queued:
-            try:
-                connection.flush()
-            except Exception:
-                # One broken connection must not hold back the others' frames.
-                connection.log.exception("flush_failed")
+        try:
+            while queued:
+                connection = queued.pop()
+                try:
+                    connection.flush()
+                except Exception:
+                    # One broken connection must not hold back the others' frames.
+                    connection.log.exception("flush_failed")
+        finally:
+            # Should anything escape even that, the rest are written next turn.
+            for connection in queued:
+                self.add(connection)
 
 
 FLUSH_EVERY = 16
@@ -128,23 +134,28 @@ class Incoming:
 
     def __init__(self, outgoing: Outgoing) -> None:
         self._outgoing = outgoing
-        self._queue: deque[tuple[Connection, str]] = deque()
+        self._queue: deque[tuple[Connection, str, float]] = deque()
 
     def add(self, connection: Connection, text: str) -> None:
         if not self._queue:
             asyncio.get_running_loop().call_soon(self._handle)
-        self._queue.append((connection, text))
+        self._queue.append((connection, text, time.perf_counter()))
 
     def _handle(self) -> None:
         queue = self._queue
         handled = 0
-        while queue:
-            connection, text = queue.popleft()
-            connection.receive(text)
-            handled += 1
-            if handled % FLUSH_EVERY == 0:
-                self._outgoing.flush()
-        self._outgoing.flush()
+        try:
+            while queue:
+                connection, text, received = queue.popleft()
+                connection.receive(text, received)
+                handled += 1
+                if handled % FLUSH_EVERY == 0:
+                    self._outgoing.flush()
+        finally:
+            if queue:
+                # Something escaped a handler: the others' messages still get their turn.
+                asyncio.get_running_loop().call_soon(self._handle)
+            self._outgoing.flush()
 
 
 class Connection:
@@ -249,6 +260,8 @@ class Connection:
         finally:
             hello_timer.cancel()
             self.closing = True
+            if isinstance(self.ws, DirectConnection):
+                self.ws.on_text = None  # no cycle keeping both alive after the close
             self.app.connection_closed(self)
             self.log.info("disconnected", code=self.ws.close_code)
 
@@ -256,12 +269,12 @@ class Connection:
         """A message handed over directly by the connection (see DirectConnection)."""
         self.app.incoming.add(self, frame)
 
-    def receive(self, frame: str) -> None:
-        """Handle a message read directly, in its turn (see Incoming)."""
+    def receive(self, frame: str, received: float) -> None:
+        """Handle a message read directly (at ``received``), in its turn (see Incoming)."""
         if self.closing:
             return
         try:
-            self.handle(frame)
+            self.handle(frame, received)
         except Exception:
             # handle() never raises; should it, the connection's reader must not break.
             self.log.exception("handle_failed")
@@ -271,8 +284,11 @@ class Connection:
             self.error(WireCode.HELLO_REQUIRED, "no hello in time", closes=True)
             self.close(CloseCode.POLICY_VIOLATION, "no hello in time")
 
-    def handle(self, frame: str | bytes) -> None:
-        """Handle one frame. Never raises: every failure becomes an error reply."""
+    def handle(self, frame: str | bytes, received: float | None = None) -> None:
+        """Handle one frame read at ``received`` (by default now).
+
+        Never raises: every failure becomes an error reply.
+        """
         size = len(frame) if isinstance(frame, bytes) or frame.isascii() else len(frame.encode())
         if size > self.config.max_frame_bytes:
             self.error(
@@ -281,7 +297,8 @@ class Connection:
             )
             self.close(CloseCode.MESSAGE_TOO_BIG, "message too large")
             return
-        received = time.perf_counter()
+        if received is None:
+            received = time.perf_counter()
         if isinstance(frame, bytes):
             # Binary frames count against the rate limit like any other.
             if self._take_token(None):

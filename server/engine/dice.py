@@ -19,6 +19,8 @@ class DieSource(Protocol):
     def roll(self, count: int) -> tuple[int, ...]: ...
 
 
+POOL_BYTES = 256
+
 # Bumped in a forked child, so that no two processes deal from the same bytes.
 _forks = 0
 
@@ -34,9 +36,10 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 class SystemDice:
     """Cryptographically secure dice from the OS (``os.urandom``, as ``secrets`` uses): production.
 
-    Bytes are read 4 KiB at a time, not one call to the OS per die (which cost
-    several % of a busy server's time). Each die takes one byte; bytes 252-255
-    are skipped, so each of the six faces comes from exactly 42 byte values.
+    Bytes are read 256 at a time (about 60 rolls of four dice), not one call
+    to the OS per die, which cost several % of a busy server's time; a room
+    holds at most 256 bytes. Each die takes one byte; bytes 252-255 are
+    skipped, so each of the six faces comes from exactly 42 byte values.
     """
 
     __slots__ = ("_forks", "_pool", "_pos", "_urandom")
@@ -51,7 +54,7 @@ class SystemDice:
         faces: list[int] = []
         while len(faces) < count:
             if self._pos >= len(self._pool) or self._forks != _forks:
-                self._pool = self._urandom(4096)
+                self._pool = self._urandom(POOL_BYTES)
                 self._pos = 0
                 self._forks = _forks
             byte = self._pool[self._pos]

@@ -7,8 +7,10 @@ import json
 
 import pytest
 
+import protocol.server as msg
 from server.app import TaliServer
 from server.connection import DirectConnection
+from server.frames import message_frame
 
 from .bots import Bot, run_bots
 from .harness import Client, open_client, player, room_with
@@ -220,3 +222,83 @@ async def test_invalid_utf8_in_a_text_frame_closes_with_1007(server: TaliServer)
     assert client.ws.close_code == 1007
     other = await player(server, "Fine")
     await still_alive(other)
+
+
+async def test_a_failure_escaping_one_handler_does_not_stall_everyone_else(
+    server: TaliServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even if handling a message and then logging that failure both raise, the
+    messages read with it are still handled and every client's frames still go out."""
+    broken = await player(server, "Broken")
+    other = await player(server, "Other")
+    connection, other_connection = (
+        next(c for c in server.connections if c.session and c.session.player_id == p.player_id)
+        for p in (broken, other)
+    )
+
+    class Exploding:
+        def exception(self, *args: object, **kwargs: object) -> None:
+            raise RuntimeError("the log is broken too")
+
+    def fail(*args: object) -> None:
+        raise RuntimeError("handler failed")
+
+    loop = asyncio.get_running_loop()
+    escaped: list[object] = []
+    loop.set_exception_handler(lambda _, context: escaped.append(context.get("exception")))
+    monkeypatch.setattr(connection, "handle", fail)
+    monkeypatch.setattr(connection, "log", Exploding())
+    try:
+        # As if both were read in one turn, the failing one first.
+        server.incoming.add(connection, '{"type": "ping", "id": 1}')
+        server.incoming.add(other_connection, '{"type": "ping", "id": 2, "data": "still here"}')
+        pong = await other.wait(lambda f: f.get("id") == 2)
+        assert pong["data"] == "still here"
+        newcomer = await player(server, "Newcomer")
+        await still_alive(newcomer)
+    finally:
+        loop.set_exception_handler(None)
+    assert any(isinstance(e, RuntimeError) for e in escaped)
+
+
+async def test_a_closed_connection_lets_go_of_its_handler(server: TaliServer) -> None:
+    client = await player(server, "Leaving")
+    ws = server_side(server, client)
+    assert ws.on_text is not None
+    await client.close()
+    for _ in range(100):
+        if ws.on_text is None:
+            break
+        await asyncio.sleep(0.01)
+    assert ws.on_text is None
+
+
+async def test_a_failure_escaping_one_write_does_not_strand_other_clients_frames(
+    server: TaliServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = await player(server, "Broken")
+    other = await player(server, "Other")
+    connection, other_connection = (
+        next(c for c in server.connections if c.session and c.session.player_id == p.player_id)
+        for p in (broken, other)
+    )
+
+    class Exploding:
+        def exception(self, *args: object, **kwargs: object) -> None:
+            raise RuntimeError("the log is broken too")
+
+    def fail() -> None:
+        raise RuntimeError("write failed")
+
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _, context: None)
+    monkeypatch.setattr(connection, "flush", fail)
+    monkeypatch.setattr(connection, "log", Exploding())
+    try:
+        # Queued in one turn; the broken connection's write is attempted first.
+        other_connection.enqueue(message_frame(msg.Pong(type="pong", id=7, data="late")), "pong")
+        connection.enqueue(message_frame(msg.Pong(type="pong", id=8, data="lost")), "pong")
+        pong = await other.wait(lambda f: f.get("id") == 7)
+        assert pong["data"] == "late"
+    finally:
+        loop.set_exception_handler(None)
