@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 
 import pytest
 
 import protocol.server as msg
 from server.app import TaliServer
-from server.connection import DirectConnection
+from server.connection import Connection, DirectConnection
 from server.frames import message_frame
 
 from .bots import Bot, run_bots
@@ -170,13 +172,18 @@ async def test_a_failure_inside_a_room_stays_inside(
     await brutus.wait(lambda f: f["type"] == "hand_ended")
 
 
-def server_side(server: TaliServer, client: Client) -> DirectConnection:
+def connection_of(server: TaliServer, client: Client) -> Connection:
     """The server's end of ``client``'s connection."""
-    (connection,) = (
+    return next(
         c for c in server.connections if c.session and c.session.player_id == client.player_id
     )
-    assert isinstance(connection.ws, DirectConnection)
-    return connection.ws
+
+
+def server_side(server: TaliServer, client: Client) -> DirectConnection:
+    """The library's connection under the server's end of ``client``'s."""
+    ws = connection_of(server, client).ws
+    assert isinstance(ws, DirectConnection)
+    return ws
 
 
 async def test_messages_take_the_direct_path_in_a_played_hand(server: TaliServer) -> None:
@@ -224,40 +231,52 @@ async def test_invalid_utf8_in_a_text_frame_closes_with_1007(server: TaliServer)
     await still_alive(other)
 
 
+class ExplodingLog:
+    """A logger whose every call fails, as a broken stderr would make it."""
+
+    def exception(self, *args: object, **kwargs: object) -> None:
+        raise RuntimeError("the log is broken too")
+
+
+@contextlib.asynccontextmanager
+async def one_broken_client(
+    server: TaliServer, monkeypatch: pytest.MonkeyPatch, method: str
+) -> AsyncIterator[tuple[Connection, Connection, Client, list[object]]]:
+    """Two clients; on the first one's server side, ``method`` and the log both raise.
+
+    Yields both server-side connections, the healthy client, and the exceptions
+    that escaped to the event loop."""
+    broken = await player(server, "Broken")
+    other = await player(server, "Other")
+
+    def fail(*args: object) -> None:
+        raise RuntimeError(f"{method} failed")
+
+    connection = connection_of(server, broken)
+    monkeypatch.setattr(connection, method, fail)
+    monkeypatch.setattr(connection, "log", ExplodingLog())
+    loop = asyncio.get_running_loop()
+    escaped: list[object] = []
+    loop.set_exception_handler(lambda _, context: escaped.append(context.get("exception")))
+    try:
+        yield connection, connection_of(server, other), other, escaped
+    finally:
+        loop.set_exception_handler(None)
+
+
 async def test_a_failure_escaping_one_handler_does_not_stall_everyone_else(
     server: TaliServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Even if handling a message and then logging that failure both raise, the
     messages read with it are still handled and every client's frames still go out."""
-    broken = await player(server, "Broken")
-    other = await player(server, "Other")
-    connection, other_connection = (
-        next(c for c in server.connections if c.session and c.session.player_id == p.player_id)
-        for p in (broken, other)
-    )
-
-    class Exploding:
-        def exception(self, *args: object, **kwargs: object) -> None:
-            raise RuntimeError("the log is broken too")
-
-    def fail(*args: object) -> None:
-        raise RuntimeError("handler failed")
-
-    loop = asyncio.get_running_loop()
-    escaped: list[object] = []
-    loop.set_exception_handler(lambda _, context: escaped.append(context.get("exception")))
-    monkeypatch.setattr(connection, "handle", fail)
-    monkeypatch.setattr(connection, "log", Exploding())
-    try:
+    async with one_broken_client(server, monkeypatch, "handle") as (broken, fine, other, escaped):
         # As if both were read in one turn, the failing one first.
-        server.incoming.add(connection, '{"type": "ping", "id": 1}')
-        server.incoming.add(other_connection, '{"type": "ping", "id": 2, "data": "still here"}')
+        server.incoming.add(broken, '{"type": "ping", "id": 1}')
+        server.incoming.add(fine, '{"type": "ping", "id": 2, "data": "still here"}')
         pong = await other.wait(lambda f: f.get("id") == 2)
         assert pong["data"] == "still here"
         newcomer = await player(server, "Newcomer")
         await still_alive(newcomer)
-    finally:
-        loop.set_exception_handler(None)
     assert any(isinstance(e, RuntimeError) for e in escaped)
 
 
@@ -276,29 +295,14 @@ async def test_a_closed_connection_lets_go_of_its_handler(server: TaliServer) ->
 async def test_a_failure_escaping_one_write_does_not_strand_other_clients_frames(
     server: TaliServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    broken = await player(server, "Broken")
-    other = await player(server, "Other")
-    connection, other_connection = (
-        next(c for c in server.connections if c.session and c.session.player_id == p.player_id)
-        for p in (broken, other)
-    )
-
-    class Exploding:
-        def exception(self, *args: object, **kwargs: object) -> None:
-            raise RuntimeError("the log is broken too")
-
-    def fail() -> None:
-        raise RuntimeError("write failed")
-
-    loop = asyncio.get_running_loop()
-    loop.set_exception_handler(lambda _, context: None)
-    monkeypatch.setattr(connection, "flush", fail)
-    monkeypatch.setattr(connection, "log", Exploding())
-    try:
-        # Queued in one turn; the broken connection's write is attempted first.
-        other_connection.enqueue(message_frame(msg.Pong(type="pong", id=7, data="late")), "pong")
-        connection.enqueue(message_frame(msg.Pong(type="pong", id=8, data="lost")), "pong")
-        pong = await other.wait(lambda f: f.get("id") == 7)
-        assert pong["data"] == "late"
-    finally:
-        loop.set_exception_handler(None)
+    third = await player(server, "Third")
+    async with one_broken_client(server, monkeypatch, "flush") as (broken, fine, other, escaped):
+        # Queued in one turn, the broken one between the two others, so that
+        # one of them comes after it whichever way the writes are ordered.
+        pong = msg.Pong(type="pong", id=7, data="delivered")
+        fine.enqueue(message_frame(pong), "pong")
+        broken.enqueue(message_frame(pong), "pong")
+        connection_of(server, third).enqueue(message_frame(pong), "pong")
+        for client in (other, third):
+            assert (await client.wait(lambda f: f.get("id") == 7))["data"] == "delivered"
+    assert any(isinstance(e, RuntimeError) for e in escaped)
