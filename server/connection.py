@@ -26,8 +26,8 @@ from protocol.codec import PROTOCOL_VERSION, ParseFailure, parse_client_message,
 from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
-from server import engine, wire
-from server.frames import message_frame, payload_frame
+from server import engine
+from server.frames import data_frame, message_frame
 from server.logs import get_logger
 from server.room import RequestError
 from server.session import Ids, Session
@@ -405,7 +405,7 @@ class Connection:
     def _result(self, message: req.ClientMessage, room: str | None) -> None:
         # On the hot path (every action): built without a model, like room events.
         data = {"id": message.id, "type": "result", "request": message.type, "room": room}
-        self.enqueue(payload_frame(wire.payload(data)), "result")
+        self.enqueue(data_frame(data), "result")
 
     def hello(self, message: req.Hello) -> None:
         if self.session is not None:

@@ -11,6 +11,7 @@ import struct
 from typing import Any
 
 from protocol.codec import encode
+from server import wire
 
 
 def text_frame(text: str) -> bytes:
@@ -25,6 +26,11 @@ def payload_frame(payload: bytes) -> bytes:
     if n < 65536:
         return struct.pack("!BBH", 0x81, 126, n) + payload
     return struct.pack("!BBQ", 0x81, 127, n) + payload
+
+
+def data_frame(data: dict[str, Any]) -> bytes:
+    """A message given as a dict in its model's field order (see server.wire), framed."""
+    return payload_frame(wire.payload(data))
 
 
 def message_frame(message: Any) -> bytes:

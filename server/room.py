@@ -28,7 +28,7 @@ from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
 from server.engine.state import Phase
-from server.frames import message_frame, payload_frame
+from server.frames import data_frame
 from server.logs import get_logger
 
 if TYPE_CHECKING:
@@ -336,14 +336,12 @@ class Room:
         return self.seq
 
     def _broadcast(self, build: Callable[[int], msg.RoomEvent]) -> None:
-        message = build(self._next_seq())
-        frame = message_frame(message)
-        for member in self.members.values():
-            member.session.send(frame, message.type)
+        """A room event built and checked by its model (the rarer ones), to every member."""
+        self._send_all(build(self._next_seq()).model_dump(mode="json"))
 
     def _send_all(self, data: dict[str, Any]) -> None:
         """One frame, built once, to every member (``data`` in its model's field order)."""
-        frame = payload_frame(wire.payload(data))
+        frame = data_frame(data)
         kind = data["type"]
         for member in self.members.values():
             member.session.send(frame, kind)
@@ -362,8 +360,7 @@ class Room:
                 raise AssertionError(f"private event without a public twin: {type(event).__name__}")
             seq = self._next_seq()
             private_data, public_data = self._data(event, seq), self._data(twin, seq)
-            private = payload_frame(wire.payload(private_data))
-            public = payload_frame(wire.payload(public_data))
+            private, public = data_frame(private_data), data_frame(public_data)
             for player, member in self.members.items():
                 if player == event.visible_to:
                     member.session.send(private, private_data["type"])
@@ -469,8 +466,7 @@ class Room:
         for player in prompted:
             member = self.members.get(player)
             if member is not None:
-                prompt = payload_frame(wire.payload(self._your_turn(player)))
-                member.session.send(prompt, "your_turn")
+                member.session.send(data_frame(self._your_turn(player)), "your_turn")
         if not self._deadlines:
             if self._turn_timer is not None:
                 self._turn_timer.cancel()
