@@ -12,7 +12,7 @@ Amounts are totals for the round. Rules encoded here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from server.engine.actions import ActionKind
 from server.engine.errors import ErrorCode, RuleError
@@ -21,9 +21,11 @@ from server.engine.settings import BettingStructure, Settings
 from server.engine.state import BettingState, HandState, Seat
 
 
-@dataclass(frozen=True, slots=True)
-class BettingOptions:
-    """What the player on turn may do; ``*_min``/``*_max`` are round totals."""
+class BettingOptions(NamedTuple):
+    """What the player on turn may do; ``*_min``/``*_max`` are round totals.
+
+    A named tuple: computed on every prompt and every bet, and cheap to build.
+    """
 
     to_call: int
     call_amount: int
