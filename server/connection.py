@@ -13,12 +13,14 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
+from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode, Frame, Opcode
 from websockets.protocol import Event, State
+from websockets.streams import StreamReader
 
 import protocol.client as req
 import protocol.server as msg
@@ -34,6 +36,11 @@ from server.session import Ids, Session
 
 if TYPE_CHECKING:
     from server.app import TaliServer
+
+try:
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover - the library's pure-Python build
+    from websockets.utils import apply_mask
 
 SERVER_VERSION = "0.1.0"
 SESSION_REPLACED = 4001  # private-use close code: the session resumed on another connection
@@ -66,6 +73,44 @@ class DirectConnection(ServerConnection):
 
     on_text: Callable[[str], None] | None = None
     direct = True
+    fast = False
+    """Whether the library's parser stands between frames with nothing buffered, so
+    that ``data_received`` may parse plain text frames itself (see there)."""
+
+    def data_received(self, data: bytes) -> None:
+        # The common case, a read holding whole, masked, unfragmented text frames,
+        # is parsed here in one pass instead of by the library's generator-based
+        # parser. Any other read (a control frame, a partial or fragmented frame,
+        # a binary or oversized one, bad UTF-8) goes to the library whole: it
+        # starts at a frame boundary, since the library saw nothing since the last
+        # one, so its parsing and its rules apply exactly as if this path did not
+        # exist. Afterwards this path resumes once the library is between frames.
+        on_text = self.on_text
+        if self.fast and on_text is not None:
+            limit = self.protocol.max_message_size
+            texts = _text_frames(data, 65535 if limit is None else limit)
+            if texts is not None:
+                for text in texts:
+                    on_text(text)
+                return
+        super().data_received(data)
+        self.fast = self.direct and self.on_text is not None and self._between_frames()
+
+    def _between_frames(self) -> bool:
+        """Whether the library's parser waits for the next frame with nothing buffered."""
+        protocol = self.protocol
+        if (
+            protocol.state is not State.OPEN
+            or protocol.reader.buffer
+            or protocol.current_size is not None
+        ):
+            return False
+        # Between frames, the parser is suspended in StreamReader.at_eof; within
+        # one (its header read, say, but not its payload yet) it is elsewhere.
+        generator: object = protocol.parser
+        while isinstance(generator, GeneratorType) and generator.gi_yieldfrom is not None:
+            generator = generator.gi_yieldfrom
+        return isinstance(generator, GeneratorType) and generator.gi_code is _AT_EOF
 
     def process_event(self, event: Event) -> None:
         if (
@@ -87,6 +132,40 @@ class DirectConnection(ServerConnection):
                 return
         self.direct = False
         super().process_event(event)
+
+
+_AT_EOF = StreamReader.at_eof.__code__
+
+
+def _text_frames(data: bytes, limit: int) -> list[str] | None:
+    """The messages in ``data``, if it is nothing but whole text frames as a client
+    must send them (final, masked, no extension bits) of at most ``limit`` bytes of
+    valid UTF-8; else None."""
+    texts = []
+    i, end = 0, len(data)
+    while i < end:
+        if end - i < 6 or data[i] != 0x81:
+            return None
+        n = data[i + 1]
+        if n < 0x80:  # unmasked
+            return None
+        n &= 0x7F
+        if n < 126:
+            start = i + 6
+        elif n == 126 and end - i >= 8:
+            n = data[i + 2] << 8 | data[i + 3]
+            start = i + 8
+        else:
+            return None
+        stop = start + n
+        if stop > end or n > limit:
+            return None
+        try:
+            texts.append(str(apply_mask(data[start:stop], data[start - 4 : start]), "utf-8"))
+        except UnicodeDecodeError:
+            return None
+        i = stop
+    return texts
 
 
 class Outgoing:
@@ -169,6 +248,7 @@ class Connection:
         self.closing = False
         self._loop = asyncio.get_running_loop()
         self._out: list[bytes] = []
+        self._outgoing = app.outgoing
         self._tokens = float(self.config.rate_burst)
         self._refilled = self._loop.time()
         self._limited: deque[float] = deque()
@@ -184,12 +264,18 @@ class Connection:
     # (ping, pong, close) are still written by the library itself.
 
     def enqueue(self, frame: bytes, kind: str) -> None:
+        if self.push(frame):
+            self.metrics.frames_out[kind] += 1
+
+    def push(self, frame: bytes) -> bool:
+        # Rooms call this once per member for every event: kept to the bare minimum.
         if self.closing:
-            return
-        self.metrics.frames_out[kind] += 1
-        self._out.append(frame)
-        if len(self._out) == 1:
-            self.app.outgoing.add(self)
+            return False
+        out = self._out
+        if not out:
+            self._outgoing.add(self)
+        out.append(frame)
+        return True
 
     def flush(self) -> None:
         if not self._out:
@@ -362,6 +448,13 @@ class Connection:
         if session is None:
             raise RequestError(WireCode.HELLO_REQUIRED, "say hello first")
         lobby = self.app.lobby
+        act = _ACTIONS.get(type(message))
+        if act is not None:
+            # Game actions first: they are nearly all the traffic.
+            assert isinstance(message, req.RoomRequest)
+            lobby.room(message.room).act(session, act(message))
+            self._result(message, message.room)
+            return
         result_room: str | None = None
         if isinstance(message, req.Ping):
             self.reply(msg.Pong(type="pong", id=message.id, data=message.data))
@@ -397,9 +490,7 @@ class Connection:
             lobby.room(message.room).chat(session, message.text)
             result_room = message.room
         else:
-            action = _ACTIONS[type(message)](message)
-            lobby.room(message.room).act(session, action)
-            result_room = message.room
+            raise AssertionError(f"no handler for {message.type}")
         self._result(message, result_room)
 
     def _result(self, message: req.ClientMessage, room: str | None) -> None:

@@ -13,6 +13,9 @@ from typing import Any
 from protocol.codec import encode
 from server import wire
 
+# One-byte headers for the short frames most messages are (< 126 bytes).
+_SHORT = [bytes((0x81, n)) for n in range(126)]
+
 
 def text_frame(text: str) -> bytes:
     return payload_frame(text.encode())
@@ -22,7 +25,7 @@ def payload_frame(payload: bytes) -> bytes:
     """A text frame around ``payload``, which must be UTF-8."""
     n = len(payload)
     if n < 126:
-        return bytes((0x81, n)) + payload
+        return _SHORT[n] + payload
     if n < 65536:
         return struct.pack("!BBH", 0x81, 126, n) + payload
     return struct.pack("!BBQ", 0x81, 127, n) + payload
@@ -30,7 +33,12 @@ def payload_frame(payload: bytes) -> bytes:
 
 def data_frame(data: dict[str, Any]) -> bytes:
     """A message given as a dict in its model's field order (see server.wire), framed."""
-    return payload_frame(wire.payload(data))
+    # Several per action: payload_frame and wire.payload inlined.
+    payload = wire.payload(data)
+    n = len(payload)
+    if n < 126:
+        return _SHORT[n] + payload
+    return payload_frame(payload)
 
 
 def message_frame(message: Any) -> bytes:

@@ -342,9 +342,12 @@ class Room:
     def _send_all(self, data: dict[str, Any]) -> None:
         """One frame, built once, to every member (``data`` in its model's field order)."""
         frame = data_frame(data)
-        kind = data["type"]
+        sent = 0
         for member in self.members.values():
-            member.session.send(frame, kind)
+            outbox = member.session.outbox
+            if outbox is not None and outbox.push(frame):
+                sent += 1
+        self.metrics.frames_out[data["type"]] += sent
 
     def _publish(self, events: list[ev.Event]) -> None:
         i = 0
@@ -361,11 +364,15 @@ class Room:
             seq = self._next_seq()
             private_data, public_data = self._data(event, seq), self._data(twin, seq)
             private, public = data_frame(private_data), data_frame(public_data)
+            sent = 0
             for player, member in self.members.items():
                 if player == event.visible_to:
                     member.session.send(private, private_data["type"])
                 else:
-                    member.session.send(public, public_data["type"])
+                    outbox = member.session.outbox
+                    if outbox is not None and outbox.push(public):
+                        sent += 1
+            self.metrics.frames_out[public_data["type"]] += sent
             i += 2
 
     def _data(self, event: ev.Event, seq: int) -> dict[str, Any]:
@@ -421,7 +428,7 @@ class Room:
             "type": "your_turn",
             "room": self.id,
             "hand": hand.number,
-            "phase": hand.phase.value,
+            "phase": hand.phase,
             "legal": wire.legal_data(self.game.legal_actions(player)),
             "deadline": self._wall_ms(deadline) or 0,
             "seconds_left": min(600.0, max(0.0, round(deadline - self._loop.time(), 3))),
@@ -459,7 +466,7 @@ class Room:
                     "room": self.id,
                     "seq": self._next_seq(),
                     "players": list(waiting),
-                    "phase": hand.phase.value,
+                    "phase": hand.phase,
                     "deadline": self._wall_ms(announced[1]) or 0,
                 }
             )

@@ -17,7 +17,11 @@ if TYPE_CHECKING:
 class Outbox(Protocol):
     """Where a session's frames go: the live connection, if any."""
 
-    def enqueue(self, frame: bytes, kind: str) -> None: ...
+    def enqueue(self, frame: bytes, kind: str) -> None:
+        """Queue ``frame``, a framed message of type ``kind``, and count it."""
+
+    def push(self, frame: bytes) -> bool:
+        """Queue ``frame`` uncounted (the caller counts a fan-out once); False if dropped."""
 
 
 @dataclass(eq=False)

@@ -15,6 +15,7 @@ from pydantic_core import to_json
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from server.engine import events as ev
+from server.engine.actions import ActionKind
 from server.engine.errors import ErrorCode as EngineCode
 from server.engine.game import LegalActions
 from server.engine.view import TableView
@@ -144,9 +145,10 @@ _EVENTS: dict[type[ev.Event], _Converter] = {
 # unit test does the same for every engine event type.
 
 
-def payload(data: dict[str, Any]) -> bytes:
-    """A message, given as a dict in its model's field order, as compact JSON."""
-    return to_json(data)
+payload: Callable[[dict[str, Any]], bytes] = to_json
+"""A message, given as a dict in its model's field order, as compact JSON.
+
+pydantic-core's encoder itself, unwrapped: it runs several times per action."""
 
 
 def event_data(event: ev.Event, room: str, seq: int, **extra: Any) -> dict[str, Any]:
@@ -164,9 +166,16 @@ def _type_of(model: type[msg.RoomEvent]) -> str:
 _TYPES = {model: _type_of(model) for model, _ in _EVENTS.values()}
 
 
+_ACTION_NAMES: dict[frozenset[ActionKind], tuple[str, ...]] = {}
+
+
 def legal_data(legal: LegalActions) -> dict[str, Any]:
+    names = _ACTION_NAMES.get(legal.actions)
+    if names is None:
+        # At most one entry per set of action kinds: a few dozen in practice.
+        names = _ACTION_NAMES[legal.actions] = tuple(sorted(a.value for a in legal.actions))
     return {
-        "actions": sorted(a.value for a in legal.actions),
+        "actions": names,
         "call_amount": legal.call_amount,
         "bet_min": legal.bet_min,
         "bet_max": legal.bet_max,

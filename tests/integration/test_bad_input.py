@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
+from websockets.frames import Frame, Opcode
 
 import protocol.server as msg
 from server.app import TaliServer
@@ -194,6 +195,77 @@ async def test_messages_take_the_direct_path_in_a_played_hand(server: TaliServer
         assert (await client.request("roll", room=room))["type"] == "result"
     await watcher.wait(lambda f: f["type"] == "hand_ended")
     assert all(server_side(server, c).direct for c in (a, b, watcher))
+    assert all(server_side(server, c).fast for c in (a, b, watcher))
+
+
+def masked(text: str | bytes, opcode: Opcode = Opcode.TEXT) -> bytes:
+    """A frame as a client sends it, to be written to the socket as raw bytes."""
+    data = text.encode() if isinstance(text, str) else text
+    return Frame(opcode, data).serialize(mask=True)
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("condition not met in 5 s")
+
+
+def pong_ids(client: Client) -> list[object]:
+    return [f["id"] for f in client.frames if f["type"] == "pong"]
+
+
+@pytest.mark.parametrize("cut", [1, 2, 4, 6, 20])
+async def test_a_frame_split_across_reads_is_answered_in_order(
+    server: TaliServer, cut: int
+) -> None:
+    """The server's own frame parser hands a read it cannot take whole to the
+    library (here: the header or payload cut short), and takes over again once
+    the library is between frames."""
+    client = await player(server, "Split")
+    ws = server_side(server, client)
+    assert ws.fast
+    first = masked('{"type": "ping", "id": 1, "data": "split"}')
+    client.ws.transport.write(first[:cut])
+    await until(lambda: not ws.fast)
+    # The rest, a whole frame, and the start of a third, in one read.
+    third = masked('{"type": "ping", "id": 3}')
+    client.ws.transport.write(first[cut:] + masked('{"type": "ping", "id": 2}') + third[:cut])
+    await client.wait(lambda f: f.get("id") == 2)
+    assert not ws.fast
+    client.ws.transport.write(third[cut:])
+    await client.wait(lambda f: f.get("id") == 3)
+    assert ws.fast
+    await still_alive(client)
+    assert pong_ids(client)[:3] == [1, 2, 3]
+
+
+async def test_several_frames_in_one_read_are_answered_in_order(server: TaliServer) -> None:
+    client = await player(server, "Many")
+    client.ws.transport.write(
+        b"".join(masked(f'{{"type": "ping", "id": {n}}}') for n in range(10, 20))
+    )
+    await client.wait(lambda f: f.get("id") == 19)
+    assert pong_ids(client) == list(range(10, 20))
+    assert server_side(server, client).fast
+
+
+async def test_control_frames_still_go_to_the_library(server: TaliServer) -> None:
+    client = await player(server, "Ctrl")
+    ws = server_side(server, client)
+    # A ping between two messages in one read: the library answers it, in order.
+    client.ws.transport.write(
+        masked('{"type": "ping", "id": 1}')
+        + masked(b"are you there", Opcode.PING)
+        + masked('{"type": "ping", "id": 2}')
+    )
+    await client.wait(lambda f: f.get("id") == 2)
+    assert pong_ids(client) == [1, 2]
+    assert ws.fast
+    pong = await client.ws.ping()
+    await asyncio.wait_for(pong, 5)
+    await still_alive(client)
 
 
 async def test_a_fragmented_message_is_answered_and_later_ones_keep_their_order(
