@@ -428,7 +428,7 @@ class Room:
             "type": "your_turn",
             "room": self.id,
             "hand": hand.number,
-            "phase": hand.phase,
+            "phase": str(hand.phase),
             "legal": wire.legal_data(self.game.legal_actions(player)),
             "deadline": self._wall_ms(deadline) or 0,
             "seconds_left": min(600.0, max(0.0, round(deadline - self._loop.time(), 3))),
@@ -466,7 +466,7 @@ class Room:
                     "room": self.id,
                     "seq": self._next_seq(),
                     "players": list(waiting),
-                    "phase": hand.phase,
+                    "phase": str(hand.phase),
                     "deadline": self._wall_ms(announced[1]) or 0,
                 }
             )
