@@ -12,6 +12,7 @@ Amounts are totals for the round. Rules encoded here:
 
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 from server.engine.actions import ActionKind
@@ -38,14 +39,27 @@ class BettingOptions(NamedTuple):
 
     @property
     def kinds(self) -> frozenset[ActionKind]:
-        kinds = {ActionKind.FOLD, ActionKind.CALL} if self.to_call else {ActionKind.CHECK}
-        if self.bet_min is not None:
-            kinds.add(ActionKind.BET)
-        if self.raise_min is not None:
-            kinds.add(ActionKind.RAISE)
-        if self.all_in_total is not None:
-            kinds.add(ActionKind.ALL_IN)
-        return frozenset(kinds)
+        return _KINDS[
+            self.to_call != 0,
+            self.bet_min is not None,
+            self.raise_min is not None,
+            self.all_in_total is not None,
+        ]
+
+
+def _kinds(to_call: bool, bet: bool, raise_: bool, all_in: bool) -> frozenset[ActionKind]:
+    kinds = {ActionKind.FOLD, ActionKind.CALL} if to_call else {ActionKind.CHECK}
+    if bet:
+        kinds.add(ActionKind.BET)
+    if raise_:
+        kinds.add(ActionKind.RAISE)
+    if all_in:
+        kinds.add(ActionKind.ALL_IN)
+    return frozenset(kinds)
+
+
+# Every combination, built once: the legal kinds are asked for on every prompt and bet.
+_KINDS = {flags: _kinds(*flags) for flags in itertools.product((False, True), repeat=4)}
 
 
 def start(hand: HandState, seats: dict[PlayerId, Seat], settings: Settings) -> BettingState:
