@@ -13,8 +13,9 @@ from typing import Any
 from protocol.codec import encode
 from server import wire
 
-# One-byte headers for the short frames most messages are (< 126 bytes).
+# Headers of the short frames most messages are (< 126 bytes), and of the rest.
 _SHORT = [bytes((0x81, n)) for n in range(126)]
+_MEDIUM = struct.Struct("!BBH").pack
 
 
 def text_frame(text: str) -> bytes:
@@ -27,7 +28,7 @@ def payload_frame(payload: bytes) -> bytes:
     if n < 126:
         return _SHORT[n] + payload
     if n < 65536:
-        return struct.pack("!BBH", 0x81, 126, n) + payload
+        return _MEDIUM(0x81, 126, n) + payload
     return struct.pack("!BBQ", 0x81, 127, n) + payload
 
 
@@ -38,6 +39,8 @@ def data_frame(data: dict[str, Any]) -> bytes:
     n = len(payload)
     if n < 126:
         return _SHORT[n] + payload
+    if n < 65536:
+        return _MEDIUM(0x81, 126, n) + payload
     return payload_frame(payload)
 
 

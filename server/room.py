@@ -339,7 +339,7 @@ class Room:
         """A room event built and checked by its model (the rarer ones), to every member."""
         self._send_all(build(self._next_seq()).model_dump(mode="json"))
 
-    def _send_all(self, data: dict[str, Any]) -> None:
+    def _send_all(self, data: dict[str, Any]) -> None:  # several times per action
         """One frame, built once, to every member (``data`` in its model's field order)."""
         frame = data_frame(data)
         sent = 0
@@ -354,14 +354,16 @@ class Room:
         while i < len(events):
             event = events[i]
             if event.visible_to is None:
-                self._send_all(self._data(event, self._next_seq()))
+                self.seq += 1
+                self._send_all(self._data(event, self.seq))
                 i += 1
                 continue
             # A private event stands in for the public twin that follows it.
             twin = events[i + 1] if i + 1 < len(events) else None
             if twin is None or twin.visible_to is not None:
                 raise AssertionError(f"private event without a public twin: {type(event).__name__}")
-            seq = self._next_seq()
+            self.seq += 1
+            seq = self.seq
             private_data, public_data = self._data(event, seq), self._data(twin, seq)
             private, public = data_frame(private_data), data_frame(public_data)
             sent = 0
