@@ -98,7 +98,7 @@ HUMAN_PACE = 1.4
 
 
 def start_game_server() -> tuple[Process, int]:
-    # The shipped defaults (JSON logs at info, two lines a hand) but for the
+    # The shipped defaults (JSON logs at info, a line a hand) but for the
     # limits meant for people: one generator plays thousands of them.
     env = {"TALI_EVENT_LOOP": EVENT_LOOP, "TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_HOST": HOST,
            "TALI_RATE_PER_SECOND": "1000", "TALI_RATE_BURST": "1000", "TALI_MAX_ROOMS_PER_PLAYER": "100",

@@ -86,7 +86,10 @@ class DirectConnection(ServerConnection):
         # one, so its parsing and its rules apply exactly as if this path did not
         # exist. Afterwards this path resumes once the library is between frames.
         on_text = self.on_text
-        if self.fast and on_text is not None:
+        # The state is checked on every read, not only after the library's: the
+        # library may have closed or failed the connection since (a keepalive
+        # timeout, the server's own close), and then it discards what it reads.
+        if self.fast and on_text is not None and self.protocol.state is State.OPEN:
             limit = self.protocol.max_message_size
             texts = _text_frames(data, 65535 if limit is None else limit)
             if texts is not None:

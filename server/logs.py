@@ -39,8 +39,8 @@ def configure(log_format: LogFormat, level: str) -> None:
 
 
 def _json(record: object, **_: object) -> str:
-    # pydantic-core's encoder: a busy server logs two lines a hand, and the
-    # standard library's json module took three times as long per line.
+    # pydantic-core's encoder: a busy server logs a line a hand, and the
+    # standard library's json module took four times as long per line.
     # Anything it cannot encode is logged as its repr().
     return to_json(record, fallback=repr).decode()
 

@@ -8,7 +8,9 @@ import json
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from websockets.frames import Frame, Opcode
+import pytest_asyncio
+from websockets.frames import CloseCode, Frame, Opcode
+from websockets.protocol import State
 
 import protocol.server as msg
 from server.app import TaliServer
@@ -16,6 +18,7 @@ from server.connection import Connection, DirectConnection
 from server.frames import message_frame
 
 from .bots import Bot, run_bots
+from .conftest import config, running
 from .harness import Client, open_client, player, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -249,6 +252,50 @@ async def test_several_frames_in_one_read_are_answered_in_order(server: TaliServ
     await client.wait(lambda f: f.get("id") == 19)
     assert pong_ids(client) == list(range(10, 20))
     assert server_side(server, client).fast
+
+
+@pytest_asyncio.fixture
+async def pinging_server() -> AsyncIterator[TaliServer]:
+    """A server whose keepalive gives up on a silent client within a second."""
+    app = TaliServer(
+        config(
+            rate_per_second=1000,
+            rate_burst=1000,
+            ping_interval_seconds=0.2,
+            ping_timeout_seconds=0.2,
+        )
+    )
+    async for served in running(app):
+        yield served
+
+
+async def test_nothing_is_handled_after_the_library_failed_the_connection(
+    pinging_server: TaliServer,
+) -> None:
+    server = pinging_server
+    client = await player(server, "Mute")
+    ws = server_side(server, client)
+    assert ws.fast
+    client.ws.transport.pause_reading()  # no pong: the server's keepalive fails the connection
+    await until(lambda: ws.protocol.state is not State.OPEN)
+    client.ws.transport.write(
+        masked('{"type": "create_room", "id": 9, "settings": {"variant": "simple"}}')
+    )
+    await asyncio.sleep(0.3)
+    # A failed connection discards all it reads (RFC 6455, 7.1.7).
+    assert not server.lobby.rooms
+    client.ws.transport.abort()  # gone, rather than left for the close timeout
+
+
+async def test_the_server_parses_nothing_itself_after_its_own_close(server: TaliServer) -> None:
+    client = await player(server, "Closed")
+    ws = server_side(server, client)
+    client.ws.transport.pause_reading()  # keeps the closing handshake from completing
+    connection_of(server, client).close(CloseCode.GOING_AWAY, "bye")
+    await until(lambda: ws.protocol.state is State.CLOSING)
+    client.ws.transport.write(masked('{"type": "ping", "id": 5}'))
+    await until(lambda: not ws.fast)
+    client.ws.transport.abort()  # gone, rather than left for the close timeout
 
 
 async def test_control_frames_still_go_to_the_library(server: TaliServer) -> None:
