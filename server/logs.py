@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 
@@ -41,8 +42,12 @@ def configure(log_format: LogFormat, level: str) -> None:
 def _json(record: object, **_: object) -> str:
     # pydantic-core's encoder: a busy server logs a line a hand, and the
     # standard library's json module took four times as long per line.
-    # Anything it cannot encode is logged as its repr().
-    return to_json(record, fallback=repr).decode()
+    # Anything it cannot encode is logged as its repr(); should it refuse a
+    # value outright (a lone surrogate in a str), the standard library writes it.
+    try:
+        return to_json(record, fallback=repr).decode()
+    except ValueError:
+        return json.dumps(record, default=repr)
 
 
 def get_logger(**bound: object) -> structlog.typing.FilteringBoundLogger:
