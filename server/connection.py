@@ -405,14 +405,14 @@ class Connection:
             self.error(message.code, message.message, request_id)
             return
         self.metrics.frames_in[message.type] += 1
-        room = getattr(message, "room", None)
         try:
             self.dispatch(message)
             if type(message) in _ACTIONS:
                 self.metrics.action_seconds.observe(time.perf_counter() - received)
         except RequestError as exc:
-            self.error(exc.code, exc.message, message.id, room)
+            self.error(exc.code, exc.message, message.id, getattr(message, "room", None))
         except Exception:
+            room = getattr(message, "room", None)
             self.log.exception("request_failed", request=message.type, room=room)
             self.error(
                 WireCode.INTERNAL_ERROR,
