@@ -34,14 +34,10 @@ def payload_frame(payload: bytes) -> bytes:
 
 def data_frame(data: dict[str, Any]) -> bytes:
     """A message given as a dict in its model's field order (see server.wire), framed."""
-    # Several per action: payload_frame and wire.payload inlined.
     payload = wire.payload(data)
     n = len(payload)
-    if n < 126:
-        return _SHORT[n] + payload
-    if n < 65536:
-        return _MEDIUM(0x81, 126, n) + payload
-    return payload_frame(payload)
+    # Several per action, most of them short: that case without another call.
+    return _SHORT[n] + payload if n < 126 else payload_frame(payload)
 
 
 def message_frame(message: Any) -> bytes:

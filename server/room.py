@@ -341,13 +341,14 @@ class Room:
         """A room event built and checked by its model (the rarer ones), to every member."""
         self._send_all(build(self._next_seq()).model_dump(mode="json"))
 
-    def _send_all(self, data: dict[str, Any]) -> None:  # several times per action
-        """One frame, built once, to every member (``data`` in its model's field order)."""
+    def _send_all(self, data: dict[str, Any], but: str | None = None) -> None:
+        """One frame, built once, to every member but ``but`` (``data`` in its
+        model's field order). Several times per action: counted once."""
         frame = data_frame(data)
         sent = 0
-        for member in self.members.values():
+        for player, member in self.members.items():
             outbox = member.session.outbox
-            if outbox is not None and outbox.push(frame):
+            if player != but and outbox is not None and outbox.push(frame):
                 sent += 1
         self.metrics.frames_out[data["type"]] += sent
 
@@ -356,27 +357,19 @@ class Room:
         while i < len(events):
             event = events[i]
             if event.visible_to is None:
-                self.seq += 1
-                self._send_all(self._data(event, self.seq))
+                self._send_all(self._data(event, self._next_seq()))
                 i += 1
                 continue
             # A private event stands in for the public twin that follows it.
             twin = events[i + 1] if i + 1 < len(events) else None
             if twin is None or twin.visible_to is not None:
                 raise AssertionError(f"private event without a public twin: {type(event).__name__}")
-            self.seq += 1
-            seq = self.seq
-            private_data, public_data = self._data(event, seq), self._data(twin, seq)
-            private, public = data_frame(private_data), data_frame(public_data)
-            sent = 0
-            for player, member in self.members.items():
-                if player == event.visible_to:
-                    member.session.send(private, private_data["type"])
-                else:
-                    outbox = member.session.outbox
-                    if outbox is not None and outbox.push(public):
-                        sent += 1
-            self.metrics.frames_out[public_data["type"]] += sent
+            seq = self._next_seq()
+            owner = self.members.get(event.visible_to)
+            if owner is not None:
+                private = self._data(event, seq)
+                owner.session.send(data_frame(private), private["type"])
+            self._send_all(self._data(twin, seq), but=event.visible_to)
             i += 2
 
     def _data(self, event: ev.Event, seq: int) -> dict[str, Any]:
