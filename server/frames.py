@@ -36,8 +36,10 @@ def data_frame(data: dict[str, Any]) -> bytes:
     """A message given as a dict in its model's field order (see server.wire), framed."""
     payload = wire.payload(data)
     n = len(payload)
-    # Several per action, most of them short: that case without another call.
-    return _SHORT[n] + payload if n < 126 else payload_frame(payload)
+    # Several per action (a prompt is over 125 bytes): framed here, not by another call.
+    if n < 126:
+        return _SHORT[n] + payload
+    return _MEDIUM(0x81, 126, n) + payload if n < 65536 else payload_frame(payload)
 
 
 def message_frame(message: Any) -> bytes:
