@@ -63,9 +63,11 @@ def raise_fd_limit() -> None:
 class Process:
     """A server under test: a subprocess, its CPU time and memory read from /proc."""
 
-    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, args: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+    ) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, *args], cwd=ROOT, env={**os.environ, **(env or {})},
+            [sys.executable, *args], cwd=cwd, env={**os.environ, **(env or {})},
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=raise_fd_limit,
         )  # fmt: skip
         pin(self.proc.pid, 0)
@@ -97,13 +99,14 @@ EVENT_LOOP = "auto"
 HUMAN_PACE = 1.4
 
 
-def start_game_server() -> tuple[Process, int]:
+def start_game_server(root: Path = ROOT) -> tuple[Process, int]:
+    """The game server of the checkout at ``root`` (its own ``server`` package)."""
     # The shipped defaults (JSON logs at info, a line a hand) but for the
     # limits meant for people: one generator plays thousands of them.
     env = {"TALI_EVENT_LOOP": EVENT_LOOP, "TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_HOST": HOST,
            "TALI_RATE_PER_SECOND": "1000", "TALI_RATE_BURST": "1000", "TALI_MAX_ROOMS_PER_PLAYER": "100",
            "TALI_MAX_ROOMS": "100000"}  # fmt: skip
-    process = Process(["-c", _GAME_LAUNCHER], env)
+    process = Process(["-c", _GAME_LAUNCHER], env, cwd=root)
     assert process.proc.stdout is not None
     port = int(process.proc.stdout.readline().split()[1])
     return process, port
@@ -321,9 +324,15 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def measure(
-    kind: str, rooms: int, warmup: float, seconds: float, pace: float = 0.0, deflate: bool = False
+    kind: str,
+    rooms: int,
+    warmup: float,
+    seconds: float,
+    pace: float = 0.0,
+    deflate: bool = False,
+    root: Path = ROOT,
 ) -> dict[str, float]:
-    process, port = start_game_server() if kind == "game" else start_bare_server(deflate)
+    process, port = start_game_server(root) if kind == "game" else start_bare_server(deflate)
     stats = Stats()
     rng = random.Random(rooms)
     tables: list[GameRoom | BareRoom] = []

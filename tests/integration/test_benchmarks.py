@@ -3,6 +3,9 @@ baseline fans out. Figures come from `make bench-capacity`, not from here."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from benchmarks import capacity
@@ -23,3 +26,40 @@ async def test_a_short_closed_loop_run(kind: str) -> None:
 async def test_idle_memory_is_measured() -> None:
     kib = await capacity.idle_memory("game", 50)
     assert 0 < kib < 1000
+
+
+async def test_compare_runs_two_checkouts_in_turn(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import compare
+
+    here = str(capacity.ROOT)
+    argv = ["compare", here, "--rooms", "2", "--runs", "1", "--seconds", "0.5", "--warmup", "0.2"]
+    monkeypatch.setattr("sys.argv", argv)
+    await compare.main()
+    out = capsys.readouterr().out
+    assert "this #1" in out
+    assert "other #1" in out
+    assert "this/other: actions/s" in out
+
+
+async def test_compare_refuses_a_directory_that_is_not_a_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import compare
+
+    monkeypatch.setattr("sys.argv", ["compare", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        await compare.main()
+
+
+async def test_the_game_server_starts_from_the_checkout_it_is_given(tmp_path: Path) -> None:
+    for package in ("server", "protocol"):
+        shutil.copytree(capacity.ROOT / package, tmp_path / package)
+    process, port = capacity.start_game_server(tmp_path)
+    try:
+        assert port
+        # `python -c` imports from its working directory first: the copy's packages.
+        assert Path(f"/proc/{process.proc.pid}/cwd").resolve() == tmp_path.resolve()
+    finally:
+        await process.stop()

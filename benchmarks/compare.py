@@ -1,0 +1,71 @@
+"""Compare the game server of this checkout with another one, in alternating runs.
+
+    python -m benchmarks.compare ../tali-before                # 500 rooms, 4 runs each
+    python -m benchmarks.compare ../tali-before --rooms 100 --runs 6
+
+Make the other checkout with, say, `git worktree add ../tali-before HEAD~3`.
+This machine's speed drifts by several per cent over minutes, so figures from
+separate runs of `benchmarks.capacity` do not tell a 3 % change from noise;
+runs that alternate the two servers under one generator do. Each run starts a
+fresh server process from each checkout (its own ``server`` package, this
+checkout's Python environment) and measures it as ``benchmarks.capacity``
+does; the medians and their ratio are printed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+from pathlib import Path
+
+from benchmarks import capacity
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("other", type=Path, help="the other checkout's top directory")
+    parser.add_argument("--rooms", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=4, help="runs of each server")
+    parser.add_argument("--seconds", type=float, default=8.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=2.0)
+    args = parser.parse_args()
+    other = args.other.resolve()
+    if not (other / "server" / "app.py").is_file():
+        parser.error(f"{other} is not a tali checkout (no server/app.py)")
+    capacity.raise_fd_limit()
+    capacity.pin(0, 1)
+    trees = {"this": capacity.ROOT, "other": other}
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    print(
+        f"game server at {args.rooms} rooms, closed loop; this = {capacity.ROOT}, other = {other}"
+    )
+    print(f"{'server':<14}{'actions/s':>10}{'frames/s':>12}{'p50 ms':>8}{'p90':>8}{'p99':>8}"
+          f"{'max':>8}{'srv CPU':>10}{'gen CPU':>9}{'RSS MiB':>9}")  # fmt: skip
+    for run in range(1, args.runs + 1):
+        for name, root in trees.items():
+            result = await capacity.measure(
+                "game", args.rooms, args.warmup, args.seconds, root=root
+            )
+            results[name].append(result)
+            print(capacity.row(f"{name} #{run}", result), flush=True)
+    medians = {
+        name: {key: statistics.median(r[key] for r in runs) for key in ("actions_s", "p99")}
+        for name, runs in results.items()
+    }
+    for name, median in medians.items():
+        print(f"median {name}: {median['actions_s']:,.0f} actions/s, p99 {median['p99']:.1f} ms")
+    ratio = medians["this"]["actions_s"] / medians["other"]["actions_s"]
+    print(
+        f"this/other: actions/s {ratio:.1%}, p99 {medians['this']['p99'] / medians['other']['p99']:.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    from server.app import loop_factory
+    from server.config import EventLoop
+
+    with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
+        runner.run(main())
