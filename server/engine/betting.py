@@ -84,46 +84,45 @@ def options(
     seats: dict[PlayerId, Seat],
     settings: Settings,
 ) -> BettingOptions:
+    """The legal moves of ``player`` on turn.
+
+    ``bet`` and ``raise`` are offered only when a full one is possible, so
+    ``bet_min`` and ``raise_min`` are always the rules' minimums; a stack too
+    short for that may still go ``all_in`` for less (table stakes).
+    """
     stack = seats[player].stack
     committed = betting.bets[player]
     to_call = betting.current_bet - committed
     all_in_total = committed + stack
     structure = settings.betting_structure
     bet_min = bet_max = raise_min = raise_max = None
-    if betting.current_bet == 0:
-        if stack > 0:
-            if structure is BettingStructure.FIXED_LIMIT:
-                bet_min = bet_max = min(settings.fixed_bet, stack)
-            else:
-                bet_min = min(settings.ante, stack)
-                cap = stack if structure is BettingStructure.NO_LIMIT else hand.pot_total
-                bet_max = max(bet_min, min(stack, cap))
-    elif (
-        stack > to_call
-        and _may_raise(betting, player, settings)
-        and _someone_can_answer(hand, player, seats)
-    ):
+    all_in = False
+    if stack == 0:
+        pass
+    elif betting.current_bet == 0:
+        if structure is BettingStructure.FIXED_LIMIT:
+            low = high = settings.fixed_bet
+        else:
+            low = settings.ante
+            cap = stack if structure is BettingStructure.NO_LIMIT else hand.pot_total
+            high = max(low, min(stack, cap))
+        if stack >= low:
+            bet_min, bet_max = low, min(high, stack)
+        all_in = all_in_total <= high
+    elif to_call >= stack:
+        all_in = True  # a call of the whole stack
+    elif _may_raise(betting, player, settings) and _someone_can_answer(hand, player, seats):
         min_to = betting.current_bet + betting.min_raise
         if structure is BettingStructure.NO_LIMIT:
             max_to = all_in_total
         elif structure is BettingStructure.POT_LIMIT:
             # Pot-limit: raise by at most the pot after calling.
-            max_to = min(all_in_total, betting.current_bet + hand.pot_total + to_call)
+            max_to = max(min_to, betting.current_bet + hand.pot_total + to_call)
         else:
             max_to = min_to
-        if all_in_total <= min_to:
-            raise_min = raise_max = all_in_total
-        else:
+        if all_in_total >= min_to:
             raise_min, raise_max = min_to, min(max_to, all_in_total)
-    legal_all_in = stack > 0 and (
-        (bet_min is not None and bet_max is not None and bet_min <= all_in_total <= bet_max)
-        or (
-            raise_min is not None
-            and raise_max is not None
-            and raise_min <= all_in_total <= raise_max
-        )
-        or (to_call >= stack)
-    )
+        all_in = all_in_total <= max_to
     return BettingOptions(
         to_call=to_call,
         call_amount=min(to_call, stack),
@@ -131,7 +130,7 @@ def options(
         bet_max=bet_max,
         raise_min=raise_min,
         raise_max=raise_max,
-        all_in_total=all_in_total if legal_all_in else None,
+        all_in_total=all_in_total if all_in else None,
     )
 
 

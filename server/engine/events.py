@@ -2,8 +2,10 @@
 
 Every event says who may see it: ``visible_to`` is ``None`` for everyone
 (players and spectators alike) or the id of the one player who may see it.
-The transport must deliver by this field alone; the engine never puts a
-hidden roll into an event whose ``visible_to`` is not its owner.
+A private event names what everyone else learns instead, at the same place
+in the stream: its ``public`` form. The transport must deliver by these two
+fields alone; the engine never puts a hidden roll into an event whose
+``visible_to`` is not its owner.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class RollOffReason(StrEnum):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     visible_to: PlayerId | None = None
+    public: Event | None = None
+    """For a private event (``visible_to`` set): the event everyone else receives in its place."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,16 @@ class PlayerBusted(Event):
 # -- a hand -----------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Payment:
+    """Chips a player paid: ``stack`` is what is left, ``all_in`` when nothing is."""
+
+    player: PlayerId
+    amount: int
+    stack: int
+    all_in: bool = False
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HandStarted(Event):
     hand: int
@@ -92,10 +106,14 @@ class HandStarted(Event):
     players: tuple[PlayerId, ...]
     """Players dealt in, in turn order (first is left of the button)."""
     sitting_out: tuple[tuple[PlayerId, SitOutReason], ...]
+    antes: tuple[Payment, ...]
+    """The entry antes, paid as the hand starts, in turn order (none in stud)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AntePaid(Event):
+    """Stud: a player paid a street's ante (the entry antes are in ``HandStarted``)."""
+
     player: PlayerId
     amount: int
     stack: int
@@ -106,8 +124,8 @@ class AntePaid(Event):
 class DiceRolled(Event):
     """``faces`` were just rolled; ``dice`` are all the player's dice now.
 
-    In liars' tali this event is visible to the roller only, and
-    ``RolledInSecret`` tells everyone else that the roll happened.
+    In liars' tali this event is visible to the roller only, and its
+    ``public`` form, ``RolledInSecret``, tells everyone else that the roll happened.
     """
 
     player: PlayerId
@@ -118,11 +136,6 @@ class DiceRolled(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RolledInSecret(Event):
     player: PlayerId
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BettingRoundStarted(Event):
-    pot: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,19 +206,16 @@ class Passed(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PotsFormed(Event):
-    """The pots to be contested, main pot first."""
+class Showdown(Event):
+    """The hands still in and the pots they contest, main pot first.
 
+    In liars' tali this is the reveal: ``hands`` shows every player still in
+    to everyone (never a folded one). In the other variants the dice were
+    public all along; ``hands`` names them.
+    """
+
+    hands: tuple[ContestRoll, ...]
     pots: tuple[PotInfo, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DiceRevealed(Event):
-    """Showdown in liars' tali: a player still in shows their dice to everyone."""
-
-    player: PlayerId
-    dice: tuple[int, ...]
-    hand_name: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -233,3 +243,4 @@ class PotAwarded(Event):
 class HandEnded(Event):
     hand: int
     stacks: tuple[tuple[PlayerId, int], ...]
+    """Every player seated when the hand ended, in seat order, dealt in or not."""

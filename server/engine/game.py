@@ -52,13 +52,14 @@ from server.engine.dice import DieSource
 from server.engine.errors import ErrorCode, RuleError
 from server.engine.events import (
     AntePaid,
-    BettingRoundStarted,
     DiceRolled,
     DrawRoundStarted,
     Event,
     FoldReason,
     HandStarted,
     Passed,
+    Payment,
+    PlayerBusted,
     PlayerId,
     PlayerLeft,
     PlayerSeated,
@@ -270,6 +271,9 @@ class Game:
         hand = state.hand
         if self.hand_in_progress and hand is not None and player in hand.still_in:
             events.extend(self._fold(hand, player, FoldReason.LEFT))
+            if seat.stack == 0:
+                # All in and gone: the chips are lost with the fold (RULES §3, busting).
+                events.append(PlayerBusted(player=player))
         events.append(PlayerLeft(player=player, seat=seat.index, stack=seat.stack))
         return events
 
@@ -315,6 +319,14 @@ class Game:
             pending=list(order),
         )
         state.hand = hand
+        antes: list[Payment] = []
+        if variant is not Variant.STUD:
+            ante = self.state.settings.ante
+            for player in order:
+                seat = seats[player]
+                seat.stack -= ante
+                hand.contributed[player] += ante
+                antes.append(Payment(player, ante, seat.stack, seat.stack == 0))
         events: list[Event] = [
             HandStarted(
                 hand=hand.number,
@@ -322,20 +334,12 @@ class Game:
                 button=state.button,
                 players=tuple(order),
                 sitting_out=tuple(sitting_out),
+                antes=tuple(antes),
             )
         ]
         if variant is Variant.STUD:
             hand.street = 1
             events.append(StreetStarted(street=1))
-        else:
-            ante = self.state.settings.ante
-            for player in order:
-                seat = seats[player]
-                seat.stack -= ante
-                hand.contributed[player] += ante
-                events.append(
-                    AntePaid(player=player, amount=ante, stack=seat.stack, all_in=seat.stack == 0)
-                )
         return events
 
     # -- actions --------------------------------------------------------
@@ -453,8 +457,13 @@ class Game:
         events: list[Event]
         if self.state.settings.variant is Variant.LIARS:
             events = [
-                DiceRolled(player=player, faces=faces, dice=tuple(kept), visible_to=player),
-                RolledInSecret(player=player),
+                DiceRolled(
+                    player=player,
+                    faces=faces,
+                    dice=tuple(kept),
+                    visible_to=player,
+                    public=RolledInSecret(player=player),
+                )
             ]
         else:
             events = [DiceRolled(player=player, faces=faces, dice=tuple(kept))]
@@ -469,20 +478,16 @@ class Game:
             hand.betting = betting
             hand.phase = Phase.BETTING
             hand.turn = bet_round.next_to_act(hand, betting, None)
-            events: list[Event] = [BettingRoundStarted(pot=hand.pot_total)]
             if hand.turn is None:
-                events.extend(showdown(self.state, hand, self.dice, reveal=True))
-            return events
+                return showdown(self.state, hand, self.dice, reveal=True)
+            return []
         if variant is Variant.DRAW:
             hand.phase = Phase.DRAW
             return self._next_draw_round(hand)
         if variant is Variant.STUD:
             hand.phase = Phase.STUD_ANTE
             seats = self.state.seats
-            payers = [p for p in hand.still_in if seats[p].stack > 0]
-            # Alone with chips against all-ins, a player's ante could only go to a
-            # side pot of their own: the street is not asked for.
-            return self._next_stud_turn(hand, payers if len(payers) > 1 else [])
+            return self._next_stud_turn(hand, [p for p in hand.still_in if seats[p].stack > 0])
         return showdown(self.state, hand, self.dice, reveal=False)
 
     def _bet(self, hand: HandState, player: PlayerId, action: Action) -> list[Event]:
@@ -610,6 +615,11 @@ class Game:
         return events + self._next_stud_turn(hand, hand.pending)
 
     def _next_stud_turn(self, hand: HandState, pending: Iterable[PlayerId]) -> list[Event]:
+        seats = self.state.seats
+        # Once at most one player still in has chips, their ante could only go to
+        # a side pot of their own: nobody is asked any more (RULES §4.4).
+        if sum(1 for p in hand.still_in if seats[p].stack > 0) < 2:
+            pending = ()
         hand.pending = list(pending)
         if hand.pending:
             hand.turn = hand.pending[0]

@@ -6,13 +6,13 @@ from server.engine.contest import decide
 from server.engine.dice import DieSource
 from server.engine.events import (
     BetReturned,
-    DiceRevealed,
+    ContestRoll,
     Event,
     HandEnded,
     PlayerBusted,
     PotAwarded,
     PotInfo,
-    PotsFormed,
+    Showdown,
 )
 from server.engine.pots import form_pots, uncalled_excess
 from server.engine.scoring import evaluate
@@ -49,20 +49,22 @@ def win_by_folds(state: GameState, hand: HandState) -> list[Event]:
 
 
 def showdown(state: GameState, hand: HandState, dice: DieSource, *, reveal: bool) -> list[Event]:
-    """Reveal (liars') and decide each pot, main pot first, by its own contest.
+    """Show the hands still in (revealing them in liars') and decide each pot,
+    main pot first, by its own contest.
 
     Each pot's contest starts from the showdown rolls: a roll-off for one pot
     does not change the rolls used for the next.
     """
     events = return_uncalled(state, hand)
     still_in = hand.still_in
+    hands = []
+    for player in still_in:
+        faces = tuple(hand.dice[player])
+        hands.append(ContestRoll(player=player, dice=faces, hand_name=evaluate(faces).name))
     if reveal:
-        for player in still_in:
-            faces = tuple(hand.dice[player])
-            hand.revealed.add(player)
-            events.append(DiceRevealed(player=player, dice=faces, hand_name=evaluate(faces).name))
+        hand.revealed.update(still_in)
     hand.pots = form_pots(hand.contributed, still_in)
-    events.append(PotsFormed(pots=tuple(hand.pots)))
+    events.append(Showdown(hands=tuple(hands), pots=tuple(hand.pots)))
     for index, pot in enumerate(hand.pots):
         if len(pot.eligible) == 1:
             events.append(_award(state, hand, index, pot.eligible[0], pot.amount, None))
@@ -89,11 +91,9 @@ def finish(state: GameState, hand: HandState) -> list[Event]:
     hand.turn = None
     state.hands_played = hand.number
     seats = state.seats
+    by_seat = sorted(seats.items(), key=lambda kv: kv[1].index)
     events: list[Event] = [
-        HandEnded(
-            hand=hand.number,
-            stacks=tuple((p, seats[p].stack) for p in hand.players if p in seats),
-        )
+        HandEnded(hand=hand.number, stacks=tuple((p, seat.stack) for p, seat in by_seat))
     ]
     events.extend(
         PlayerBusted(player=p) for p in hand.players if p in seats and seats[p].stack == 0

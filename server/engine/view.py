@@ -25,7 +25,8 @@ class SeatView:
     in_hand: bool
     folded: bool
     dice: tuple[int, ...] | None
-    """The dice, or ``None`` when the viewer may not see them."""
+    """The dice (empty when none were rolled or the player was not dealt in), or
+    ``None`` exactly when the viewer may not see them."""
     dice_count: int
     """How many dice the player has rolled this hand (public even when hidden)."""
     bet: int
@@ -72,14 +73,13 @@ def view(state: GameState, viewer: PlayerId | None) -> TableView:
     seats = []
     for player, seat in sorted(state.seats.items(), key=lambda kv: kv[1].index):
         in_hand = hand is not None and player in hand.players
-        dice: tuple[int, ...] | None = None
+        dice: tuple[int, ...] | None = ()
         count = bet = contributed = 0
         folded = False
         if hand is not None and in_hand:
             kept = hand.dice[player]
             count = len(kept)
-            if may_see_dice(state, hand, player, viewer):
-                dice = tuple(kept)
+            dice = tuple(kept) if may_see_dice(state, hand, player, viewer) else None
             folded = player in hand.folded
             contributed = hand.contributed[player]
             if hand.betting is not None and hand.phase is Phase.BETTING:

@@ -23,13 +23,12 @@ from server.engine import (
 from server.engine.events import (
     BetPlaced,
     BetReturned,
-    DiceRevealed,
     DiceRolled,
     Event,
     PotAwarded,
     PotInfo,
-    PotsFormed,
     RolledInSecret,
+    Showdown,
 )
 
 from .helpers import conserved, of_type, stacks, start, table
@@ -58,8 +57,8 @@ def test_rolls_are_secret_until_showdown() -> None:
         ("b", "b", VENUS),
         ("c", "c", LOSING),
     ]
-    assert [e.player for e in of_type(events, RolledInSecret)] == ["a", "b", "c"]
-    assert all(e.visible_to is None for e in of_type(events, RolledInSecret))
+    # Everyone else learns only that each rolled, from the roll's public form.
+    assert [e.public for e in private] == [RolledInSecret(player=p) for p in "abc"]
     # Each player sees only their own dice; a spectator sees none.
     own = {"a": SENIO_10, "b": VENUS, "c": LOSING}
     for viewer in ("a", "b", "c", None):
@@ -68,11 +67,12 @@ def test_rolls_are_secret_until_showdown() -> None:
     # Showdown: everyone checks, the rolls of the players still in are revealed.
     for player in "abc":
         events += game.act(player, Check())
-    revealed = of_type(events, DiceRevealed)
-    assert [(e.player, e.dice, e.hand_name, e.visible_to) for e in revealed] == [
-        ("a", SENIO_10, "Senio 10", None),
-        ("b", VENUS, "Venus", None),
-        ("c", LOSING, "no score", None),
+    (shown,) = of_type(events, Showdown)
+    assert shown.visible_to is None
+    assert [(h.player, h.dice, h.hand_name) for h in shown.hands] == [
+        ("a", SENIO_10, "Senio 10"),
+        ("b", VENUS, "Venus"),
+        ("c", LOSING, "no score"),
     ]
     (award,) = of_type(events, PotAwarded)
     assert (award.player, award.amount, award.hand_name) == ("b", 3, "Venus")
@@ -86,7 +86,7 @@ def test_win_by_folds_reveals_nothing_and_returns_the_uncalled_bet() -> None:
     events += game.act("a", Bet(50))
     events += game.act("b", Fold())
     events += game.act("c", Fold())
-    assert of_type(events, DiceRevealed) == []
+    assert of_type(events, Showdown) == []
     (returned,) = of_type(events, BetReturned)
     assert (returned.player, returned.amount) == ("a", 50)
     (award,) = of_type(events, PotAwarded)
@@ -107,7 +107,7 @@ def test_uncalled_part_of_a_bet_goes_back_before_showdown() -> None:
     events += game.act("c", Fold())
     (returned,) = of_type(events, BetReturned)
     assert (returned.player, returned.amount) == ("a", 30)
-    (pots,) = of_type(events, PotsFormed)
+    (pots,) = of_type(events, Showdown)
     assert pots.pots == (PotInfo(amount=43, eligible=("a", "b")),)
     assert stacks(game) == {"a": 79, "b": 43, "c": 99}
     assert conserved(game)
@@ -135,7 +135,7 @@ def test_side_pots_with_three_all_ins_of_different_sizes() -> None:
         ("d", "raise", 59, True),
         ("a", "call", 59, False),
     ]
-    (formed,) = of_type(events, PotsFormed)
+    (formed,) = of_type(events, Showdown)
     assert formed.pots == (
         PotInfo(amount=40, eligible=("a", "b", "c", "d")),
         PotInfo(amount=60, eligible=("a", "c", "d")),
@@ -292,10 +292,80 @@ def test_all_in_for_less_than_the_minimum_bet() -> None:
     start(game, button="c")
     rolled(game, "abc")
     legal = game.legal_actions("a")
-    assert (legal.bet_min, legal.bet_max, legal.all_in_total) == (3, 3, 3)
-    game.act("a", Bet(3))
+    # No bet is offered below the minimum: an all-in for less is the only way in.
+    assert legal.actions == {ActionKind.CHECK, ActionKind.ALL_IN}
+    assert (legal.bet_min, legal.bet_max, legal.all_in_total) == (None, None, 3)
+    with pytest.raises(RuleError) as refused:
+        game.act("a", Bet(3))
+    assert refused.value.code is ErrorCode.ILLEGAL_ACTION
+    game.act("a", AllIn())
     # b has not acted: may raise to at least 3 + 5.
     assert game.legal_actions("b").raise_min == 8
+
+
+@pytest.mark.parametrize(
+    ("structure", "bet", "stack", "next_raise_min"),
+    [
+        ("no_limit", 10, 15, 24),  # b can call 10 but has only 4 more: not a raise to 20
+        ("pot_limit", 3, 6, 8),  # the pot is 3: b calls 3 and has 2 more, short of 6
+        ("fixed_limit", 10, 15, 24),
+    ],
+)
+def test_a_short_all_in_raise_is_offered_as_all_in_alone(
+    structure: str, bet: int, stack: int, next_raise_min: int
+) -> None:
+    game = table(
+        "liars",
+        dice=[*LOSING, *VENUS, *SENIO_22],
+        stacks={"b": stack},
+        betting_structure=structure,
+        **({"bet_size": 10} if structure == "fixed_limit" else {}),
+    )
+    start(game, button="c")
+    rolled(game, "abc")
+    game.act("a", Bet(bet))
+    legal = game.legal_actions("b")
+    assert legal.actions == {ActionKind.FOLD, ActionKind.CALL, ActionKind.ALL_IN}
+    assert (legal.raise_min, legal.raise_max, legal.all_in_total) == (None, None, stack - 1)
+    with pytest.raises(RuleError) as refused:
+        game.act("b", Raise(stack - 1))
+    assert refused.value.code is ErrorCode.ILLEGAL_ACTION
+    events = game.act("b", AllIn())
+    assert [(e.action, e.total, e.all_in) for e in of_type(events, BetPlaced)] == [
+        ("raise", stack - 1, True)
+    ]
+    # The short all-in leaves the last full raise size as it was.
+    assert game.legal_actions("c").raise_min == next_raise_min
+
+
+@pytest.mark.parametrize(
+    ("structure", "stack", "offered"),
+    [
+        ("no_limit", 3, (None, None)),  # below the minimum bet of 5: all-in alone
+        ("no_limit", 5, (5, 5)),  # the minimum bet is the whole stack: both
+        ("no_limit", 6, (5, 6)),
+        ("fixed_limit", 9, (None, None)),  # below bet_size 10
+        ("fixed_limit", 11, (10, 10)),
+    ],
+)
+def test_bets_are_offered_only_in_full(
+    structure: str, stack: int, offered: tuple[int | None, int | None]
+) -> None:
+    game = table(
+        "liars",
+        dice=[*LOSING, *VENUS, *SENIO_22],
+        ante=5,
+        stacks={"a": stack + 5},
+        betting_structure=structure,
+        **({"bet_size": 10} if structure == "fixed_limit" else {}),
+    )
+    start(game, button="c")
+    rolled(game, "abc")
+    legal = game.legal_actions("a")
+    assert (legal.bet_min, legal.bet_max) == offered
+    assert (ActionKind.BET in legal.actions) == (offered[0] is not None)
+    # All-in is offered whenever the whole stack is within what a bet may be.
+    assert legal.all_in_total == (stack if structure == "no_limit" or stack <= 10 else None)
 
 
 def test_no_betting_when_only_one_player_can_bet() -> None:

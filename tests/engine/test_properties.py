@@ -41,14 +41,14 @@ from server.engine import (
     Variant,
     view,
 )
-from server.engine.events import DiceRevealed, DiceRolled, Event, PotAwarded, Rerolled, RollOff
+from server.engine.events import DiceRolled, Event, PotAwarded, Rerolled, RollOff, Showdown
 from server.engine.state import Phase
 
 MAX_STEPS_PER_HAND = 3000
 HANDS = 6
-DICE_FIELDS = {"dice", "faces"}
+DICE_FIELDS = {"dice", "faces", "hands"}
 # Events allowed to carry dice, and on what terms (checked in check_privacy).
-DICE_EVENTS = (DiceRolled, DiceRevealed, RollOff, Rerolled)
+DICE_EVENTS = (DiceRolled, Showdown, RollOff, Rerolled)
 
 _PLAIN: dict[ActionKind, Action] = {
     ActionKind.ROLL: Roll(),
@@ -115,11 +115,15 @@ class Referee:
 
     def check_privacy(self, events: list[Event]) -> None:
         hand = self.game.state.hand
-        # The transport's contract: a private event is followed by its public twin.
-        for i, event in enumerate(events):
-            if event.visible_to is not None:
-                assert i + 1 < len(events), event
-                assert events[i + 1].visible_to is None, events[i : i + 2]
+        # The transport's contract: a private event names its public form, which
+        # carries no dice; a public event names none.
+        for event in events:
+            if event.visible_to is None:
+                assert event.public is None, event
+            else:
+                assert event.public is not None, event
+                assert event.public.visible_to is None, event
+                assert not {f.name for f in fields(event.public)} & DICE_FIELDS, event
         for event in events:
             names = {f.name for f in fields(event)}
             if not isinstance(event, DICE_EVENTS):
@@ -128,8 +132,8 @@ class Referee:
                 continue
             if isinstance(event, DiceRolled):
                 assert event.visible_to == event.player, event
-            if isinstance(event, DiceRevealed):
-                assert event.player not in hand.folded, event
+            if isinstance(event, Showdown):
+                assert [h.player for h in event.hands] == hand.still_in, event
                 assert len(hand.still_in) > 1, event
             if isinstance(event, PotAwarded) and len(hand.still_in) == 1:
                 assert event.hand_name is None, event
@@ -137,7 +141,9 @@ class Referee:
             return
         for viewer in [*self.game.state.seats, None]:
             for seat in view(self.game.state, viewer).seats:
-                if seat.player == viewer or seat.dice is None:
+                if not seat.dice_count:
+                    assert seat.dice in ((), None), (viewer, seat)  # null means hidden
+                if seat.player == viewer or not seat.dice:
                     continue
                 assert seat.player in hand.revealed, (viewer, seat)
                 assert seat.player not in hand.folded, (viewer, seat)

@@ -10,7 +10,7 @@ from server.engine.events import (
     Folded,
     PotAwarded,
     PotInfo,
-    PotsFormed,
+    Showdown,
     StreetStarted,
 )
 
@@ -102,7 +102,7 @@ def test_a_short_stack_pays_what_it_has_and_plays_for_the_main_pot() -> None:
             assert game.state.seats["a"].stack == 0
     paid_by_a = [e for e in of_type(events, AntePaid) if e.player == "a"]
     assert [(e.amount, e.all_in) for e in paid_by_a] == [(3, False), (1, True)]
-    (formed,) = of_type(events, PotsFormed)
+    (formed,) = of_type(events, Showdown)
     assert formed.pots == (
         PotInfo(amount=12, eligible=("a", "b", "c")),
         PotInfo(amount=16, eligible=("b", "c")),
@@ -124,5 +124,22 @@ def test_no_antes_asked_of_a_player_alone_with_chips() -> None:
                 events += game.act(player, Ante())
     # After street 1 only b has chips: streets 2..4 are rolled, never paid.
     assert len(of_type(events, AntePaid)) == 3
+    assert not game.hand_in_progress
+    assert conserved(game)
+
+
+def test_nobody_is_asked_once_an_ante_leaves_one_player_with_chips() -> None:
+    # a's ante on street 1 empties a's stack: b, alone with chips, would only
+    # pay into a side pot of its own, so b is not asked (RULES §4.4).
+    game = table("stud", players="ab", dice=[6, 1] * 4, ante=3, stacks={"a": 3})
+    start(game, button="b")
+    street(game, "ab")
+    assert game.to_act() == ("a",)
+    events = game.act("a", Ante())
+    assert [(e.player, e.all_in) for e in of_type(events, AntePaid)] == [("a", True)]
+    assert of_type(events, StreetStarted) == [StreetStarted(street=2)]
+    assert game.state.seats["b"].stack == 100
+    for _ in range(3):
+        street(game, "ab")
     assert not game.hand_in_progress
     assert conserved(game)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from server.engine import (
+    AllIn,
     Bet,
     Check,
     ErrorCode,
@@ -21,13 +22,15 @@ from server.engine import (
     Settings,
 )
 from server.engine.events import (
-    DiceRevealed,
     Folded,
     FoldReason,
+    HandEnded,
     HandStarted,
+    Payment,
     PlayerBusted,
     PlayerLeft,
     PotAwarded,
+    Showdown,
     SitOutReason,
     TimedOut,
 )
@@ -90,6 +93,64 @@ def test_players_who_cannot_pay_or_are_not_ready_sit_out() -> None:
     }
 
 
+def test_the_first_sit_out_reason_that_applies_is_given() -> None:
+    # One documented order, busted, not_ready, short_stack: a busted player who
+    # is also not ready is busted; a short player who is not ready is not ready.
+    game = table("liars", players="abcd", dice=SeededDice(1), ante=5, stacks={"c": 4, "d": 0})
+    game.set_ready("c", False)
+    game.set_ready("d", False)
+    started = of_type(game.start_hand(), HandStarted)[0]
+    assert dict(started.sitting_out) == {
+        "c": SitOutReason.NOT_READY,
+        "d": SitOutReason.BUSTED,
+    }
+
+
+def test_the_entry_antes_are_paid_in_the_hand_started_event() -> None:
+    game = table("liars", players="abc", dice=SeededDice(1), ante=5, stacks={"c": 5})
+    (started,) = start(game, button="c")
+    assert started.antes == (
+        Payment("a", 5, 95, False),
+        Payment("b", 5, 95, False),
+        Payment("c", 5, 0, True),
+    )
+    assert (
+        of_type(start(table("stud", players="ab", dice=SeededDice(1)), button="b"), HandStarted)[
+            0
+        ].antes
+        == ()
+    )
+
+
+def test_hand_ended_lists_every_seated_player_in_seat_order() -> None:
+    # b sits out (not ready), d sits down during the hand, c leaves during it.
+    game = table("simple", players="abce", dice=[6, 4, 3, 1, 1, 1, 1, 1])
+    game.set_ready("b", False)
+    start(game, button="e")
+    game.sit("d")
+    game.leave("c")
+    events = game.act("a", Roll()) + game.act("e", Roll())
+    (ended,) = of_type(events, HandEnded)
+    assert ended.stacks == (("a", 102), ("b", 100), ("e", 99), ("d", 100))
+
+
+def test_leaving_all_in_during_a_hand_busts_the_player() -> None:
+    game = table("liars", players="abc", dice=SeededDice(3), stacks={"a": 11})
+    start(game, button="c")
+    for player in "abc":
+        game.act(player, Roll())
+    game.act("a", AllIn())
+    events = game.leave("a")
+    assert [type(e) for e in events] == [Folded, PlayerBusted, PlayerLeft]
+    assert events[-1] == PlayerLeft(player="a", seat=0, stack=0)
+    # Leaving between hands with no chips busts nobody again.
+    game2 = table("simple", players="ab", dice=[6, 4, 3, 1, 1, 1, 1, 1], stacks={"b": 1})
+    start(game2, button="b")
+    game2.act("a", Roll())
+    game2.act("b", Roll())
+    assert game2.leave("b") == [PlayerLeft(player="b", seat=1, stack=0)]
+
+
 def test_stud_deals_in_a_player_with_less_than_an_ante() -> None:
     game = table("stud", players="ab", dice=SeededDice(1), ante=5, stacks={"a": 1})
     events = game.start_hand()
@@ -121,7 +182,7 @@ def test_leaving_mid_hand_is_a_fold_and_the_stack_goes_with_the_player() -> None
     assert game.state.chips_taken == 99
     assert game.to_act() == ("b",)
     events = game.leave("b")  # on turn: a fold, and a is the last one standing
-    assert of_type(events, DiceRevealed) == []
+    assert of_type(events, Showdown) == []
     award = of_type(events, PotAwarded)[0]
     assert (award.player, award.amount) == ("a", 3)
     assert conserved(game)

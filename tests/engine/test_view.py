@@ -76,3 +76,15 @@ def test_view_carries_the_settings_and_the_button() -> None:
         ("a", 0, 100, False),
         ("b", 1, 100, False),
     ]
+
+
+def test_null_dice_mean_hidden_and_nothing_else() -> None:
+    # In liars', another dealt-in player's dice are hidden (null) even before they
+    # roll; one's own are shown, empty before rolling; a player not dealt in holds
+    # no dice, which is no secret: an empty list for everyone.
+    game = table("liars", players="abc", dice=[*VENUS, *SENIO])
+    game.set_ready("c", False)
+    start(game, button="b")
+    assert dice_seen(game, "a") == {"a": (), "b": None, "c": ()}
+    assert dice_seen(game, None) == {"a": None, "b": None, "c": ()}
+    assert dice_seen(game, "c") == {"a": None, "b": None, "c": ()}
