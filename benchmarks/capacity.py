@@ -72,6 +72,8 @@ class Process:
         )  # fmt: skip
         pin(self.proc.pid, 0)
         self.ticks = os.sysconf("SC_CLK_TCK")
+        self.protocol = ""
+        """The protocol version a game server speaks (its checkout's own)."""
 
     def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -108,8 +110,8 @@ def start_game_server(root: Path = ROOT) -> tuple[Process, int]:
            "TALI_MAX_ROOMS": "100000"}  # fmt: skip
     process = Process(["-c", _GAME_LAUNCHER], env, cwd=root)
     assert process.proc.stdout is not None
-    port = int(process.proc.stdout.readline().split()[1])
-    return process, port
+    _, port, process.protocol = process.proc.stdout.readline().decode().split()
+    return process, int(port)
 
 
 # Starts the real server on a free port and prints it, like `tali-server --port 0`.
@@ -118,13 +120,14 @@ import asyncio, signal
 from server.app import TaliServer, loop_factory, tune_gc
 from server.config import ServerConfig
 from server.logs import configure
+from protocol.codec import PROTOCOL_VERSION
 config = ServerConfig()
 async def main():
     tune_gc()
     configure(config.log_format, config.log_level)
     app = TaliServer(config)
     await app.start()
-    print("listening", app.port, flush=True)
+    print("listening", app.port, PROTOCOL_VERSION, flush=True)
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
@@ -149,6 +152,8 @@ class Stats:
     latencies: list[float] = field(default_factory=list)
     actions: int = 0
     frames: int = 0
+    hands_ended: int = 0
+    """hand_ended frames received: one per player per hand."""
     measuring: bool = False
 
     def record(self, seconds: float) -> None:
@@ -166,8 +171,11 @@ class Pending:
 class GameRoom:
     """Four players of one liars' room, answering every prompt at once (or at human pace)."""
 
-    def __init__(self, stats: Stats, rng: random.Random, pace: float = 0.0) -> None:
+    def __init__(
+        self, stats: Stats, rng: random.Random, pace: float = 0.0, protocol: str = ""
+    ) -> None:
         self.stats = stats
+        self.protocol = protocol
         self.rng = rng
         self.pace = pace
         self.players: list[LeanConnection] = []
@@ -184,6 +192,8 @@ class GameRoom:
         stats = self.stats
         if stats.measuring:
             stats.frames += 1
+            if payload.startswith(b'{"type":"hand_ended"'):
+                stats.hands_ended += 1
         if payload.startswith(RESULT_TYPES):
             match = PLAYER.search(payload)
             if match is not None:
@@ -252,7 +262,7 @@ class GameRoom:
         for seat in range(4):
             conn = await open_connection(HOST, port, self.on_text)
             welcome = await self.request(
-                conn, {"type": "hello", "protocol": "1.0", "name": f"r{index}p{seat}"}
+                conn, {"type": "hello", "protocol": self.protocol, "name": f"r{index}p{seat}"}
             )
             self.ids[conn] = welcome["player_id"]
             self.players.append(conn)
@@ -339,7 +349,9 @@ async def measure(
     try:
         for i in range(rooms):
             table: GameRoom | BareRoom = (
-                GameRoom(stats, rng, pace) if kind == "game" else BareRoom(stats, i, pace, deflate)
+                GameRoom(stats, rng, pace, process.protocol)
+                if kind == "game"
+                else BareRoom(stats, i, pace, deflate)
             )
             tables.append(table)
         # Set up in groups of 50 rooms at a time: thousands of rooms one by one take minutes.
@@ -372,6 +384,8 @@ async def measure(
     return {
         "actions_s": stats.actions / elapsed,
         "frames_s": stats.frames / elapsed,
+        # Frames the four players of a room received per hand, all told.
+        "frames_hand": stats.frames * 4 / stats.hands_ended if stats.hands_ended else 0.0,
         "p50": percentile(lat, 0.5) * 1000,
         "p90": percentile(lat, 0.9) * 1000,
         "p99": percentile(lat, 0.99) * 1000,
@@ -402,7 +416,9 @@ async def idle_memory(kind: str, connections: int, deflate: bool = False) -> flo
             conn = await open_connection(HOST, port, on_text, deflate)
             if kind == "game":
                 conn.send_text(
-                    json.dumps({"type": "hello", "protocol": "1.0", "name": f"idle{i}"}).encode()
+                    json.dumps(
+                        {"type": "hello", "protocol": process.protocol, "name": f"idle{i}"}
+                    ).encode()
                 )
             else:
                 conn.send_text(json.dumps({"type": "join", "room": f"idle{i}"}).encode())
@@ -479,6 +495,8 @@ async def main() -> None:
         print(header)
         game = await measure("game", rooms, args.warmup, args.seconds)
         print(row("tali", game), flush=True)
+        print(f"tali: {game['frames_hand']:.0f} frames delivered per four-player liars' hand "
+              f"({game['frames_hand'] / 4:.1f} per player)")  # fmt: skip
         bare = await measure("bare", rooms, args.warmup, args.seconds)
         print(row("bare", bare))
         print(f"ratio tali/bare: actions/s {game['actions_s'] / bare['actions_s']:.0%}, "

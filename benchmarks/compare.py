@@ -52,11 +52,17 @@ async def main() -> None:
             results[name].append(result)
             print(capacity.row(f"{name} #{run}", result), flush=True)
     medians = {
-        name: {key: statistics.median(r[key] for r in runs) for key in ("actions_s", "p99")}
+        name: {
+            key: statistics.median(r[key] for r in runs)
+            for key in ("actions_s", "p99", "frames_hand")
+        }
         for name, runs in results.items()
     }
     for name, median in medians.items():
-        print(f"median {name}: {median['actions_s']:,.0f} actions/s, p99 {median['p99']:.1f} ms")
+        print(
+            f"median {name}: {median['actions_s']:,.0f} actions/s, p99 {median['p99']:.1f} ms, "
+            f"{median['frames_hand']:.0f} frames per four-player hand"
+        )
     ratio = medians["this"]["actions_s"] / medians["other"]["actions_s"]
     print(
         f"this/other: actions/s {ratio:.1%}, p99 {medians['this']['p99'] / medians['other']['p99']:.2f}x"

@@ -1,3 +1,4 @@
-"""The published tali protocol: models, schemas and documents for client authors."""
+"""The published tali protocol: models, schemas and documents for client authors.
 
-PROTOCOL_VERSION = "1.0"
+The version is ``protocol.codec.PROTOCOL_VERSION``.
+"""

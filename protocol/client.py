@@ -28,10 +28,14 @@ from protocol.types import (
 
 
 class Request(Strict):
+    """Base of every client message: an optional ``id`` the direct reply echoes."""
+
     id: RequestId | None = None
 
 
 class RoomRequest(Request):
+    """Base of the requests about one room."""
+
     room: RoomId
 
 
@@ -45,6 +49,8 @@ class Hello(Request):
 
 
 class ListRooms(Request):
+    """Ask for every open room; the reply is ``room_list``."""
+
     type: Literal["list_rooms"]
 
 
@@ -55,6 +61,8 @@ class SubscribeLobby(Request):
 
 
 class UnsubscribeLobby(Request):
+    """Stop receiving ``lobby_update``."""
+
     type: Literal["unsubscribe_lobby"]
 
 
@@ -109,10 +117,14 @@ class Resync(RoomRequest):
 
 
 class Roll(RoomRequest):
+    """Roll the dice you owe: four at the start of a hand, one on a stud street."""
+
     type: Literal["roll"]
 
 
 class Check(RoomRequest):
+    """Liars' betting: stay in without betting when there is nothing to call."""
+
     type: Literal["check"]
 
 
@@ -124,6 +136,8 @@ class Bet(RoomRequest):
 
 
 class Call(RoomRequest):
+    """Liars' betting: match the current bet, or put in your whole stack if it is smaller."""
+
     type: Literal["call"]
 
 
@@ -141,6 +155,8 @@ class AllIn(RoomRequest):
 
 
 class Fold(RoomRequest):
+    """Give up the hand (liars' betting, stud ante); your dice are never shown."""
+
     type: Literal["fold"]
 
 
@@ -152,6 +168,8 @@ class Reroll(RoomRequest):
 
 
 class Pass(RoomRequest):
+    """Draw tali: keep your dice this draw round."""
+
     type: Literal["pass"]
 
 
@@ -162,11 +180,15 @@ class Ante(RoomRequest):
 
 
 class Chat(RoomRequest):
+    """Say something to everyone in the room."""
+
     type: Literal["chat"]
     text: ChatText
 
 
 class Ping(Request):
+    """Check that the server is alive; the reply is ``pong``, echoing ``data``."""
+
     type: Literal["ping"]
     data: Annotated[str, Field(max_length=64)] | None = None
 

@@ -18,8 +18,8 @@ from protocol.errors import ErrorCode
 from protocol.server import ServerMessage
 from protocol.types import MAX_SAFE_INTEGER
 
-PROTOCOL_VERSION: Final = "1.0"
-SUPPORTED_MAJOR: Final = 1
+PROTOCOL_VERSION: Final = "2.0"
+SUPPORTED_MAJOR: Final = 2
 
 CLIENT_ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
 SERVER_ADAPTER: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)

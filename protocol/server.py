@@ -45,6 +45,7 @@ from protocol.types import (
     RoomState,
     SeatIndex,
     Seq,
+    SeqOrZero,
     SessionToken,
     SitOutReason,
     Strict,
@@ -56,7 +57,26 @@ from protocol.types import (
 
 
 class Reply(Strict):
+    """Base of the direct replies: each echoes the ``id`` of the request it answers."""
+
     id: RequestId | None = None
+
+
+class Limits(Strict):
+    """The limits this server holds every connection to, so that a client can pace itself."""
+
+    max_frame_bytes: Annotated[int, Field(ge=1, le=1_048_576)]
+    """The largest client frame, in bytes of UTF-8; larger ones close the connection."""
+    messages_per_second: Annotated[float, Field(gt=0, le=10_000)]
+    """Messages a connection may send per second, sustained (a token bucket)."""
+    message_burst: Annotated[int, Field(ge=1, le=100_000)]
+    """Messages a connection may send at once, after a quiet spell (the bucket's size)."""
+    abuse_limit: Annotated[int, Field(ge=1, le=100_000)]
+    """Dropped (rate-limited) messages within 10 seconds that close the connection."""
+    chat_per_minute: Annotated[int, Field(ge=1, le=10_000)]
+    """Chat messages a member may send per room in any 60 seconds."""
+    max_rooms_per_player: Annotated[int, Field(ge=1, le=10_000)]
+    """Open rooms one session may have created."""
 
 
 class Welcome(Reply):
@@ -71,6 +91,7 @@ class Welcome(Reply):
     resumed: bool
     rooms: Annotated[list[RoomId], Field(max_length=64)]
     """Rooms this session is in (after a resume: a ``snapshot`` of each follows)."""
+    limits: Limits
 
 
 class Result(Reply):
@@ -109,6 +130,8 @@ class EffectiveSettings(Strict):
 
 
 class RoomSummary(Strict):
+    """One open room as the lobby shows it."""
+
     room: RoomId
     settings: EffectiveSettings
     seats_taken: Annotated[int, Field(ge=0, le=8)]
@@ -118,11 +141,15 @@ class RoomSummary(Strict):
 
 
 class RoomList(Reply):
+    """Answer to ``list_rooms``: every open room."""
+
     type: Literal["room_list"]
     rooms: Annotated[list[RoomSummary], Field(max_length=10_000)]
 
 
 class Pong(Reply):
+    """Answer to ``ping``, echoing its ``data``."""
+
     type: Literal["pong"]
     data: Annotated[str, Field(max_length=64)] | None = None
 
@@ -156,9 +183,10 @@ class LegalActions(Strict):
 class YourTurn(Strict):
     """It is your turn: the legal actions and when the timer acts for you.
 
-    ``deadline`` is the server's clock in Unix milliseconds; ``seconds_left``
-    is the same deadline relative to when the message was sent, for clients
-    whose clock differs from the server's.
+    ``deadline`` is the server's clock in Unix milliseconds, the same integer
+    as in the ``waiting_for`` naming you; ``seconds_left`` is that deadline
+    relative to when the message was sent, for clients whose clock differs
+    from the server's. A newer ``your_turn`` for the room replaces this one.
     """
 
     type: Literal["your_turn"]
@@ -171,6 +199,8 @@ class YourTurn(Strict):
 
 
 class SeatView(Strict):
+    """One seat of a snapshot, as the snapshot's recipient may see it."""
+
     player: PlayerId
     name: Name
     seat: SeatIndex
@@ -180,18 +210,23 @@ class SeatView(Strict):
     in_hand: bool
     folded: bool
     dice: Dice | None
-    """The dice, or null when you may not see them (another player's hidden roll)."""
+    """The dice (empty before rolling or when not dealt in); null exactly when you may not
+    see them (another player's hidden liars' roll)."""
     dice_count: Annotated[int, Field(ge=0, le=4)]
     bet: Chips
     contributed: Chips
 
 
 class Pot(Strict):
+    """A pot and the players who contest it."""
+
     amount: Chips
     eligible: Annotated[list[PlayerId], Field(max_length=8)]
 
 
 class HandView(Strict):
+    """The current hand of a snapshot (or the last one, complete, between hands)."""
+
     number: HandNumber
     phase: Phase
     button: SeatIndex
@@ -210,7 +245,7 @@ class Snapshot(Strict):
 
     type: Literal["snapshot"]
     room: RoomId
-    seq: Annotated[int, Field(ge=0)]
+    seq: SeqOrZero
     you: PlayerId
     role: Role
     settings: EffectiveSettings
@@ -238,6 +273,8 @@ class ServerShutdown(Strict):
 
 
 class RoomEvent(Strict):
+    """Base of the room events: each carries its room and its place in the room's sequence."""
+
     type: str
     room: RoomId
     seq: Seq
@@ -273,27 +310,46 @@ class PlayerDisconnected(RoomEvent):
 
 
 class PlayerReconnected(RoomEvent):
+    """A disconnected member is back (resumed its session)."""
+
     type: Literal["player_reconnected"]
     player: PlayerId
 
 
 class ReadinessChanged(RoomEvent):
+    """A player sat out of, or back into, coming hands."""
+
     type: Literal["readiness_changed"]
     player: PlayerId
     ready: bool
 
 
 class PlayerBusted(RoomEvent):
+    """A player's chips ran out: at the end of a hand, or leaving a hand all in."""
+
     type: Literal["player_busted"]
     player: PlayerId
 
 
 class SittingOut(Strict):
+    """A seated player not dealt in, and why."""
+
     player: PlayerId
     reason: SitOutReason
 
 
+class Payment(Strict):
+    """Chips a player paid, their stack afterwards, and whether it emptied it."""
+
+    player: PlayerId
+    amount: Amount
+    stack: Chips
+    all_in: bool
+
+
 class HandStarted(RoomEvent):
+    """A hand begins: who is dealt in, who sits out, and the entry antes they paid."""
+
     type: Literal["hand_started"]
     hand: HandNumber
     variant: Variant
@@ -301,12 +357,16 @@ class HandStarted(RoomEvent):
     players: Annotated[list[PlayerId], Field(min_length=2, max_length=8)]
     """Dealt in, in turn order."""
     sitting_out: Annotated[list[SittingOut], Field(max_length=8)]
+    antes: Annotated[list[Payment], Field(max_length=8)]
+    """The entry antes, in turn order: one per player dealt in; none in stud."""
 
 
 class AntePaid(RoomEvent):
+    """Stud tali: a player paid a street's ante."""
+
     type: Literal["ante_paid"]
     player: PlayerId
-    amount: Chips
+    amount: Amount
     stack: Chips
     all_in: bool
 
@@ -326,22 +386,23 @@ class DiceRolled(RoomEvent):
 
 
 class RolledInSecret(RoomEvent):
+    """Liars' tali: a player rolled in secret (everyone but the roller receives this)."""
+
     type: Literal["rolled_in_secret"]
     player: PlayerId
 
 
-class BettingRoundStarted(RoomEvent):
-    type: Literal["betting_round_started"]
-    pot: Chips
-
-
 class DrawRoundStarted(RoomEvent):
+    """Draw tali: a draw round begins."""
+
     type: Literal["draw_round_started"]
     round: Annotated[int, Field(ge=1, le=20)]
     last: bool
 
 
 class StreetStarted(RoomEvent):
+    """Stud tali: a street begins."""
+
     type: Literal["street_started"]
     street: Annotated[int, Field(ge=1, le=4)]
 
@@ -349,8 +410,8 @@ class StreetStarted(RoomEvent):
 class WaitingFor(RoomEvent):
     """The table now waits for ``players`` (several in a roll phase) until ``deadline``.
 
-    Sent to everyone whenever the turn moves; the players named also receive
-    their own ``your_turn`` with the legal actions.
+    Sent to everyone when a decision is asked for, and again when anything changes
+    the decision asked; the players named also receive their own ``your_turn``.
     """
 
     type: Literal["waiting_for"]
@@ -367,6 +428,8 @@ class TimedOut(RoomEvent):
 
 
 class Checked(RoomEvent):
+    """A player checked (liars' betting)."""
+
     type: Literal["checked"]
     player: PlayerId
 
@@ -377,19 +440,23 @@ class BetPlaced(RoomEvent):
     type: Literal["bet_placed"]
     player: PlayerId
     action: BetAction
-    added: Chips
+    added: Amount
     total: Chips
     stack: Chips
     all_in: bool
 
 
 class Folded(RoomEvent):
+    """A player folded; their dice are never revealed."""
+
     type: Literal["folded"]
     player: PlayerId
     reason: FoldReason
 
 
 class BetReturned(RoomEvent):
+    """The part of a bet no one called went back to its owner."""
+
     type: Literal["bet_returned"]
     player: PlayerId
     amount: Amount
@@ -397,6 +464,8 @@ class BetReturned(RoomEvent):
 
 
 class Rerolled(RoomEvent):
+    """Draw tali: a player paid and had one die rolled again, publicly."""
+
     type: Literal["rerolled"]
     player: PlayerId
     die: DieIndex
@@ -408,30 +477,29 @@ class Rerolled(RoomEvent):
 
 
 class Passed(RoomEvent):
+    """Draw tali: a player kept their dice this round."""
+
     type: Literal["passed"]
     player: PlayerId
 
 
-class PotsFormed(RoomEvent):
-    """The pots about to be contested, main pot first."""
-
-    type: Literal["pots_formed"]
-    pots: Annotated[list[Pot], Field(min_length=1, max_length=8)]
-
-
-class DiceRevealed(RoomEvent):
-    """Liars' showdown: a player still in shows their dice."""
-
-    type: Literal["dice_revealed"]
-    player: PlayerId
-    dice: FourDice
-    hand_name: HandName
-
-
 class ContestRoll(Strict):
+    """A player's four dice and the name of the roll."""
+
     player: PlayerId
     dice: FourDice
     hand_name: HandName
+
+
+class Showdown(RoomEvent):
+    """The hands still in, shown to everyone, and the pots they contest, main pot first.
+
+    In liars' tali this is the reveal (a folded player's dice are never in it).
+    """
+
+    type: Literal["showdown"]
+    hands: Annotated[list[ContestRoll], Field(min_length=1, max_length=8)]
+    pots: Annotated[list[Pot], Field(min_length=1, max_length=8)]
 
 
 class RollOff(RoomEvent):
@@ -456,11 +524,15 @@ class PotAwarded(RoomEvent):
 
 
 class StackView(Strict):
+    """A player's stack."""
+
     player: PlayerId
     stack: Chips
 
 
 class HandEnded(RoomEvent):
+    """The hand is over: every seated player's stack, and when the next hand is due."""
+
     type: Literal["hand_ended"]
     hand: HandNumber
     stacks: Annotated[list[StackView], Field(max_length=8)]
@@ -468,6 +540,8 @@ class HandEnded(RoomEvent):
 
 
 class ChatMessage(RoomEvent):
+    """A member said something."""
+
     type: Literal["chat"]
     player: PlayerId
     name: Name
@@ -494,7 +568,6 @@ ServerMessage = Annotated[
     | AntePaid
     | DiceRolled
     | RolledInSecret
-    | BettingRoundStarted
     | DrawRoundStarted
     | StreetStarted
     | WaitingFor
@@ -505,8 +578,7 @@ ServerMessage = Annotated[
     | BetReturned
     | Rerolled
     | Passed
-    | PotsFormed
-    | DiceRevealed
+    | Showdown
     | RollOff
     | PotAwarded
     | HandEnded

@@ -8,7 +8,7 @@ author exactly what is allowed.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +32,7 @@ ProtocolVersion = Annotated[str, Field(pattern=r"^[0-9]{1,3}\.[0-9]{1,3}$")]
 Chips = Annotated[int, Field(ge=0, le=MAX_CHIPS)]
 Amount = Annotated[int, Field(ge=1, le=MAX_CHIPS)]
 Seq = Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)]
+SeqOrZero = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 HandNumber = Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)]
 Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 SeatIndex = Annotated[int, Field(ge=0, le=7)]
@@ -39,7 +40,32 @@ DieIndex = Annotated[int, Field(ge=0, le=3)]
 Face = Annotated[int, Field(ge=1, le=6)]
 Dice = Annotated[list[Face], Field(max_length=4)]
 FourDice = Annotated[list[Face], Field(min_length=4, max_length=4)]
-HandName = Annotated[str, Field(min_length=1, max_length=32)]
+HandName = Literal[
+    "Venus",
+    "Senio 6",
+    "Senio 7",
+    "Senio 8",
+    "Senio 9",
+    "Senio 10",
+    "Senio 11",
+    "Senio 12",
+    "Senio 13",
+    "Senio 14",
+    "Senio 15",
+    "Senio 16",
+    "Senio 17",
+    "Senio 18",
+    "Senio 19",
+    "Senio 20",
+    "Senio 21",
+    "Senio 22",
+    "Vultures (6s)",
+    "Vultures (4s)",
+    "Vultures (3s)",
+    "The Dog",
+    "no score",
+]
+"""The name of a roll (rules §1.2), best class first: a closed set."""
 ChatText = Annotated[
     str, Field(min_length=1, max_length=280, pattern=r"^[^\x00-\x08\x0b-\x1f\x7f]+$")
 ]

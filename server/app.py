@@ -57,6 +57,14 @@ class TaliServer:
         self.log = get_logger()
         self.metrics.watch(self)
         self.static = StaticFiles(config.client_dir or default_client_dir())
+        self.limits = msg.Limits(
+            max_frame_bytes=config.max_frame_bytes,
+            messages_per_second=config.rate_per_second,
+            message_burst=config.rate_burst,
+            abuse_limit=config.abuse_limit,
+            chat_per_minute=config.chat_per_minute,
+            max_rooms_per_player=config.max_rooms_per_player,
+        )
         if config.seed is not None:
             self.log.warning("seeded_dice", note="dice and ids are reproducible: for tests only")
 

@@ -545,6 +545,7 @@ class Connection:
                 token=session.token,
                 resumed=resumed,
                 rooms=list(session.rooms),
+                limits=app.limits,
             )
         )
         if resumed:

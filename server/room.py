@@ -7,8 +7,10 @@ connections drain. Visibility was decided by the engine; the fan-out here
 only follows each event's ``visible_to``, serialising each distinct frame once.
 
 For every ``seq`` each member receives exactly one frame: a private event
-(a liars' roll) is sent to its owner *instead of* the public twin the engine
-emits right after it.
+(a liars' roll) goes to its owner, and its ``public`` form to everyone else.
+
+Every deadline is computed once, as the integer of Unix milliseconds the wire
+carries, and that same integer is sent everywhere it appears.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
@@ -27,6 +29,7 @@ from server.engine import Game, Settings, view
 from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
+from server.engine.game import LegalActions
 from server.engine.state import Phase
 from server.frames import data_frame
 from server.logs import get_logger
@@ -36,6 +39,13 @@ if TYPE_CHECKING:
     from server.engine.dice import DieSource
     from server.metrics import Metrics
     from server.session import Session
+
+
+class Deadline(NamedTuple):
+    """When a timer fires (event-loop time) and the same instant as the wire says it."""
+
+    at: float
+    ms: int
 
 
 class RequestError(Exception):
@@ -76,13 +86,15 @@ class Room:
         self._on_change = on_change
         self.metrics = metrics
         self._loop = asyncio.get_running_loop()
-        self._deadlines: dict[str, float] = {}
-        self._roll_deadline: tuple[tuple[int, int], float] | None = None
-        self._announced: tuple[tuple[str, ...], float] | None = None
+        self._deadlines: dict[str, Deadline] = {}
+        """Who the table waits for, each with their deadline."""
+        self._prompted: dict[str, LegalActions] = {}
+        """The legal actions each player waited for was last sent."""
+        self._roll_deadline: tuple[tuple[int, int], Deadline] | None = None
         self._turn_timer: asyncio.TimerHandle | None = None
         self._turn_timer_at = 0.0
         self._start_timer: asyncio.TimerHandle | None = None
-        self._next_hand_at: float | None = None
+        self._next_hand_ms: int | None = None
         self.empty_timer: asyncio.TimerHandle | None = None
         self.idle_expired = False
         """Set when the room stayed empty for ``empty_room_seconds``: the lobby closes it."""
@@ -134,7 +146,7 @@ class Room:
             your_turn=msg.YourTurn.model_validate(self._your_turn(player), strict=False)
             if player in self._deadlines
             else None,
-            next_hand_at=self._wall_ms(self._next_hand_at),
+            next_hand_at=self._next_hand_ms,
         )
 
     def chips_conserved(self) -> bool:
@@ -199,6 +211,7 @@ class Room:
         player = session.player_id
         events = self._engine(lambda: self.game.act(player, action))
         self._deadlines.pop(player, None)
+        self._prompted.pop(player, None)
         self._after(events)
 
     def chat(self, session: Session, text: str) -> None:
@@ -225,7 +238,7 @@ class Room:
         member.connected = False
         grace = self.settings.reconnect_grace_seconds * self.config.time_scale
         member.removal = self._loop.call_later(grace, self._guarded, lambda: self._remove(member))
-        until = self._wall_ms(self._loop.time() + grace) or 0
+        until = self._wall_ms(self._loop.time() + grace)
         self._broadcast(
             lambda seq: msg.PlayerDisconnected(
                 type="player_disconnected",
@@ -291,9 +304,14 @@ class Room:
             member.removal.cancel()
             member.removal = None
         if member.role is Role.PLAYER:
-            events = self.game.leave(player)
+            *folding, left = self.game.leave(player)
             self._deadlines.pop(player, None)
-            self._after(events)
+            self._prompted.pop(player, None)
+            # What the fold sets off (the turn moving on included) comes first:
+            # the leaver's player_left is the last frame the leaver receives.
+            self._publish_hand(folding)
+            self._refresh_turns()
+            self._publish([left])
         else:
             self._broadcast(
                 lambda seq: msg.PlayerLeft(
@@ -353,33 +371,28 @@ class Room:
         self.metrics.frames_out[data["type"]] += sent
 
     def _publish(self, events: list[ev.Event]) -> None:
-        i = 0
-        while i < len(events):
-            event = events[i]
-            if event.visible_to is None:
+        for event in events:
+            owner_id = event.visible_to
+            if owner_id is None:
                 self._send_all(self._data(event, self._next_seq()))
-                i += 1
                 continue
-            # A private event stands in for the public twin that follows it.
-            twin = events[i + 1] if i + 1 < len(events) else None
-            if twin is None or twin.visible_to is not None:
-                raise AssertionError(f"private event without a public twin: {type(event).__name__}")
+            # A private event: its owner gets it, everyone else its public form.
+            public = event.public
+            if public is None or public.visible_to is not None:
+                raise AssertionError(f"private event without a public form: {event!r}")
             seq = self._next_seq()
-            owner = self.members.get(event.visible_to)
+            owner = self.members.get(owner_id)
             if owner is not None:
                 private = self._data(event, seq)
                 owner.session.send(data_frame(private), private["type"])
-            self._send_all(self._data(twin, seq), but=event.visible_to)
-            i += 2
+            self._send_all(self._data(public, seq), but=owner_id)
 
     def _data(self, event: ev.Event, seq: int) -> dict[str, Any]:
         if isinstance(event, (ev.PlayerSeated, ev.PlayerLeft)):
             # Rare, and they carry a name: built and checked by their models.
             return self._message(event, seq).model_dump(mode="json")
         if isinstance(event, ev.HandEnded):
-            return wire.event_data(
-                event, self.id, seq, next_hand_at=self._wall_ms(self._next_hand_at)
-            )
+            return wire.event_data(event, self.id, seq, next_hand_at=self._next_hand_ms)
         return wire.event_data(event, self.id, seq)
 
     def _message(self, event: ev.PlayerSeated | ev.PlayerLeft, seq: int) -> msg.RoomEvent:
@@ -411,72 +424,88 @@ class Room:
 
     # timers
 
-    def _wall_ms(self, at: float | None) -> int | None:
-        if at is None:
-            return None
+    def _deadline(self, seconds: float) -> Deadline:
+        """A deadline ``seconds`` from now: when the timer fires, and the wire's integer."""
+        at = self._loop.time() + seconds
+        return Deadline(at, self._wall_ms(at))
+
+    def _wall_ms(self, at: float) -> int:
+        """Event-loop time ``at`` on the wall clock, in whole Unix milliseconds."""
         return max(0, round((time.time() + (at - self._loop.time())) * 1000))
 
     def _your_turn(self, player: str) -> dict[str, Any]:
         """The prompt for ``player`` (in ``YourTurn``'s field order)."""
         hand = self.game.hand
         assert hand is not None
-        deadline = self._deadlines[player]
+        deadline = self._deadlines[player].ms
+        left = (deadline - time.time() * 1000) / 1000
         return {
             "type": "your_turn",
             "room": self.id,
             "hand": hand.number,
             "phase": str(hand.phase),
             "legal": wire.legal_data(self.game.legal_actions(player)),
-            "deadline": self._wall_ms(deadline) or 0,
-            "seconds_left": min(600.0, max(0.0, round(deadline - self._loop.time(), 3))),
+            "deadline": deadline,
+            "seconds_left": min(600.0, max(0.0, round(left, 3))),
         }
 
     def _refresh_turns(self) -> None:
+        """Prompt whoever the table now waits for, and re-prompt anyone whose decision changed.
+
+        A player newly waited for gets a deadline and a ``your_turn``; one still
+        waited for gets a fresh ``your_turn`` (same deadline) whenever their legal
+        actions or amounts changed (someone left, timed out, busted...). Each
+        batch of prompts follows a ``waiting_for`` for the table, except within a
+        roll phase, whose opening ``waiting_for`` the roll events keep current.
+        """
         waiting = self.game.to_act()
-        for player in [p for p in self._deadlines if p not in waiting]:
-            del self._deadlines[player]
+        deadlines = self._deadlines
+        for player in [p for p in deadlines if p not in waiting]:
+            del deadlines[player]
+            self._prompted.pop(player, None)
         hand = self.game.hand
-        now = self._loop.time()
-        turn = self.settings.turn_seconds * self.config.time_scale
         prompted = []
-        for player in waiting:
-            if player in self._deadlines:
-                continue
+        if waiting:
             assert hand is not None
-            if hand.phase is Phase.ROLL:
-                # Everyone rolling in one phase shares one deadline.
-                key = (hand.number, hand.street)
-                if self._roll_deadline is None or self._roll_deadline[0] != key:
-                    self._roll_deadline = (key, now + turn)
-                deadline = self._roll_deadline[1]
-            else:
-                deadline = now + turn
-            self._deadlines[player] = deadline
-            prompted.append(player)
-        announced = (tuple(waiting), max(self._deadlines.values(), default=0.0))
-        if waiting and hand is not None and announced != self._announced:
-            # Everyone learns whose turn it is and until when; the actor also gets the prompt.
-            self._announced = announced
-            self._send_all(
-                {
-                    "type": "waiting_for",
-                    "room": self.id,
-                    "seq": self._next_seq(),
-                    "players": list(waiting),
-                    "phase": str(hand.phase),
-                    "deadline": self._wall_ms(announced[1]) or 0,
-                }
-            )
+            rolling = hand.phase is Phase.ROLL
+            turn = self.settings.turn_seconds * self.config.time_scale
+            for player in waiting:
+                legal = self.game.legal_actions(player)
+                if player not in deadlines:
+                    if rolling:
+                        # Everyone rolling in one phase shares one deadline.
+                        key = (hand.number, hand.street)
+                        if self._roll_deadline is None or self._roll_deadline[0] != key:
+                            self._roll_deadline = (key, self._deadline(turn))
+                        deadlines[player] = self._roll_deadline[1]
+                    else:
+                        deadlines[player] = self._deadline(turn)
+                elif self._prompted.get(player) == legal:
+                    continue
+                self._prompted[player] = legal
+                prompted.append(player)
+            if prompted:
+                # Everyone learns whose turn it is and until when; the actors get their prompts.
+                self._send_all(
+                    {
+                        "type": "waiting_for",
+                        "room": self.id,
+                        "seq": self._next_seq(),
+                        "players": list(waiting),
+                        "phase": str(hand.phase),
+                        "deadline": max(deadlines[p].ms for p in waiting),
+                    }
+                )
         for player in prompted:
             member = self.members.get(player)
             if member is not None:
                 member.session.send(data_frame(self._your_turn(player)), "your_turn")
-        if not self._deadlines:
+        if not deadlines:
             if self._turn_timer is not None:
                 self._turn_timer.cancel()
                 self._turn_timer = None
             return
-        at = min(self._deadlines.values())
+        at = min(d.at for d in deadlines.values())
         # A timer already due no later stays: when it fires with nothing due,
         # it is set again for the earliest deadline then. Most actions only
         # push the earliest deadline later, so this saves a new timer each.
@@ -490,9 +519,10 @@ class Room:
         self._turn_timer = None
         now = self._loop.time()
         for player, deadline in list(self._deadlines.items()):
-            if deadline > now + 0.001 or player not in self.game.to_act():
+            if deadline.at > now + 0.001 or player not in self.game.to_act():
                 continue
             del self._deadlines[player]
+            self._prompted.pop(player, None)
             self.metrics.timeouts.labels(self.settings.variant.value).inc()
             self._publish_hand(self.game.timeout(player))
         self._move_on()
@@ -505,12 +535,13 @@ class Room:
         ):
             return
         delay = self.settings.next_hand_delay_seconds * self.config.time_scale
-        self._next_hand_at = self._loop.time() + delay
-        self._start_timer = self._loop.call_later(delay, self._guarded, self._start_hand)
+        start = self._deadline(delay)
+        self._next_hand_ms = start.ms
+        self._start_timer = self._loop.call_at(start.at, self._guarded, self._start_hand)
 
     def _start_hand(self) -> None:
         self._start_timer = None
-        self._next_hand_at = None
+        self._next_hand_ms = None
         if self.game.hand_in_progress or not self.game.can_start_hand():
             return
         events = self.game.start_hand()

@@ -56,6 +56,10 @@ _EVENTS: dict[type[ev.Event], _Converter] = {
             "button": e.button,
             "players": list(e.players),
             "sitting_out": [{"player": p, "reason": r.value} for p, r in e.sitting_out],
+            "antes": [
+                {"player": a.player, "amount": a.amount, "stack": a.stack, "all_in": a.all_in}
+                for a in e.antes
+            ],
         },
     ),
     ev.AntePaid: (
@@ -72,7 +76,6 @@ _EVENTS: dict[type[ev.Event], _Converter] = {
         },
     ),
     ev.RolledInSecret: (msg.RolledInSecret, lambda e: {"player": e.player}),
-    ev.BettingRoundStarted: (msg.BettingRoundStarted, lambda e: {"pot": e.pot}),
     ev.DrawRoundStarted: (msg.DrawRoundStarted, lambda e: {"round": e.round, "last": e.last}),
     ev.StreetStarted: (msg.StreetStarted, lambda e: {"street": e.street}),
     ev.TimedOut: (msg.TimedOut, lambda e: {"player": e.player}),
@@ -106,11 +109,7 @@ _EVENTS: dict[type[ev.Event], _Converter] = {
         },
     ),
     ev.Passed: (msg.Passed, lambda e: {"player": e.player}),
-    ev.PotsFormed: (msg.PotsFormed, lambda e: {"pots": _pots(e.pots)}),
-    ev.DiceRevealed: (
-        msg.DiceRevealed,
-        lambda e: {"player": e.player, "dice": list(e.dice), "hand_name": e.hand_name},
-    ),
+    ev.Showdown: (msg.Showdown, lambda e: {"hands": _rolls(e.hands), "pots": _pots(e.pots)}),
     ev.RollOff: (
         msg.RollOff,
         lambda e: {

@@ -6,9 +6,7 @@ import asyncio
 import random
 from typing import Any
 
-from server.app import TaliServer
-
-from .harness import Client, Frame, open_client
+from .harness import Client, Frame, Listening, open_client
 
 
 def choose(legal: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -25,7 +23,7 @@ def choose(legal: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 class Bot:
     """Plays one seat; rejoins with a fresh stack when busted; can drop and resume."""
 
-    def __init__(self, server: TaliServer, client: Client, room: str, seed: int) -> None:
+    def __init__(self, server: Listening, client: Client, room: str, seed: int) -> None:
         self.server = server
         self.client = client
         self.room = room

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest_asyncio
 
@@ -51,3 +57,57 @@ async def strict_server() -> AsyncIterator[TaliServer]:
     """A server with the shipped rate limits."""
     async for app in running(TaliServer(config())):
         yield app
+
+
+@dataclass(frozen=True)
+class Served:
+    """A server in a process of its own, as ``make run`` starts it (on uvloop)."""
+
+    port: int
+
+
+@pytest_asyncio.fixture
+async def served() -> AsyncIterator[Served]:
+    """The real server process on a free loopback port: seeded, fast timers, uvloop.
+
+    On uvloop the loop's clock is read once per loop turn, which is how a
+    production server behaves and what a test of its clocks must see.
+    """
+    env = {
+        **os.environ,
+        "TALI_HOST": "127.0.0.1",
+        "TALI_PORT": "0",
+        "TALI_LOG_FORMAT": "json",
+        "TALI_LOG_LEVEL": "info",
+        "TALI_EVENT_LOOP": "uvloop",
+        "TALI_SEED": "7",
+        "TALI_TIME_SCALE": str(FAST),
+        "TALI_RATE_PER_SECOND": "1000",
+        "TALI_RATE_BURST": "1000",
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server",
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    try:
+        port = 0
+        for _ in range(50):
+            record = json.loads(await asyncio.wait_for(process.stderr.readline(), 10))
+            if record["event"] == "listening":
+                port = record["port"]
+                break
+        assert port, "the server did not start"
+        drain = asyncio.get_running_loop().create_task(process.stderr.read())
+        yield Served(port)
+        process.terminate()
+        assert await asyncio.wait_for(process.wait(), 15) == 0
+        await drain
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

@@ -6,15 +6,23 @@ import asyncio
 import itertools
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from protocol.codec import SERVER_ADAPTER
-from server.app import TaliServer
+from protocol.codec import PROTOCOL_VERSION, SERVER_ADAPTER
 
 Frame = dict[str, Any]
+
+
+class Listening(Protocol):
+    """A server to connect to: in this process (``TaliServer``) or in its own."""
+
+    @property
+    def port(self) -> int: ...
+
+
 WAIT = 5.0  # seconds any single expectation may take before the test fails
 
 
@@ -106,7 +114,7 @@ class Client:
         return [f for f in self.frames if f.get("type") == kind]
 
     async def hello(self, name: str | None = None, token: str | None = None) -> Frame:
-        fields: dict[str, Any] = {"protocol": "1.0"}
+        fields: dict[str, Any] = {"protocol": PROTOCOL_VERSION}
         if name is not None:
             fields["name"] = name
         if token is not None:
@@ -121,19 +129,19 @@ class Client:
         await self.closed.wait()
 
 
-async def open_client(server: TaliServer, label: str, **options: Any) -> Client:
+async def open_client(server: Listening, label: str, **options: Any) -> Client:
     ws = await connect(f"ws://127.0.0.1:{server.port}/", open_timeout=WAIT, **options)
     return Client(ws, label)
 
 
-async def player(server: TaliServer, name: str) -> Client:
+async def player(server: Listening, name: str) -> Client:
     client = await open_client(server, name)
     await client.hello(name)
     return client
 
 
 async def room_with(
-    server: TaliServer, names: list[str], settings: dict[str, Any], *, spectator: bool = True
+    server: Listening, names: list[str], settings: dict[str, Any], *, spectator: bool = True
 ) -> tuple[str, list[Client], Client | None]:
     """Create a room, seat ``names`` in order, and add a spectator."""
     clients = [await player(server, n) for n in names]

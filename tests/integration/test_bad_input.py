@@ -76,7 +76,9 @@ async def test_requests_in_the_wrong_place(server: TaliServer) -> None:
     await aulus.wait(lambda f: f["type"] == "your_turn")
     await aulus.request("roll", room=room)
     await brutus.request("roll", room=room)
-    prompt_for = (await aulus.wait(lambda f: f["type"] == "betting_round_started"))["seq"]
+    prompt_for = (
+        await aulus.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "betting")
+    )["seq"]
     assert prompt_for
     waiting = brutus if aulus.of_type("your_turn")[-1]["phase"] == "betting" else aulus
     wrong = await waiting.request("check", room=room)

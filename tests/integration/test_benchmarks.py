@@ -21,6 +21,8 @@ async def test_a_short_closed_loop_run(kind: str) -> None:
     assert 0 < result["p50"] <= result["p99"] <= result["max"]
     assert result["server_cpu"] > 0
     assert result["rss_mib"] > 5
+    if kind == "game":
+        assert 20 < result["frames_hand"] < 300
 
 
 async def test_idle_memory_is_measured() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
+from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,7 +138,9 @@ async def test_the_nginx_example_proxies_tls_websockets(server: TaliServer, tmp_
         assert await asyncio.to_thread(fetch, "/metrics") == 200  # from 127.0.0.1: allowed
         async with connect(f"wss://127.0.0.1:{port}/", ssl=context) as ws:
             await ws.send(
-                json.dumps({"type": "hello", "protocol": "1.0", "name": "Through TLS", "id": 1})
+                json.dumps(
+                    {"type": "hello", "protocol": PROTOCOL_VERSION, "name": "Through TLS", "id": 1}
+                )
             )
             welcome = json.loads(await asyncio.wait_for(ws.recv(), 5))
             assert welcome["type"] == "welcome"

@@ -66,11 +66,11 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
             continue
         if frame["type"] == "folded":
             folded[hand].add(frame["player"])
-        if frame["type"] == "dice_revealed":
-            revealed[hand].add(frame["player"])
-            assert frame["dice"] == own[(frame["player"], hand)]
-        if frame["type"] == "pots_formed":
+        if frame["type"] == "showdown":
             showdowns.add(hand)
+            for shown in frame["hands"]:
+                revealed[hand].add(shown["player"])
+                assert shown["dice"] == own[(shown["player"], hand)]
 
     played = len(watcher.of_type("hand_ended"))
     assert played >= HANDS
@@ -87,12 +87,13 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
         for hand, frame in hands_of(connection.frames):
             checked += 1
             kind = frame["type"]
-            if kind == "dice_revealed" and hand is not None:
-                assert frame["player"] not in folded[hand]
-                seen_revealed[hand].add(frame["player"])
+            if kind == "showdown" and hand is not None:
+                for shown in frame["hands"]:
+                    assert shown["player"] not in folded[hand]
+                    seen_revealed[hand].add(shown["player"])
             if kind in ("dice_rolled", "rerolled"):
                 assert frame["player"] == me, (connection.label, frame)
-            if kind == "dice_revealed":
+            if kind == "showdown":
                 assert hand in showdowns
             if kind == "pot_awarded" and hand is not None and hand not in showdowns:
                 assert frame["hand_name"] is None, frame
@@ -122,6 +123,9 @@ def check_snapshot(
     """Others' dice only if revealed at that hand's showdown; one's own always."""
     number = frame["hand"]["number"] if frame["hand"] else None
     for seat in frame["seats"]:
+        if seat["dice"] == [] and seat["player"] != me:
+            assert not seat["in_hand"], ("a dealt-in player's unseen dice are null", me, seat)
+            continue
         if seat["dice"] is None or seat["player"] == me:
             if seat["player"] == me and seat["in_hand"] and seat["dice_count"]:
                 assert number is not None
@@ -136,8 +140,8 @@ def check_snapshot(
 
 
 def check_no_foreign_dice(frame: Frame, me: str) -> None:
-    """Structurally: dice of another player only in a reveal, a roll-off or a snapshot (checked above)."""
-    if frame["type"] in ("dice_revealed", "roll_off", "snapshot"):
+    """Structurally: dice of another player only in a showdown, a roll-off or a snapshot (checked above)."""
+    if frame["type"] in ("showdown", "roll_off", "snapshot"):
         return
     owner: Any = frame.get("player")
     if "dice" in frame or "faces" in frame:

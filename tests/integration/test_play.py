@@ -61,7 +61,8 @@ async def test_a_full_hand_of_each_variant(server: TaliServer, variant: str, pla
     winner = awards[-1]["player"]
     assert stacks[winner] == awards[-1]["stack"]
     pot = sum(a["amount"] for a in awards)
-    paid = sum(f["amount"] for f in watcher.of_type("ante_paid")) + sum(
+    paid = sum(a["amount"] for f in watcher.of_type("hand_started") for a in f["antes"])
+    paid += sum(f["amount"] for f in watcher.of_type("ante_paid")) + sum(
         f["paid"] for f in watcher.of_type("rerolled")
     )
     paid += sum(f["added"] for f in watcher.of_type("bet_placed")) - sum(
@@ -84,7 +85,7 @@ async def test_spectator_sees_public_table(server: TaliServer) -> None:
     await watcher.wait(lambda f: f["type"] == "hand_started")
     for client in clients:
         await client.request("roll", room=room)
-    await watcher.wait(lambda f: f["type"] == "betting_round_started")
+    await watcher.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "betting")
     assert watcher.of_type("dice_rolled") == []
     assert len(watcher.of_type("rolled_in_secret")) == 2
     snap = await watcher.request("resync", room=room)

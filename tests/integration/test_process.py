@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
+from protocol.codec import PROTOCOL_VERSION
 from server.app import loop_factory
 from server.config import EventLoop, ServerConfig
 
@@ -70,7 +71,9 @@ async def test_the_process_serves_and_stops_on_sigterm(choice: str, loop: str) -
                 break
         assert port
         async with connect(f"ws://127.0.0.1:{port}/") as ws:
-            await ws.send(json.dumps({"type": "hello", "protocol": "1.0", "name": "Ops", "id": 1}))
+            await ws.send(
+                json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "Ops", "id": 1})
+            )
             welcome = json.loads(await asyncio.wait_for(ws.recv(), 5))
             assert welcome["type"] == "welcome"
             process.send_signal(signal.SIGTERM)

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
 
 from .harness import open_client, player, room_with
@@ -83,18 +84,19 @@ async def test_unknown_token_and_hello_rules(server: TaliServer) -> None:
     client = await open_client(server, "x")
     early = await client.request("list_rooms")
     assert (early["type"], early["code"]) == ("error", "hello_required")
-    unknown = await client.request("hello", protocol="1.0", token="A" * 43)
+    unknown = await client.request("hello", protocol=PROTOCOL_VERSION, token="A" * 43)
     assert (unknown["code"], unknown["closes"]) == ("session_not_found", False)
     welcome = await client.hello("Aulus")
     assert welcome["resumed"] is False
     assert len(welcome["token"]) >= 43  # 256 random bits
-    again = await client.request("hello", protocol="1.0")
+    again = await client.request("hello", protocol=PROTOCOL_VERSION)
     assert again["code"] == "bad_message"
 
 
-async def test_unsupported_version_closes(server: TaliServer) -> None:
+@pytest.mark.parametrize("version", ["1.0", "3.0"])
+async def test_unsupported_version_closes(server: TaliServer, version: str) -> None:
     client = await open_client(server, "x")
-    reply = await client.request("hello", protocol="2.0")
+    reply = await client.request("hello", protocol=version)
     assert (reply["code"], reply["closes"]) == ("unsupported_version", True)
     await asyncio.wait_for(client.closed.wait(), 5)
     assert client.ws.close_code == 1008

@@ -38,7 +38,7 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
         server, ["Aulus", "Brutus", "Cassia"], fast("liars")
     )
     assert watcher is not None
-    await watcher.wait(lambda f: f["type"] == "betting_round_started")
+    await watcher.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "betting")
     # Nobody rolled: the timer rolled for all three, in secret.
     rolled = after_timeouts(watcher)
     assert {p for p, _ in rolled} == {aulus.player_id, brutus.player_id, cassia.player_id}

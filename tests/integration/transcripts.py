@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
 from server.config import LogFormat
 from server.logs import configure
@@ -101,7 +102,9 @@ class Recorder:
 async def _table(rec: Recorder, variant: str, names: list[str], **settings: Any) -> str:
     for name in [*names, "Watcher"]:
         await rec.connect(name)
-        await rec.request(name, {"type": "hello", "id": 1, "protocol": "1.0", "name": name})
+        await rec.request(
+            name, {"type": "hello", "id": 1, "protocol": PROTOCOL_VERSION, "name": name}
+        )
     created = await rec.request(
         names[0],
         {"type": "create_room", "id": 2, "settings": {"variant": variant, **TIMING, **settings}},
@@ -149,7 +152,9 @@ async def liars(rec: Recorder) -> None:
     await rec.disconnect("Aulus")
     await rec.until("Brutus", lambda f: f["type"] == "player_disconnected")
     await rec.connect("Aulus#2")
-    await rec.request("Aulus#2", {"type": "hello", "id": 1, "protocol": "1.0", "token": token})
+    await rec.request(
+        "Aulus#2", {"type": "hello", "id": 1, "protocol": PROTOCOL_VERSION, "token": token}
+    )
     await rec.until("Aulus#2", lambda f: f["type"] == "snapshot")
     await _act(rec, "Brutus", room, {"type": "bet", "amount": 5}, 11)
     await _act(rec, "Cassia", room, {"type": "raise", "to": 15}, 11)
@@ -223,7 +228,7 @@ def dump(name: str, steps: list[Step]) -> str:
     lines = [json.dumps(step, separators=(", ", ": ")) for step in steps]
     header = {
         "transcript": name,
-        "protocol": "1.0",
+        "protocol": PROTOCOL_VERSION,
         "server": {"seed": 2026, "time_scale": SCALE},
         "note": (
             "Every frame each client sent ('from') and received ('to'), in the order observed. "

@@ -29,6 +29,7 @@ HANDLED = {
     "maxLength",
     "minimum",
     "maximum",
+    "exclusiveMinimum",
     "enum",
     "const",
     "anyOf",
@@ -70,6 +71,9 @@ def _strategy(schema: dict[str, Any], defs: dict[str, Any]) -> st.SearchStrategy
     if kind == "integer":
         return st.integers(schema.get("minimum"), schema.get("maximum"))
     if kind == "number":
+        if "exclusiveMinimum" in schema:
+            low = schema["exclusiveMinimum"]
+            return st.floats(low, schema.get("maximum"), exclude_min=True, allow_nan=False)
         return st.floats(schema.get("minimum"), schema.get("maximum"), allow_nan=False)
     if kind == "boolean":
         return st.booleans()
