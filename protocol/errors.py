@@ -78,11 +78,16 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
     ),
     ErrorCode.NO_HAND_IN_PROGRESS: ErrorInfo("There is no hand being played in the room.", False),
     ErrorCode.NOT_YOUR_TURN: ErrorInfo("It is not your turn to act.", False),
-    ErrorCode.ILLEGAL_ACTION: ErrorInfo("That action is not one of your legal actions now.", False),
-    ErrorCode.ILLEGAL_AMOUNT: ErrorInfo(
-        "The amount is outside the legal range given in `your_turn`.", False
+    ErrorCode.ILLEGAL_ACTION: ErrorInfo(
+        "That action is not one of your legal actions now (`legal.actions`), whatever the reason.",
+        False,
     ),
-    ErrorCode.INSUFFICIENT_CHIPS: ErrorInfo("You do not have the chips for that.", False),
+    ErrorCode.ILLEGAL_AMOUNT: ErrorInfo(
+        "The amount is within your stack but outside the range given in `your_turn`.", False
+    ),
+    ErrorCode.INSUFFICIENT_CHIPS: ErrorInfo(
+        "The bet or raise amount needs more chips than your stack holds.", False
+    ),
     ErrorCode.RATE_LIMITED: ErrorInfo(
         "Too many messages; this one was dropped. Sustained abuse closes the connection (1008).",
         False,

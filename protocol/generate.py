@@ -68,6 +68,19 @@ def build() -> dict[Path, str]:
             files[SCHEMA_DIR / "messages" / direction / f"{message_type(model)}.json"] = _schema(
                 schema, model.__name__, doc
             )
+    files[SCHEMA_DIR / "index.json"] = {
+        "$comment": (
+            "Pick a message's schema by its type: the file for each type, per direction, "
+            "relative to this one."
+        ),
+        "protocol": PROTOCOL_VERSION,
+        **{
+            direction: {
+                message_type(m): f"messages/{direction}/{message_type(m)}.json" for m in models
+            }
+            for direction, models, _ in directions
+        },
+    }
     files[ASYNCAPI] = asyncapi(directions)
     return {
         path: json.dumps(content, indent=2, ensure_ascii=False) + "\n"

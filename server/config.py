@@ -127,7 +127,10 @@ class ServerConfig(BaseSettings):
         1.0,
         gt=0,
         le=1.0,
-        description="Multiplies every game timer; below 1 only for tests and demos.",
+        description=(
+            "Multiplies the turn, reconnect-grace, next-hand and session timers;"
+            " below 1 only for tests and demos."
+        ),
     )
     seed: int | None = Field(
         None,

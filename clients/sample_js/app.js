@@ -189,7 +189,7 @@ client.on("room_event", (event) => {
   if (event.type === "waiting_for" && !event.players.includes(client.playerId)) state.prompt = null;
   if (event.type === "timed_out" && event.player === client.playerId) state.prompt = null;
   const line = applyEvent(state.model, event);
-  if (line) state.log.push(line);
+  if (line) state.log.push(...line.split("\n"));
   if (event.type === "roll_off") state.rollOffs.set(event.pot, event);
   if (event.type === "pot_awarded") state.result.push(describeAward(event));
   if (event.type === "player_left" && event.player === client.playerId) {

@@ -20,7 +20,7 @@ export function applyEvent(model, e) {
         if (!seat) {
           model.seats.push({
             player: e.player, name: e.name, seat: e.seat, stack: e.stack, ready: true, connected: true,
-            in_hand: false, folded: false, dice: null, dice_count: 0, bet: 0, contributed: 0,
+            in_hand: false, folded: false, dice: [], dice_count: 0, bet: 0, contributed: 0,
           });
           model.seats.sort((a, b) => a.seat - b.seat);
         }
@@ -57,34 +57,41 @@ export function applyEvent(model, e) {
       for (const s of model.seats) {
         s.in_hand = e.players.includes(s.player);
         s.folded = false;
-        s.dice = s.in_hand ? [] : null;
+        // null means hidden from us: another player's liars' dice, even before they roll.
+        s.dice = s.in_hand && e.variant === "liars" && s.player !== model.you ? null : [];
         s.dice_count = 0;
         s.bet = 0;
         s.contributed = 0;
       }
-      return `Hand ${e.hand} begins`;
+      for (const ante of e.antes) {
+        const payer = seatOf(model, ante.player);
+        if (payer) { payer.stack = ante.stack; payer.contributed += ante.amount; }
+        model.hand.pot += ante.amount;
+      }
+      return `Hand ${e.hand} begins` + (e.antes.length ? `: everyone pays ${e.antes[0].amount}` : "");
     case "ante_paid":
       if (seat) { seat.stack = e.stack; seat.contributed += e.amount; }
       if (hand) hand.pot += e.amount;
       return `${who} pays ${e.amount}${e.all_in ? " (all in)" : ""}`;
     case "dice_rolled":
       if (seat) { seat.dice = e.dice; seat.dice_count = e.dice.length; }
+      if (hand) hand.to_act = hand.to_act.filter((p) => p !== e.player);
       return `${who} rolls ${e.faces.join(" ")}${e.private ? " (only you see this)" : ""}`;
     case "rolled_in_secret":
       if (seat) { seat.dice = null; seat.dice_count = 4; }
+      if (hand) hand.to_act = hand.to_act.filter((p) => p !== e.player);
       return `${who} rolls in secret`;
-    case "betting_round_started":
-      if (hand) { hand.phase = "betting"; hand.pot = e.pot; }
-      return "Betting begins";
     case "draw_round_started":
       if (hand) { hand.phase = "draw"; hand.draw_round = e.round; }
       return `Draw round ${e.round}${e.last ? " (last)" : ""}`;
     case "street_started":
       if (hand) { hand.phase = "roll"; hand.street = e.street; }
       return `Street ${e.street}`;
-    case "waiting_for":
+    case "waiting_for": {
+      const begins = hand && e.phase === "betting" && hand.phase !== "betting";
       if (hand) { hand.to_act = e.players; hand.phase = e.phase; hand.deadline = e.deadline; }
-      return null;
+      return begins ? "Betting begins" : null;
+    }
     case "timed_out":
       return `${who}'s time ran out`;
     case "checked":
@@ -95,6 +102,7 @@ export function applyEvent(model, e) {
       return `${who} ${e.action === "call" ? "calls" : e.action === "bet" ? "bets" : "raises to"} ${e.action === "call" ? e.added : e.total}${e.all_in ? " (all in)" : ""}`;
     case "folded":
       if (seat) seat.folded = true;
+      if (hand) hand.to_act = hand.to_act.filter((p) => p !== e.player);
       return `${who} folds${e.reason === "timeout" ? " (time)" : e.reason === "left" ? " (left)" : ""}`;
     case "bet_returned":
       if (seat) { seat.stack = e.stack; seat.bet -= e.amount; seat.contributed -= e.amount; }
@@ -106,12 +114,16 @@ export function applyEvent(model, e) {
       return `${who} pays ${e.paid} and rerolls a ${e.old}: ${e.new}`;
     case "passed":
       return `${who} passes`;
-    case "pots_formed":
+    case "showdown": {
       if (hand) hand.pots = e.pots;
-      return e.pots.length > 1 ? `${e.pots.length} pots: ${e.pots.map((p) => p.amount).join(", ")}` : null;
-    case "dice_revealed":
-      if (seat) { seat.dice = e.dice; seat.dice_count = 4; }
-      return `${who} shows ${e.dice.join(" ")}: ${e.hand_name}`;
+      const lines = e.hands.map((h) => {
+        const shown = seatOf(model, h.player);
+        if (shown) { shown.dice = h.dice; shown.dice_count = 4; }
+        return `${nameOf(model, h.player)} shows ${h.dice.join(" ")}: ${h.hand_name}`;
+      });
+      if (e.pots.length > 1) lines.push(`${e.pots.length} pots: ${e.pots.map((p) => p.amount).join(", ")}`);
+      return lines.join("\n");
+    }
     case "roll_off":
       return `Roll-off for pot ${e.pot + 1} (${e.reason === "tie" ? "a tie" : "no winner"}): ` +
         e.rolls.map((r) => `${nameOf(model, r.player)} ${r.dice.join(" ")} ${r.hand_name}`).join("; ");

@@ -1,10 +1,10 @@
 // The tali protocol client: a module a third-party client can lift as it is.
-// No dependencies. It speaks protocol 1.0 over one WebSocket (see protocol/README.md):
+// No dependencies. It speaks protocol 2.0 over one WebSocket (see protocol/README.md):
 // hello and resume, requests with ids answered by promises, events by type,
 // automatic reconnect with backoff that resumes the session with its token,
 // and seq-gap detection per room that asks for a fresh snapshot.
 
-export const PROTOCOL = "1.0";
+export const PROTOCOL = "2.0";
 
 /** A refused request: `code` is the protocol's stable error code. */
 export class TaliError extends Error {

@@ -429,8 +429,10 @@ class Game:
             ):
                 raise RuleError(ErrorCode.ILLEGAL_ACTION, "name one of your dice, 0..3")
             if stack < self.state.settings.ante:
+                # Not offered (a player who cannot pay is passed at once): like any
+                # action not in the legal set, illegal; insufficient_chips is for amounts.
                 raise RuleError(
-                    ErrorCode.INSUFFICIENT_CHIPS,
+                    ErrorCode.ILLEGAL_ACTION,
                     f"a reroll costs {self.state.settings.ante}; you have {stack}",
                 )
         return hand

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any, get_args
 
 from protocol import generate
 from protocol.client import CLIENT_MESSAGES
 from protocol.codec import CLIENT_ADAPTER, SERVER_ADAPTER
 from protocol.errors import ERRORS
 from protocol.server import SERVER_MESSAGES
+from protocol.types import HandName
 
 SPEC = (Path(generate.HERE) / "README.md").read_text()
 EXAMPLES = re.findall(r"```json\n(.*?)```", SPEC, re.S)
@@ -56,3 +58,130 @@ def test_the_spec_links_the_rules_and_the_machine_readable_files() -> None:
         "transcripts/",
     ):
         assert target in SPEC, target
+
+
+# -- the prose says what the schemas say (issue 12: they had drifted) ----------
+
+SECTION = re.compile(r"^#### `([a-z_]+)`\n(.*?)(?=^#{2,4} )", re.S | re.M)
+ROW = re.compile(r"^\| `([a-z_]+)`(?:, `([a-z_]+)`)? \| ([^|]+) \|", re.M)
+# What a field's type in the spec's tables promises about its schema.
+BOUNDS = {
+    "amount": (1, 10**12),
+    "chips": (0, 10**12),
+    "seq": (1, 2**53 - 1),
+    "hand number": (1, 2**53 - 1),
+    "count": (0, 2**53 - 1),
+    "unix ms": (0, 2**53 - 1),
+    "seat": (0, 7),
+    "die index": (0, 3),
+}
+SCHEMAS = {
+    (direction, generate.message_type(model)): json.loads(
+        (
+            generate.SCHEMA_DIR / "messages" / direction / f"{generate.message_type(model)}.json"
+        ).read_text()
+    )
+    for direction, models in (("client", CLIENT_MESSAGES), ("server", SERVER_MESSAGES))
+    for model in models
+}
+
+
+EVENTS_PART = SPEC.index("### Server messages: room events")
+
+
+def sections() -> dict[tuple[str, str], tuple[str, bool]]:
+    """Each message's section of the spec, by direction and type, and whether it
+    is a room event (whose ``room`` and ``seq`` are listed once for all)."""
+    client_part = SPEC.index("### Client messages")
+    server_part = SPEC.index("### Server messages: direct replies")
+    errors_part = SPEC.index("## Error codes")
+    found: dict[tuple[str, str], tuple[str, bool]] = {}
+    for match in SECTION.finditer(SPEC, client_part, errors_part + 3):
+        direction = "client" if match.start() < server_part else "server"
+        found[(direction, match.group(1))] = (match.group(2), match.start() > EVENTS_PART)
+    return found
+
+
+def documented_fields(text: str) -> dict[str, str]:
+    """The first table of a section: field name -> the spec's type column."""
+    table = text.split("\n\n| field |", 1)
+    if len(table) == 1:
+        return {}
+    rows = table[1].split("\n\n", 1)[0]
+    out: dict[str, str] = {}
+    for first, second, kind in ROW.findall(rows):
+        for name in filter(None, (first, second)):
+            out[name] = kind.strip()
+    return out
+
+
+def property_schema(schema: dict[str, Any], name: str) -> dict[str, Any]:
+    prop: dict[str, Any] = schema["properties"][name]
+    options = prop.get("anyOf", [prop])
+    real = [o for o in options if o.get("type") != "null"]
+    return real[0] if len(real) == 1 else prop
+
+
+def test_every_message_section_lists_exactly_the_schema_fields() -> None:
+    found = sections()
+    assert set(found) == set(SCHEMAS)
+    for key, (text, room_event) in found.items():
+        schema = SCHEMAS[key]
+        wanted = set(schema["properties"]) - {"type", "id"}
+        if room_event:
+            wanted -= {"room", "seq"}
+        documented = set(documented_fields(text))
+        assert documented == wanted, (key, documented ^ wanted)
+
+
+def test_documented_types_match_the_schema_bounds() -> None:
+    checked = 0
+    for key, (text, _) in sections().items():
+        for name, kind in documented_fields(text).items():
+            base = kind.split(",")[0].removesuffix(" or `null`").strip()
+            if base not in BOUNDS:
+                continue
+            prop = property_schema(SCHEMAS[key], name)
+            assert (prop.get("minimum"), prop.get("maximum")) == BOUNDS[base], (key, name, prop)
+            checked += 1
+    assert checked > 30
+
+
+def test_the_closed_sets_table_matches_the_schemas() -> None:
+    table = SPEC.split("Closed sets (enums):", 1)[1].split("\n\n", 2)[1]
+    rows = dict(re.findall(r"^\| ([a-z -]+) \| (.*) \|$", table, re.M))
+    values = {name: re.findall(r"`([^`]+)`", cell) for name, cell in rows.items()}
+    assert values["hand name"] == list(get_args(HandName))
+    defs = json.loads((generate.SCHEMA_DIR / "server.json").read_text())["definitions"]
+    enums = {name: defs[name]["enum"] for name in defs if "enum" in defs[name]}
+    for spec_name, schema_name in (
+        ("variant", "Variant"),
+        ("betting structure", "BettingStructure"),
+        ("action kind", "ActionKind"),
+        ("phase", "Phase"),
+        ("role", "Role"),
+        ("fold reason", "FoldReason"),
+        ("sit-out reason", "SitOutReason"),
+        ("roll-off reason", "RollOffReason"),
+        ("bet action", "BetAction"),
+        ("room state", "RoomState"),
+    ):
+        assert sorted(values[spec_name]) == sorted(enums[schema_name]), spec_name
+
+
+def test_every_message_schema_carries_its_model_description() -> None:
+    """The per-message files and the union files describe each message alike."""
+    for direction, union in (("client", "client.json"), ("server", "server.json")):
+        defs = json.loads((generate.SCHEMA_DIR / union).read_text())["definitions"]
+        for (side, _), schema in SCHEMAS.items():
+            if side != direction:
+                continue
+            assert schema["description"] != schema["title"], schema["title"]
+            assert defs[schema["title"]]["description"] == schema["description"]
+
+
+def test_the_type_index_names_every_schema_file() -> None:
+    index = json.loads((generate.SCHEMA_DIR / "index.json").read_text())
+    for (direction, kind), schema in SCHEMAS.items():
+        path = generate.SCHEMA_DIR / index[direction][kind]
+        assert json.loads(path.read_text()) == schema
