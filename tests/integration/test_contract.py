@@ -42,12 +42,18 @@ async def next_prompt(client: Client, since: int, phase: str) -> Frame:
     )
 
 
-async def test_a_prompt_changed_by_someone_leaving_is_sent_again(server: TaliServer) -> None:
+@pytest.mark.parametrize("how", ["leaves", "drops"])
+async def test_a_prompt_changed_by_someone_leaving_is_sent_again(
+    server: TaliServer, how: str
+) -> None:
     """Liars', no limit, three players: the one on turn may raise (all-in); the only
-    other player with chips leaves out of turn; the raise is gone, and the player
-    on turn is told so with a fresh your_turn (and the table with a waiting_for)."""
+    other player with chips leaves out of turn, or drops and is removed when the
+    grace period ends; the raise is gone, and the player on turn is told so with a
+    fresh your_turn (and the table with a waiting_for)."""
     room, (aulus, brutus, cassia), watcher = await room_with(
-        server, ["Aulus", "Brutus", "Cassia"], {"variant": "liars", **SLOW}
+        server,
+        ["Aulus", "Brutus", "Cassia"],
+        {"variant": "liars", **SLOW, "reconnect_grace_seconds": 0},
     )
     assert watcher is not None
     # Hand 1 (button Aulus; Brutus, Cassia, Aulus in turn): Aulus wins the antes.
@@ -80,13 +86,18 @@ async def test_a_prompt_changed_by_someone_leaving_is_sent_again(server: TaliSer
     assert offered["legal"]["call_amount"] == 98
     before = len(aulus.frames)
 
-    # Brutus, not on turn, leaves: only the all-in Cassia is left, who could not answer.
-    assert (await brutus.request("leave_room", room=room))["type"] == "result"
+    # Brutus, not on turn, goes: only the all-in Cassia is left, who could not answer.
+    if how == "leaves":
+        assert (await brutus.request("leave_room", room=room))["type"] == "result"
+    else:
+        await brutus.close()
     fresh = await next_prompt(aulus, before, "betting")
     assert fresh["legal"]["actions"] == ["call", "fold"]
     assert fresh["deadline"] == offered["deadline"], "the same decision keeps its deadline"
+    await aulus.wait(lambda f: f["type"] == "player_left", since=before)
     kinds = [f["type"] for f in aulus.frames[before:] if f.get("room") == room]
-    assert kinds == ["folded", "waiting_for", "your_turn", "player_left"]
+    dropped = ["player_disconnected"] if how == "drops" else []
+    assert kinds == [*dropped, "folded", "waiting_for", "your_turn", "player_left"]
     waiting = next(f for f in aulus.frames[before:] if f["type"] == "waiting_for")
     assert (waiting["players"], waiting["deadline"]) == ([aulus.player_id], fresh["deadline"])
     # The table saw the same sequence, without the prompt.
