@@ -1,0 +1,231 @@
+"""Committed dice: the provably fair scheme of ``protocol/FAIRNESS.md``, as the engine rolls them.
+
+For each hand, every player dealt in gets a fresh 32-byte secret; its
+commitment (a SHA-256) is published before anyone acts. Each roll's faces are
+HMAC-SHA256(secret, domain | room | hand | player | first die index | entropy |
+block), read byte by byte (a byte below 252 gives ``byte % 6 + 1``), where
+the entropy is what the player supplied with the action that rolled, or their
+latest earlier one in the hand. After the hand the secret is opened, and
+anyone who holds it can recompute the dice (``protocol.fairness.verify``).
+
+Use::
+
+    source = CommittedDice(room_id)               # os.urandom; tests inject seeded bytes
+    hand = source.deal(hand_number, players)      # a fresh secret per player
+    hand.commitments()                            # publish before anyone acts
+    hand.roll(player, 4, entropy="x9K2")          # a roll action; entropy may be None
+    hand.roll(player, 4)                          # a roll-off: no action, no entropy
+    hand.opening(player)                          # after the hand: the secret and the rolls
+
+The same derivation is written out plainly in ``protocol.fairness`` (the
+engine may not import the protocol package); the tests hold the two to the
+published vectors and to each other. This one is built for speed: the HMAC's
+inner and outer hash states, with the fields that never change in a hand
+already absorbed, are computed once per player, so a roll costs two hash
+copies and one block of SHA-256 on a short tail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final, NamedTuple
+
+from server.engine.events import PlayerId
+
+SCHEME: Final = "tali-fair-v1"
+SECRET_BYTES: Final = 32
+_COMMIT_DOMAIN: Final = b"tali-fair-v1/commit\x00"
+_DICE_DOMAIN: Final = b"tali-fair-v1/dice\x00"
+_MAX_HAND: Final = 2**53 - 1
+_MAX_INDEX: Final = 2**32 - 1
+_ENTROPY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# HMAC (RFC 2104) with a key shorter than SHA-256's 64-byte block: the key,
+# zero-padded to 64 bytes, XORed with 0x36 (inner) or 0x5c (outer).
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
+_PAD = bytes(64 - SECRET_BYTES)
+# Face of each accepted byte; bytes 252..255 are skipped (252 = 6 x 42).
+_FACES: Final = tuple(b % 6 + 1 for b in range(252))
+_NO_ENTROPY = b"\x00"
+_BLOCK_0 = bytes(4)
+
+
+def valid_entropy(entropy: str) -> bool:
+    """1..64 characters of ``A-Z a-z 0-9 _ -``."""
+    return _ENTROPY.fullmatch(entropy) is not None
+
+
+def commitment_of(secret: bytes) -> str:
+    """The published commitment to ``secret``: 64 lowercase hex digits."""
+    return hashlib.sha256(_COMMIT_DOMAIN + secret).hexdigest()
+
+
+def _short(value: str, what: str) -> bytes:
+    data = value.encode("utf-8")
+    if not 1 <= len(data) <= 255:
+        raise ValueError(f"{what} is 1..255 bytes of UTF-8")
+    return bytes((len(data),)) + data
+
+
+class FairRoll(NamedTuple):
+    """One roll as derived: its first die's index, the entropy it used, its faces."""
+
+    first_index: int
+    entropy: str | None
+    faces: tuple[int, ...]
+
+
+class Opening(NamedTuple):
+    """What a player (and, where their dice were shown, everyone) receives after the hand."""
+
+    player: PlayerId
+    secret: str
+    """64 lowercase hex digits."""
+    commitment: str
+    rolls: tuple[FairRoll, ...]
+
+
+class _Player:
+    """One player's secret and where their dice have got to in this hand."""
+
+    __slots__ = ("commitment", "entropy", "head", "inner", "next_index", "outer", "rolls", "secret")
+
+    def __init__(self, secret: bytes, head: bytes) -> None:
+        self.secret = secret
+        self.commitment = commitment_of(secret)
+        self.head = head
+        self.inner: hashlib._Hash | None = None  # built at the first roll
+        self.outer: hashlib._Hash | None = None
+        self.next_index = 0
+        self.entropy: tuple[str, bytes] | None = None
+        """The latest entropy supplied, and its encoded field."""
+        self.rolls: list[FairRoll] = []
+
+
+class HandSecrets:
+    """The committed dice of one hand in one room: a secret per player dealt in.
+
+    Plain state, deterministic given the secrets: a hand restored with the
+    same secrets and the same ``roll`` calls (player, count, entropy) rolls the
+    same dice, so a durable log needs only the secrets and each action's
+    entropy.
+    """
+
+    __slots__ = ("_players", "hand", "room")
+
+    def __init__(self, room: str, hand: int, secrets: Mapping[PlayerId, bytes]) -> None:
+        if isinstance(hand, bool) or not 1 <= hand <= _MAX_HAND:
+            raise ValueError("a hand number is 1..2**53-1")
+        self.room = room
+        self.hand = hand
+        # The fields every roll of the hand shares (domain, room, hand) ...
+        common = _DICE_DOMAIN + _short(room, "a room id") + hand.to_bytes(8, "big")
+        self._players: dict[PlayerId, _Player] = {}
+        for player, secret in secrets.items():
+            if len(secret) != SECRET_BYTES:
+                raise ValueError(f"a secret is {SECRET_BYTES} bytes")
+            # ... and the player's own, absorbed once into the HMAC's inner state.
+            self._players[player] = _Player(bytes(secret), common + _short(player, "a player id"))
+        if len({p.secret for p in self._players.values()}) != len(self._players):
+            raise ValueError("every player needs a secret of their own")
+
+    @classmethod
+    def deal(
+        cls,
+        room: str,
+        hand: int,
+        players: Iterable[PlayerId],
+        urandom: Callable[[int], bytes] = os.urandom,
+    ) -> HandSecrets:
+        """Fresh secrets for the players dealt in, from one read of ``urandom``."""
+        order = list(players)
+        raw = urandom(SECRET_BYTES * len(order))
+        if len(raw) != SECRET_BYTES * len(order):
+            raise ValueError("the secret source gave too few bytes")
+        return cls(
+            room,
+            hand,
+            {p: raw[i * SECRET_BYTES : (i + 1) * SECRET_BYTES] for i, p in enumerate(order)},
+        )
+
+    @property
+    def players(self) -> tuple[PlayerId, ...]:
+        return tuple(self._players)
+
+    def commitments(self) -> dict[PlayerId, str]:
+        """Each player's commitment, in the order they were dealt in: public from the start."""
+        return {player: state.commitment for player, state in self._players.items()}
+
+    def secret(self, player: PlayerId) -> bytes:
+        """The player's secret. Never shown to anyone before the hand is over."""
+        return self._players[player].secret
+
+    def rolls(self, player: PlayerId) -> tuple[FairRoll, ...]:
+        return tuple(self._players[player].rolls)
+
+    def opening(self, player: PlayerId) -> Opening:
+        state = self._players[player]
+        return Opening(player, state.secret.hex(), state.commitment, tuple(state.rolls))
+
+    def roll(self, player: PlayerId, count: int, entropy: str | None = None) -> tuple[int, ...]:
+        """Roll ``count`` dice for ``player``; ``entropy`` is what their action supplied, if any.
+
+        Without entropy (a timeout, a roll-off, a client that sent none) the
+        roll uses the player's latest entropy of the hand, or none at all.
+        """
+        state = self._players[player]
+        first = state.next_index
+        if count < 1 or first + count > _MAX_INDEX + 1:
+            raise ValueError("a roll has at least one die, and its indices fit in 32 bits")
+        if entropy is not None:
+            if not valid_entropy(entropy):
+                raise ValueError("entropy is 1..64 characters of A-Z a-z 0-9 _ -")
+            state.entropy = (entropy, bytes((len(entropy),)) + entropy.encode("ascii"))
+        inner, outer = state.inner, state.outer
+        if inner is None or outer is None:
+            key = state.secret + _PAD
+            inner = hashlib.sha256(key.translate(_IPAD))
+            inner.update(state.head)
+            outer = hashlib.sha256(key.translate(_OPAD))
+            state.inner, state.outer = inner, outer
+        used = state.entropy
+        tail = first.to_bytes(4, "big") + (_NO_ENTROPY if used is None else used[1])
+        faces: list[int] = []
+        block = 0
+        while True:
+            h = inner.copy()
+            h.update(tail + (_BLOCK_0 if block == 0 else block.to_bytes(4, "big")))
+            o = outer.copy()
+            o.update(h.digest())
+            for byte in o.digest():
+                if byte < 252:
+                    faces.append(_FACES[byte])
+                    if len(faces) == count:
+                        state.next_index = first + count
+                        rolled = tuple(faces)
+                        state.rolls.append(
+                            FairRoll(first, None if used is None else used[0], rolled)
+                        )
+                        return rolled
+            block += 1
+
+
+class CommittedDice:
+    """A room's source of committed dice: deals each hand's secrets (``HandSecrets``).
+
+    ``urandom`` gives the secret bytes: the OS's CSPRNG in production, seeded
+    bytes in tests (e.g. ``random.Random(seed).randbytes``).
+    """
+
+    __slots__ = ("_urandom", "room")
+
+    def __init__(self, room: str, urandom: Callable[[int], bytes] = os.urandom) -> None:
+        _short(room, "a room id")
+        self.room = room
+        self._urandom = urandom
+
+    def deal(self, hand: int, players: Iterable[PlayerId]) -> HandSecrets:
+        return HandSecrets.deal(self.room, hand, players, self._urandom)
