@@ -205,6 +205,16 @@ def valid_cases() -> list[dict[str, Any]]:
             AULUS,
             long_contest,
         ),
+        case(
+            "not a game roll: 40 dice from one stream",
+            "No rule rolls more than four dice at once, but the stream runs on: the"
+            " faces after block 0's accepted bytes come from block 1 (block counter 1).",
+            secret_for("two blocks"),
+            ROOM,
+            HAND,
+            AULUS,
+            [(40, E1)],
+        ),
     ]
 
 
