@@ -47,10 +47,11 @@ _ENTROPY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _IPAD = bytes(b ^ 0x36 for b in range(256))
 _OPAD = bytes(b ^ 0x5C for b in range(256))
 _PAD = bytes(64 - SECRET_BYTES)
-# Face of each accepted byte; bytes 252..255 are skipped (252 = 6 x 42).
-_FACES: Final = tuple(b % 6 + 1 for b in range(252))
+# Bytes to faces in one call: each byte below 252 becomes its face, byte % 6 + 1,
+# and bytes 252..255 are deleted (252 = 6 x 42, so each face has 42 byte values).
+_FACE_OF: Final = bytes(b % 6 + 1 if b < 252 else 0 for b in range(256))
+_SKIPPED: Final = bytes(range(252, 256))
 _NO_ENTROPY = b"\x00"
-_BLOCK_0 = bytes(4)
 
 
 def valid_entropy(entropy: str) -> bool:
@@ -91,18 +92,25 @@ class Opening(NamedTuple):
 class _Player:
     """One player's secret and where their dice have got to in this hand."""
 
-    __slots__ = ("commitment", "entropy", "head", "inner", "next_index", "outer", "rolls", "secret")
+    __slots__ = ("commitment", "entropy", "head", "keyed", "next_index", "rolls", "secret")
 
     def __init__(self, secret: bytes, head: bytes) -> None:
         self.secret = secret
         self.commitment = commitment_of(secret)
         self.head = head
-        self.inner: hashlib._Hash | None = None  # built at the first roll
-        self.outer: hashlib._Hash | None = None
+        self.keyed: tuple[hashlib._Hash, hashlib._Hash] | None = None
+        """The HMAC's inner and outer states, built at the first roll."""
         self.next_index = 0
         self.entropy: tuple[str, bytes] | None = None
         """The latest entropy supplied, and its encoded field."""
-        self.rolls: list[FairRoll] = []
+        self.rolls: list[tuple[int, str | None, tuple[int, ...]]] = []
+
+    def hmac_states(self) -> tuple[hashlib._Hash, hashlib._Hash]:
+        """HMAC-SHA256 keyed with the secret, the fields fixed for the hand already absorbed."""
+        key = self.secret + _PAD
+        inner = hashlib.sha256(key.translate(_IPAD))
+        inner.update(self.head)
+        return inner, hashlib.sha256(key.translate(_OPAD))
 
 
 class HandSecrets:
@@ -164,11 +172,12 @@ class HandSecrets:
         return self._players[player].secret
 
     def rolls(self, player: PlayerId) -> tuple[FairRoll, ...]:
-        return tuple(self._players[player].rolls)
+        """The player's rolls so far, in order."""
+        return tuple(FairRoll._make(roll) for roll in self._players[player].rolls)
 
     def opening(self, player: PlayerId) -> Opening:
         state = self._players[player]
-        return Opening(player, state.secret.hex(), state.commitment, tuple(state.rolls))
+        return Opening(player, state.secret.hex(), state.commitment, self.rolls(player))
 
     def roll(self, player: PlayerId, count: int, entropy: str | None = None) -> tuple[int, ...]:
         """Roll ``count`` dice for ``player``; ``entropy`` is what their action supplied, if any.
@@ -180,37 +189,30 @@ class HandSecrets:
         first = state.next_index
         if count < 1 or first + count > _MAX_INDEX + 1:
             raise ValueError("a roll has at least one die, and its indices fit in 32 bits")
-        if entropy is not None:
+        used = state.entropy
+        if entropy is not None and (used is None or entropy != used[0]):
             if not valid_entropy(entropy):
                 raise ValueError("entropy is 1..64 characters of A-Z a-z 0-9 _ -")
-            state.entropy = (entropy, bytes((len(entropy),)) + entropy.encode("ascii"))
-        inner, outer = state.inner, state.outer
-        if inner is None or outer is None:
-            key = state.secret + _PAD
-            inner = hashlib.sha256(key.translate(_IPAD))
-            inner.update(state.head)
-            outer = hashlib.sha256(key.translate(_OPAD))
-            state.inner, state.outer = inner, outer
-        used = state.entropy
+            used = state.entropy = (entropy, bytes((len(entropy),)) + entropy.encode("ascii"))
+        keyed = state.keyed
+        if keyed is None:
+            keyed = state.keyed = state.hmac_states()
+        inner, outer = keyed
         tail = first.to_bytes(4, "big") + (_NO_ENTROPY if used is None else used[1])
-        faces: list[int] = []
+        # One block holds about 31 faces: a roll of at most four almost never needs two.
+        faces = b""
         block = 0
-        while True:
+        while len(faces) < count:
             h = inner.copy()
-            h.update(tail + (_BLOCK_0 if block == 0 else block.to_bytes(4, "big")))
+            h.update(tail + block.to_bytes(4, "big"))
             o = outer.copy()
             o.update(h.digest())
-            for byte in o.digest():
-                if byte < 252:
-                    faces.append(_FACES[byte])
-                    if len(faces) == count:
-                        state.next_index = first + count
-                        rolled = tuple(faces)
-                        state.rolls.append(
-                            FairRoll(first, None if used is None else used[0], rolled)
-                        )
-                        return rolled
+            faces += o.digest().translate(_FACE_OF, _SKIPPED)
             block += 1
+        rolled = tuple(faces[:count])
+        state.next_index = first + count
+        state.rolls.append((first, None if used is None else used[0], rolled))
+        return rolled
 
 
 class CommittedDice:
