@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import random
+import re
 import shutil
 import subprocess
 from functools import cache
@@ -362,3 +363,21 @@ def test_javascript_agrees_on_random_hands(tmp_path: Path) -> None:
         assert js["commitment"] == case["commitment"]
         assert js["dice"] == [r["faces"] for r in case["rolls"]]
         assert js["verified"] is True
+
+
+def test_the_specs_worked_example_is_the_first_vector() -> None:
+    spec = (fairness_vectors.HERE / "FAIRNESS.md").read_text()
+    vector = VALID[0]
+    (roll,) = vector["rolls"]
+    for value in (vector["secret"], vector["commitment"], roll["block0"], roll["entropy"]):
+        assert value in spec
+    # The message, spelled out field by field: the hex words that start each line.
+    layout = spec.split("M(0), 75 bytes:")[1].split("block(0)")[0]
+    spelled = ""
+    for line in layout.splitlines():
+        for word in line.split():
+            if not re.fullmatch(r"[0-9a-f]+", word):
+                break
+            spelled += word
+    assert spelled == roll["message"]
+    assert f"The player rolled {', '.join(map(str, roll['faces']))}." in spec
