@@ -14,7 +14,7 @@ Use::
     hand = source.deal(hand_number, players)      # a fresh secret per player
     hand.commitments()                            # publish before anyone acts
     hand.roll(player, 4, entropy="x9K2")          # a roll action; entropy may be None
-    hand.roll(player, 4)                          # a roll-off: no action, no entropy
+    hand.roll(player, 4)                          # a roll-off: the latest entropy, if any
     hand.opening(player)                          # after the hand: the secret and the rolls
 
 The same derivation is written out plainly in ``protocol.fairness`` (the
@@ -89,28 +89,22 @@ class Opening(NamedTuple):
     rolls: tuple[FairRoll, ...]
 
 
-class _Player:
-    """One player's secret and where their dice have got to in this hand."""
+class _Dice:
+    """Where one player's dice have got to in this hand: made at their first roll."""
 
-    __slots__ = ("commitment", "entropy", "head", "keyed", "next_index", "rolls", "secret")
+    __slots__ = ("entropy", "inner", "next_index", "outer", "rolls")
 
     def __init__(self, secret: bytes, head: bytes) -> None:
-        self.secret = secret
-        self.commitment = commitment_of(secret)
-        self.head = head
-        self.keyed: tuple[hashlib._Hash, hashlib._Hash] | None = None
-        """The HMAC's inner and outer states, built at the first roll."""
+        # HMAC-SHA256 keyed with the secret, with the fields fixed for the hand
+        # (domain, room, hand, player) already absorbed by the inner hash.
+        key = secret + _PAD
+        self.inner = hashlib.sha256(key.translate(_IPAD))
+        self.inner.update(head)
+        self.outer = hashlib.sha256(key.translate(_OPAD))
         self.next_index = 0
         self.entropy: tuple[str, bytes] | None = None
         """The latest entropy supplied, and its encoded field."""
-        self.rolls: list[tuple[int, str | None, tuple[int, ...]]] = []
-
-    def hmac_states(self) -> tuple[hashlib._Hash, hashlib._Hash]:
-        """HMAC-SHA256 keyed with the secret, the fields fixed for the hand already absorbed."""
-        key = self.secret + _PAD
-        inner = hashlib.sha256(key.translate(_IPAD))
-        inner.update(self.head)
-        return inner, hashlib.sha256(key.translate(_OPAD))
+        self.rolls: list[FairRoll] = []
 
 
 class HandSecrets:
@@ -122,23 +116,27 @@ class HandSecrets:
     entropy.
     """
 
-    __slots__ = ("_players", "hand", "room")
+    __slots__ = ("_commitments", "_common", "_dice", "_secrets", "hand", "room")
 
     def __init__(self, room: str, hand: int, secrets: Mapping[PlayerId, bytes]) -> None:
         if isinstance(hand, bool) or not 1 <= hand <= _MAX_HAND:
             raise ValueError("a hand number is 1..2**53-1")
         self.room = room
         self.hand = hand
-        # The fields every roll of the hand shares (domain, room, hand) ...
-        common = _DICE_DOMAIN + _short(room, "a room id") + hand.to_bytes(8, "big")
-        self._players: dict[PlayerId, _Player] = {}
-        for player, secret in secrets.items():
+        # The fields every roll of the hand shares: domain, room, hand.
+        self._common = _DICE_DOMAIN + _short(room, "a room id") + hand.to_bytes(8, "big")
+        self._secrets = {player: bytes(secret) for player, secret in secrets.items()}
+        for player, secret in self._secrets.items():
             if len(secret) != SECRET_BYTES:
                 raise ValueError(f"a secret is {SECRET_BYTES} bytes")
-            # ... and the player's own, absorbed once into the HMAC's inner state.
-            self._players[player] = _Player(bytes(secret), common + _short(player, "a player id"))
-        if len({p.secret for p in self._players.values()}) != len(self._players):
+            if not 0 < len(player.encode()) < 256:
+                raise ValueError("a player id is 1..255 bytes of UTF-8")
+        if len(set(self._secrets.values())) != len(self._secrets):
             raise ValueError("every player needs a secret of their own")
+        self._commitments = {
+            player: commitment_of(secret) for player, secret in self._secrets.items()
+        }
+        self._dice: dict[PlayerId, _Dice] = {}
 
     @classmethod
     def deal(
@@ -161,23 +159,29 @@ class HandSecrets:
 
     @property
     def players(self) -> tuple[PlayerId, ...]:
-        return tuple(self._players)
+        return tuple(self._secrets)
 
     def commitments(self) -> dict[PlayerId, str]:
         """Each player's commitment, in the order they were dealt in: public from the start."""
-        return {player: state.commitment for player, state in self._players.items()}
+        return dict(self._commitments)
 
     def secret(self, player: PlayerId) -> bytes:
         """The player's secret. Never shown to anyone before the hand is over."""
-        return self._players[player].secret
+        return self._secrets[player]
 
     def rolls(self, player: PlayerId) -> tuple[FairRoll, ...]:
         """The player's rolls so far, in order."""
-        return tuple(FairRoll._make(roll) for roll in self._players[player].rolls)
+        dice = self._dice.get(player)
+        if dice is None:
+            if player not in self._secrets:
+                raise KeyError(player)
+            return ()
+        return tuple(dice.rolls)
 
     def opening(self, player: PlayerId) -> Opening:
-        state = self._players[player]
-        return Opening(player, state.secret.hex(), state.commitment, self.rolls(player))
+        return Opening(
+            player, self._secrets[player].hex(), self._commitments[player], self.rolls(player)
+        )
 
     def roll(self, player: PlayerId, count: int, entropy: str | None = None) -> tuple[int, ...]:
         """Roll ``count`` dice for ``player``; ``entropy`` is what their action supplied, if any.
@@ -185,33 +189,33 @@ class HandSecrets:
         Without entropy (a timeout, a roll-off, a client that sent none) the
         roll uses the player's latest entropy of the hand, or none at all.
         """
-        state = self._players[player]
-        first = state.next_index
+        dice = self._dice.get(player)
+        if dice is None:
+            name = player.encode()
+            head = self._common + bytes((len(name),)) + name
+            dice = self._dice[player] = _Dice(self._secrets[player], head)
+        first = dice.next_index
         if count < 1 or first + count > _MAX_INDEX + 1:
             raise ValueError("a roll has at least one die, and its indices fit in 32 bits")
-        used = state.entropy
+        used = dice.entropy
         if entropy is not None and (used is None or entropy != used[0]):
             if not valid_entropy(entropy):
                 raise ValueError("entropy is 1..64 characters of A-Z a-z 0-9 _ -")
-            used = state.entropy = (entropy, bytes((len(entropy),)) + entropy.encode("ascii"))
-        keyed = state.keyed
-        if keyed is None:
-            keyed = state.keyed = state.hmac_states()
-        inner, outer = keyed
+            used = dice.entropy = (entropy, bytes((len(entropy),)) + entropy.encode("ascii"))
         tail = first.to_bytes(4, "big") + (_NO_ENTROPY if used is None else used[1])
         # One block holds about 31 faces: a roll of at most four almost never needs two.
         faces = b""
         block = 0
         while len(faces) < count:
-            h = inner.copy()
-            h.update(tail + block.to_bytes(4, "big"))
-            o = outer.copy()
-            o.update(h.digest())
-            faces += o.digest().translate(_FACE_OF, _SKIPPED)
+            inner = dice.inner.copy()
+            inner.update(tail + block.to_bytes(4, "big"))
+            outer = dice.outer.copy()
+            outer.update(inner.digest())
+            faces += outer.digest().translate(_FACE_OF, _SKIPPED)
             block += 1
         rolled = tuple(faces[:count])
-        state.next_index = first + count
-        state.rolls.append((first, None if used is None else used[0], rolled))
+        dice.next_index = first + count
+        dice.rolls.append(FairRoll(first, None if used is None else used[0], rolled))
         return rolled
 
 

@@ -155,8 +155,13 @@ def test_bad_secrets_and_fields_are_refused() -> None:
         CommittedDice("")
     with pytest.raises(ValueError, match="player id"):
         HandSecrets("r", 1, {"x" * 256: bytes(32)})
+    hand = HandSecrets("r", 1, {"a": bytes(32)})
+    assert hand.rolls("a") == ()
+    assert hand.opening("a").rolls == ()
     with pytest.raises(KeyError):
-        HandSecrets("r", 1, {"a": bytes(32)}).roll("stranger", 4)
+        hand.roll("stranger", 4)
+    with pytest.raises(KeyError):
+        hand.rolls("stranger")
 
 
 def test_a_million_committed_dice_are_uniform() -> None:
