@@ -1,0 +1,237 @@
+"""Committed dice: the provably fair scheme of ``protocol/FAIRNESS.md``, as the engine rolls them.
+
+For each hand, every player dealt in gets a fresh 32-byte secret; its
+commitment (a SHA-256) is published before anyone acts. Each roll's faces are
+HMAC-SHA256(secret, domain | room | hand | player | first die index | entropy |
+block), read byte by byte (a byte below 252 gives ``byte % 6 + 1``), where
+the entropy is what the player supplied with the action that rolled, or their
+latest earlier one in the hand. After the hand the secret is opened, and
+anyone who holds it can recompute the dice (``protocol.fairness.verify``).
+
+Use::
+
+    source = CommittedDice(room_id)               # os.urandom; tests inject seeded bytes
+    hand = source.deal(hand_number, players)      # a fresh secret per player
+    hand.commitments()                            # publish before anyone acts
+    hand.roll(player, 4, entropy="x9K2")          # a roll action; entropy may be None
+    hand.roll(player, 4)                          # a roll-off: the latest entropy, if any
+    hand.opening(player)                          # after the hand: the secret and the rolls
+
+The same derivation is written out plainly in ``protocol.fairness`` (the
+engine may not import the protocol package); the tests hold the two to the
+published vectors and to each other. This one is built for speed: the HMAC's
+inner and outer hash states, with the fields that never change in a hand
+already absorbed, are computed once per player, so a roll costs two hash
+copies and one block of SHA-256 on a short tail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final, NamedTuple
+
+from server.engine.events import PlayerId
+
+SCHEME: Final = "tali-fair-v1"
+SECRET_BYTES: Final = 32
+_COMMIT_DOMAIN: Final = b"tali-fair-v1/commit\x00"
+_DICE_DOMAIN: Final = b"tali-fair-v1/dice\x00"
+_MAX_HAND: Final = 2**53 - 1
+_MAX_INDEX: Final = 2**32 - 1
+_ENTROPY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# HMAC (RFC 2104) with a key shorter than SHA-256's 64-byte block: the key,
+# zero-padded to 64 bytes, XORed with 0x36 (inner) or 0x5c (outer).
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
+_PAD = bytes(64 - SECRET_BYTES)
+# Bytes to faces in one call: each byte below 252 becomes its face, byte % 6 + 1,
+# and bytes 252..255 are deleted (252 = 6 x 42, so each face has 42 byte values).
+_FACE_OF: Final = bytes(b % 6 + 1 if b < 252 else 0 for b in range(256))
+_SKIPPED: Final = bytes(range(252, 256))
+_NO_ENTROPY = b"\x00"
+
+
+def valid_entropy(entropy: str) -> bool:
+    """1..64 characters of ``A-Z a-z 0-9 _ -``."""
+    return _ENTROPY.fullmatch(entropy) is not None
+
+
+def commitment_of(secret: bytes) -> str:
+    """The published commitment to ``secret``: 64 lowercase hex digits."""
+    return hashlib.sha256(_COMMIT_DOMAIN + secret).hexdigest()
+
+
+def _short(value: str, what: str) -> bytes:
+    data = value.encode("utf-8")
+    if not 1 <= len(data) <= 255:
+        raise ValueError(f"{what} is 1..255 bytes of UTF-8")
+    return bytes((len(data),)) + data
+
+
+class FairRoll(NamedTuple):
+    """One roll as derived: its first die's index, the entropy it used, its faces."""
+
+    first_index: int
+    entropy: str | None
+    faces: tuple[int, ...]
+
+
+class Opening(NamedTuple):
+    """What a player (and, where their dice were shown, everyone) receives after the hand."""
+
+    player: PlayerId
+    secret: str
+    """64 lowercase hex digits."""
+    commitment: str
+    rolls: tuple[FairRoll, ...]
+
+
+class _Dice:
+    """Where one player's dice have got to in this hand: made at their first roll."""
+
+    __slots__ = ("entropy", "inner", "next_index", "outer", "rolls")
+
+    def __init__(self, secret: bytes, head: bytes) -> None:
+        # HMAC-SHA256 keyed with the secret, with the fields fixed for the hand
+        # (domain, room, hand, player) already absorbed by the inner hash.
+        key = secret + _PAD
+        self.inner = hashlib.sha256(key.translate(_IPAD))
+        self.inner.update(head)
+        self.outer = hashlib.sha256(key.translate(_OPAD))
+        self.next_index = 0
+        self.entropy: tuple[str, bytes] | None = None
+        """The latest entropy supplied, and its encoded field."""
+        self.rolls: list[FairRoll] = []
+
+
+class HandSecrets:
+    """The committed dice of one hand in one room: a secret per player dealt in.
+
+    Plain state, deterministic given the secrets: a hand restored with the
+    same secrets and the same ``roll`` calls (player, count, entropy) rolls the
+    same dice, so a durable log needs only the secrets and each action's
+    entropy.
+    """
+
+    __slots__ = ("_commitments", "_common", "_dice", "_secrets", "hand", "room")
+
+    def __init__(self, room: str, hand: int, secrets: Mapping[PlayerId, bytes]) -> None:
+        if isinstance(hand, bool) or not 1 <= hand <= _MAX_HAND:
+            raise ValueError("a hand number is 1..2**53-1")
+        self.room = room
+        self.hand = hand
+        # The fields every roll of the hand shares: domain, room, hand.
+        self._common = _DICE_DOMAIN + _short(room, "a room id") + hand.to_bytes(8, "big")
+        self._secrets = {player: bytes(secret) for player, secret in secrets.items()}
+        for player, secret in self._secrets.items():
+            if len(secret) != SECRET_BYTES:
+                raise ValueError(f"a secret is {SECRET_BYTES} bytes")
+            if not 0 < len(player.encode()) < 256:
+                raise ValueError("a player id is 1..255 bytes of UTF-8")
+        if len(set(self._secrets.values())) != len(self._secrets):
+            raise ValueError("every player needs a secret of their own")
+        self._commitments = {
+            player: commitment_of(secret) for player, secret in self._secrets.items()
+        }
+        self._dice: dict[PlayerId, _Dice] = {}
+
+    @classmethod
+    def deal(
+        cls,
+        room: str,
+        hand: int,
+        players: Iterable[PlayerId],
+        urandom: Callable[[int], bytes] = os.urandom,
+    ) -> HandSecrets:
+        """Fresh secrets for the players dealt in, from one read of ``urandom``."""
+        order = list(players)
+        raw = urandom(SECRET_BYTES * len(order))
+        if len(raw) != SECRET_BYTES * len(order):
+            raise ValueError("the secret source gave too few bytes")
+        return cls(
+            room,
+            hand,
+            {p: raw[i * SECRET_BYTES : (i + 1) * SECRET_BYTES] for i, p in enumerate(order)},
+        )
+
+    @property
+    def players(self) -> tuple[PlayerId, ...]:
+        return tuple(self._secrets)
+
+    def commitments(self) -> dict[PlayerId, str]:
+        """Each player's commitment, in the order they were dealt in: public from the start."""
+        return dict(self._commitments)
+
+    def secret(self, player: PlayerId) -> bytes:
+        """The player's secret. Never shown to anyone before the hand is over."""
+        return self._secrets[player]
+
+    def rolls(self, player: PlayerId) -> tuple[FairRoll, ...]:
+        """The player's rolls so far, in order."""
+        dice = self._dice.get(player)
+        if dice is None:
+            if player not in self._secrets:
+                raise KeyError(player)
+            return ()
+        return tuple(dice.rolls)
+
+    def opening(self, player: PlayerId) -> Opening:
+        return Opening(
+            player, self._secrets[player].hex(), self._commitments[player], self.rolls(player)
+        )
+
+    def roll(self, player: PlayerId, count: int, entropy: str | None = None) -> tuple[int, ...]:
+        """Roll ``count`` dice for ``player``; ``entropy`` is what their action supplied, if any.
+
+        Without entropy (a timeout, a roll-off, a client that sent none) the
+        roll uses the player's latest entropy of the hand, or none at all.
+        """
+        dice = self._dice.get(player)
+        if dice is None:
+            name = player.encode()
+            head = self._common + bytes((len(name),)) + name
+            dice = self._dice[player] = _Dice(self._secrets[player], head)
+        first = dice.next_index
+        if count < 1 or first + count > _MAX_INDEX + 1:
+            raise ValueError("a roll has at least one die, and its indices fit in 32 bits")
+        used = dice.entropy
+        if entropy is not None and (used is None or entropy != used[0]):
+            if not valid_entropy(entropy):
+                raise ValueError("entropy is 1..64 characters of A-Z a-z 0-9 _ -")
+            used = dice.entropy = (entropy, bytes((len(entropy),)) + entropy.encode("ascii"))
+        tail = first.to_bytes(4, "big") + (_NO_ENTROPY if used is None else used[1])
+        # One block holds about 31 faces: a roll of at most four almost never needs two.
+        faces = b""
+        block = 0
+        while len(faces) < count:
+            inner = dice.inner.copy()
+            inner.update(tail + block.to_bytes(4, "big"))
+            outer = dice.outer.copy()
+            outer.update(inner.digest())
+            faces += outer.digest().translate(_FACE_OF, _SKIPPED)
+            block += 1
+        rolled = tuple(faces[:count])
+        dice.next_index = first + count
+        dice.rolls.append(FairRoll(first, None if used is None else used[0], rolled))
+        return rolled
+
+
+class CommittedDice:
+    """A room's source of committed dice: deals each hand's secrets (``HandSecrets``).
+
+    ``urandom`` gives the secret bytes: the OS's CSPRNG in production, seeded
+    bytes in tests (e.g. ``random.Random(seed).randbytes``).
+    """
+
+    __slots__ = ("_urandom", "room")
+
+    def __init__(self, room: str, urandom: Callable[[int], bytes] = os.urandom) -> None:
+        _short(room, "a room id")
+        self.room = room
+        self._urandom = urandom
+
+    def deal(self, hand: int, players: Iterable[PlayerId]) -> HandSecrets:
+        return HandSecrets.deal(self.room, hand, players, self._urandom)
