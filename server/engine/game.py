@@ -15,7 +15,9 @@ what a client needs to draw its buttons.
 
 A hand moves through phases (``Phase``); which actions each phase takes and
 what a timeout does in it are the two tables below. The variants differ only
-in the order of phases:
+in their ``VariantRules`` (``server.engine.variants``): whether there is an
+entry ante, how many dice a roll phase deals and how many rounds there are,
+whether rolls are secret, and which decision phase follows each roll phase:
 
 =========  ===============================================================
 simple     ante, ROLL (public), contest
@@ -70,9 +72,10 @@ from server.engine.events import (
     StreetStarted,
     TimedOut,
 )
-from server.engine.settings import Settings, Variant
+from server.engine.settings import Settings
 from server.engine.showdown import showdown, win_by_folds
 from server.engine.state import BettingState, GameState, HandState, Phase, Seat
+from server.engine.variants import VARIANTS, VariantRules
 
 ACTIONS_BY_PHASE: dict[Phase, frozenset[ActionKind]] = {
     Phase.ROLL: frozenset({ActionKind.ROLL}),
@@ -100,7 +103,6 @@ TIMEOUT_ACTION: dict[Phase, Action | None] = {
 }
 """What the engine does for a player whose time ran out (RULES §5)."""
 
-STUD_STREETS = 4
 ACTION_TYPES = (Roll, Check, Bet, Call, Raise, AllIn, Fold, Reroll, Pass, Ante)
 
 
@@ -123,18 +125,16 @@ class LegalActions(NamedTuple):
     ante_amount: int | None = None
 
 
-def entry_cost(settings: Settings) -> int:
-    """Chips a player needs to be dealt in (stud has no entry ante)."""
-    return 1 if settings.variant is Variant.STUD else settings.ante
-
-
 class Game:
     """One table of tali. See the module docstring."""
 
     __slots__ = ("dice", "state")
 
-    def __init__(self, settings: Settings, dice: DieSource) -> None:
-        self.state = GameState(settings=settings)
+    def __init__(
+        self, settings: Settings, dice: DieSource, rules: VariantRules | None = None
+    ) -> None:
+        """A table of ``settings.variant``, or of any other ``rules`` given."""
+        self.state = GameState(settings=settings, rules=rules or VARIANTS[settings.variant])
         self.dice = dice
 
     @classmethod
@@ -211,10 +211,6 @@ class Game:
         assert hand.betting is not None
         to_call = hand.betting.current_bet - hand.betting.bets[player]
         return Fold() if to_call else Check()
-
-    def verify(self, player: PlayerId, action: Action) -> None:
-        """Raise ``RuleError`` unless ``player`` may take ``action`` now."""
-        self._check(player, action)
 
     def can(self, player: PlayerId, action: Action) -> bool:
         try:
@@ -308,7 +304,7 @@ class Game:
         state.button = seats[button_player].index
         at = by_seat.index(button_player) + 1
         order = by_seat[at:] + by_seat[:at]
-        variant = self.state.settings.variant
+        rules = state.rules
         hand = HandState(
             number=state.hands_played + 1,
             button=state.button,
@@ -320,8 +316,8 @@ class Game:
         )
         state.hand = hand
         antes: list[Payment] = []
-        if variant is not Variant.STUD:
-            ante = self.state.settings.ante
+        if rules.entry_ante:
+            ante = state.settings.ante
             for player in order:
                 seat = seats[player]
                 seat.stack -= ante
@@ -330,14 +326,14 @@ class Game:
         events: list[Event] = [
             HandStarted(
                 hand=hand.number,
-                variant=variant.value,
+                variant=state.settings.variant.value,
                 button=state.button,
                 players=tuple(order),
                 sitting_out=tuple(sitting_out),
                 antes=tuple(antes),
             )
         ]
-        if variant is Variant.STUD:
+        if rules.rounds > 1:
             hand.street = 1
             events.append(StreetStarted(street=1))
         return events
@@ -360,7 +356,7 @@ class Game:
     # -- internals ------------------------------------------------------
 
     def _eligible(self) -> tuple[list[PlayerId], list[tuple[PlayerId, SitOutReason]]]:
-        need = entry_cost(self.state.settings)
+        need = self.state.rules.entry_cost(self.state.settings)
         eligible: list[PlayerId] = []
         out: list[tuple[PlayerId, SitOutReason]] = []
         for player, seat in sorted(self.state.seats.items(), key=lambda kv: kv[1].index):
@@ -452,12 +448,13 @@ class Game:
         return self._stud_ante(hand, player)
 
     def _roll(self, hand: HandState, player: PlayerId) -> list[Event]:
-        faces = self.dice.roll(1 if hand.street else 4)
+        rules = self.state.rules
+        faces = self.dice.roll(rules.dice_per_roll)
         kept = hand.dice[player]
         kept.extend(faces)
         hand.pending.remove(player)
         events: list[Event]
-        if self.state.settings.variant is Variant.LIARS:
+        if rules.secret_rolls:
             events = [
                 DiceRolled(
                     player=player,
@@ -474,23 +471,33 @@ class Game:
         return events
 
     def _after_rolls(self, hand: HandState) -> list[Event]:
-        variant = self.state.settings.variant
-        if variant is Variant.LIARS:
+        """The roll phase is over: the variant's decision phase begins (if any)."""
+        phase = self.state.rules.after_rolls
+        if phase is Phase.BETTING:
             betting = bet_round.start(hand, self.state.seats, self.state.settings)
             hand.betting = betting
             hand.phase = Phase.BETTING
             hand.turn = bet_round.next_to_act(hand, betting, None)
-            if hand.turn is None:
-                return showdown(self.state, hand, self.dice, reveal=True)
-            return []
-        if variant is Variant.DRAW:
+            return [] if hand.turn is not None else self._end_round(hand)
+        if phase is Phase.DRAW:
             hand.phase = Phase.DRAW
             return self._next_draw_round(hand)
-        if variant is Variant.STUD:
+        if phase is Phase.STUD_ANTE:
             hand.phase = Phase.STUD_ANTE
             seats = self.state.seats
             return self._next_stud_turn(hand, [p for p in hand.still_in if seats[p].stack > 0])
-        return showdown(self.state, hand, self.dice, reveal=False)
+        return self._end_round(hand)
+
+    def _end_round(self, hand: HandState) -> list[Event]:
+        """A round's decisions are over: the next round's roll phase, or the showdown."""
+        hand.turn = None
+        # ``street`` counts the rounds of a variant that has several; it is 0 otherwise.
+        if max(hand.street, 1) >= self.state.rules.rounds:
+            return showdown(self.state, hand, self.dice, reveal=self.state.rules.secret_rolls)
+        hand.street += 1
+        hand.phase = Phase.ROLL
+        hand.pending = hand.still_in
+        return [StreetStarted(street=hand.street)]
 
     def _bet(self, hand: HandState, player: PlayerId, action: Action) -> list[Event]:
         betting = hand.betting
@@ -521,9 +528,7 @@ class Game:
         if hand.count_in() == 1:
             return win_by_folds(self.state, hand)
         hand.turn = bet_round.next_to_act(hand, betting, player)
-        if hand.turn is None:
-            return showdown(self.state, hand, self.dice, reveal=True)
-        return []
+        return [] if hand.turn is not None else self._end_round(hand)
 
     def _fold(self, hand: HandState, player: PlayerId, reason: FoldReason) -> list[Event]:
         events: list[Event] = [bet_round.fold(hand, hand.betting, player, reason)]
@@ -570,7 +575,7 @@ class Game:
             return events
         hand.turn = None
         if hand.rerolls_this_round == 0 or hand.draw_round >= self.state.settings.draw_round_limit:
-            return events + showdown(self.state, hand, self.dice, reveal=False)
+            return events + self._end_round(hand)
         return events + self._next_draw_round(hand)
 
     def _draw(self, hand: HandState, player: PlayerId, action: Action) -> list[Event]:
@@ -626,10 +631,4 @@ class Game:
         if hand.pending:
             hand.turn = hand.pending[0]
             return []
-        hand.turn = None
-        if hand.street >= STUD_STREETS:
-            return showdown(self.state, hand, self.dice, reveal=False)
-        hand.street += 1
-        hand.phase = Phase.ROLL
-        hand.pending = hand.still_in
-        return [StreetStarted(street=hand.street)]
+        return self._end_round(hand)

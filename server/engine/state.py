@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from server.engine.events import PlayerId, PotInfo
 from server.engine.settings import Settings
+
+if TYPE_CHECKING:
+    from server.engine.variants import VariantRules
 
 
 class Phase(StrEnum):
@@ -88,6 +92,8 @@ class HandState:
 @dataclass(slots=True)
 class GameState:
     settings: Settings
+    rules: VariantRules
+    """How the variant runs a hand (``server.engine.variants``)."""
     seats: dict[PlayerId, Seat] = field(default_factory=dict)
     button: int | None = None
     hands_played: int = 0

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.engine.events import PlayerId, PotInfo
-from server.engine.settings import Variant
 from server.engine.state import GameState, HandState, Phase
 
 
@@ -63,7 +62,7 @@ class TableView:
 def may_see_dice(
     state: GameState, hand: HandState, owner: PlayerId, viewer: PlayerId | None
 ) -> bool:
-    if state.settings.variant is not Variant.LIARS or owner == viewer:
+    if not state.rules.secret_rolls or owner == viewer:
         return True
     return owner in hand.revealed
 
