@@ -75,7 +75,7 @@ def test_rules_that_cannot_make_a_hand_are_refused(bad: dict[str, object]) -> No
         "after_rolls": Phase.COMPLETE,
         **bad,
     }
-    with pytest.raises(ValueError, match="four dice|decision phase"):
+    with pytest.raises(ValueError, match=r"four dice|decision phase"):
         VariantRules(**values)  # type: ignore[arg-type]
 
 
