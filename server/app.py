@@ -21,6 +21,7 @@ from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 
 import protocol.server as msg
+from server.clock import LoopClock
 from server.config import EventLoop, ServerConfig
 from server.connection import (
     SESSION_REPLACED,
@@ -47,7 +48,7 @@ class TaliServer:
         self.ids = Ids(config.seed)
         self.sessions = Sessions()
         self.metrics = Metrics()
-        self.lobby = Lobby(config, self.ids, self.metrics)
+        self.lobby = Lobby(config, self.ids, self.metrics, LoopClock())
         self.connections: set[Connection] = set()
         self.outgoing = Outgoing()
         self.incoming = Incoming(self.outgoing)

@@ -13,6 +13,7 @@ from server.logs import get_logger
 from server.room import RequestError, Room
 
 if TYPE_CHECKING:
+    from server.clock import Clock
     from server.config import ServerConfig
     from server.engine.dice import DieSource
     from server.metrics import Metrics
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
 
 
 class Lobby:
-    def __init__(self, config: ServerConfig, ids: Ids, metrics: Metrics) -> None:
+    def __init__(self, config: ServerConfig, ids: Ids, metrics: Metrics, clock: Clock) -> None:
         self.config = config
+        self.clock = clock
         self.ids = ids
         self.metrics = metrics
         self.rooms: dict[str, Room] = {}
@@ -61,6 +63,7 @@ class Lobby:
             self.config,
             self.changed,
             self.metrics,
+            self.clock,
         )
         self.rooms[room_id] = room
         session.created_rooms.add(room_id)

@@ -53,6 +53,10 @@ class Metrics:
             (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
         )
 
+    def count_sent(self, kind: str, frames: int) -> None:
+        """``frames`` frames of type ``kind`` were queued to clients."""
+        self.frames_out[kind] += frames
+
     def watch(self, app: TaliServer) -> None:
         self.registry.register(_StateCollector(app, self))
 

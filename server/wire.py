@@ -14,10 +14,12 @@ from pydantic_core import to_json
 
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
+from protocol.types import Role, RoomState
 from server.engine import events as ev
 from server.engine.actions import ActionKind
 from server.engine.errors import ErrorCode as EngineCode
 from server.engine.game import LegalActions
+from server.engine.state import Phase
 from server.engine.view import TableView
 
 # Engine codes that reach a client under a room-level name. Codes raised only
@@ -185,6 +187,111 @@ def legal_data(legal: LegalActions) -> dict[str, Any]:
         "all_in_total": legal.all_in_total,
         "reroll_cost": legal.reroll_cost,
         "ante_amount": legal.ante_amount,
+    }
+
+
+def room_summary(
+    room: str,
+    settings: dict[str, Any],
+    seats: int,
+    spectators: int,
+    state: RoomState,
+    hands_played: int,
+) -> msg.RoomSummary:
+    return msg.RoomSummary.model_validate(
+        {
+            "room": room,
+            "settings": settings,
+            "seats_taken": seats,
+            "spectators": spectators,
+            "state": state,
+            "hands_played": hands_played,
+        },
+        strict=False,
+    )
+
+
+# Room events the room builds itself (membership, chat, turns): rarer ones are
+# built and checked by their models; the turn notices, several per action, as dicts.
+
+
+def player_joined(
+    room: str,
+    seq: int,
+    player: str,
+    name: str,
+    role: Role,
+    seat: int | None = None,
+    stack: int | None = None,
+) -> dict[str, Any]:
+    return msg.PlayerJoined(
+        type="player_joined",
+        room=room,
+        seq=seq,
+        player=player,
+        name=name,
+        role=role,
+        seat=seat,
+        stack=stack,
+    ).model_dump(mode="json")
+
+
+def player_left(
+    room: str,
+    seq: int,
+    player: str,
+    role: Role,
+    seat: int | None = None,
+    stack: int | None = None,
+) -> dict[str, Any]:
+    return msg.PlayerLeft(
+        type="player_left", room=room, seq=seq, player=player, role=role, seat=seat, stack=stack
+    ).model_dump(mode="json")
+
+
+def player_disconnected(room: str, seq: int, player: str, grace_until: int) -> dict[str, Any]:
+    return msg.PlayerDisconnected(
+        type="player_disconnected", room=room, seq=seq, player=player, grace_until=grace_until
+    ).model_dump(mode="json")
+
+
+def player_reconnected(room: str, seq: int, player: str) -> dict[str, Any]:
+    return msg.PlayerReconnected(
+        type="player_reconnected", room=room, seq=seq, player=player
+    ).model_dump(mode="json")
+
+
+def chat(room: str, seq: int, player: str, name: str, text: str) -> dict[str, Any]:
+    return msg.ChatMessage(
+        type="chat", room=room, seq=seq, player=player, name=name, text=text
+    ).model_dump(mode="json")
+
+
+def waiting_for(
+    room: str, seq: int, players: tuple[str, ...], phase: Phase, deadline: int
+) -> dict[str, Any]:
+    return {
+        "type": "waiting_for",
+        "room": room,
+        "seq": seq,
+        "players": list(players),
+        "phase": str(phase),
+        "deadline": deadline,
+    }
+
+
+def your_turn(
+    room: str, hand: int, phase: Phase, legal: LegalActions, deadline: int, seconds_left: float
+) -> dict[str, Any]:
+    """The prompt (in ``YourTurn``'s field order); ``seconds_left`` is kept within 0..600."""
+    return {
+        "type": "your_turn",
+        "room": room,
+        "hand": hand,
+        "phase": str(phase),
+        "legal": legal_data(legal),
+        "deadline": deadline,
+        "seconds_left": min(600.0, max(0.0, round(seconds_left, 3))),
     }
 
 

@@ -1,0 +1,107 @@
+"""The turn clock: whom a room waits for, until when, and what each was last offered.
+
+It keeps one deadline per player waited for (shared by everyone in a roll
+phase), remembers the legal actions each was last prompted with, and runs
+one timer for the earliest deadline. The room asks it what changed after
+every move (``update``) and sends what it says; it knows no sockets and no
+wire format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from server.clock import Clock, Deadline, Timer
+from server.engine import Game, LegalActions, Phase
+from server.engine.state import HandState
+
+
+class Prompts(NamedTuple):
+    """What an update asks the room to send: the table's ``waiting_for`` and the prompts."""
+
+    waiting: tuple[str, ...]
+    phase: Phase
+    deadline_ms: int
+    """The latest deadline among ``waiting`` (in a roll phase, the shared one)."""
+    prompted: list[str]
+
+
+class TurnClock:
+    def __init__(self, clock: Clock, on_due: Callable[[], None]) -> None:
+        self._clock = clock
+        self._on_due = on_due
+        self.deadlines: dict[str, Deadline] = {}
+        """Who the table waits for, each with their deadline."""
+        self._offered: dict[str, LegalActions] = {}
+        self._roll_deadline: tuple[tuple[int, int], Deadline] | None = None
+        self._timer: Timer | None = None
+        self._timer_at = 0.0
+
+    def done(self, player: str) -> None:
+        """``player`` acted (or left): their decision is over."""
+        self.deadlines.pop(player, None)
+        self._offered.pop(player, None)
+
+    def update(self, game: Game, seconds: float) -> Prompts | None:
+        """Deadlines for whoever ``game`` now waits for; what to prompt, if anything.
+
+        A player newly waited for gets a deadline ``seconds`` away and a prompt;
+        one still waited for gets a fresh prompt (same deadline) whenever their
+        legal actions or amounts changed. Within a roll phase, nothing changes
+        after its opening prompts: its roll events keep the table current.
+        """
+        waiting = game.to_act()
+        deadlines = self.deadlines
+        for player in [p for p in deadlines if p not in waiting]:
+            self.done(player)
+        prompts = None
+        hand = game.hand
+        if waiting and hand is not None:
+            prompted = []
+            for player in waiting:
+                legal = game.legal_actions(player)
+                if player not in deadlines:
+                    deadlines[player] = self._new_deadline(hand, seconds)
+                elif self._offered.get(player) == legal:
+                    continue
+                self._offered[player] = legal
+                prompted.append(player)
+            if prompted:
+                latest = max(deadlines[p].ms for p in waiting)
+                prompts = Prompts(waiting, hand.phase, latest, prompted)
+        self._arm()
+        return prompts
+
+    def due(self) -> list[str]:
+        """The players waited for whose deadline has passed (the timer fired)."""
+        self._timer = None
+        now = self._clock.now()
+        return [p for p, d in self.deadlines.items() if d.at <= now + 0.001]
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _new_deadline(self, hand: HandState, seconds: float) -> Deadline:
+        if hand.phase is not Phase.ROLL:
+            return self._clock.after(seconds)
+        # Everyone rolling in one phase shares one deadline.
+        key = (hand.number, hand.street)
+        if self._roll_deadline is None or self._roll_deadline[0] != key:
+            self._roll_deadline = (key, self._clock.after(seconds))
+        return self._roll_deadline[1]
+
+    def _arm(self) -> None:
+        if not self.deadlines:
+            self.cancel()
+            return
+        at = min(d.at for d in self.deadlines.values())
+        # A timer already due no later stays: when it fires with nothing due, it is
+        # set again for the earliest deadline then. Most moves only push the earliest
+        # deadline later, so this saves a new timer each.
+        if self._timer is None or self._timer_at > at:
+            self.cancel()
+            self._timer = self._clock.call_at(at, self._on_due)
+            self._timer_at = at
