@@ -32,6 +32,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m protocol.generate --check
+	$(BIN)/python -m server.client_facts --check
 	$(BIN)/python -m protocol.fairness_vectors --check
 	$(BIN)/hadolint Dockerfile
 

@@ -12,17 +12,26 @@ from pydantic import Field
 
 from protocol.types import (
     Amount,
+    AnteSetting,
+    BetSizeSetting,
     BettingStructure,
     ChatText,
     DieIndex,
+    MaxDrawRoundsSetting,
+    MaxPlayersSetting,
+    MaxRaisesSetting,
     Name,
+    NextHandDelaySecondsSetting,
     ProtocolVersion,
+    ReconnectGraceSecondsSetting,
     RequestId,
     Role,
     RoomId,
     SeatIndex,
     SessionToken,
+    StartingChipsSetting,
     Strict,
+    TurnSecondsSetting,
     Variant,
 )
 
@@ -70,16 +79,16 @@ class RoomSettings(Strict):
     """Settings of a new room (rules §7). Omitted fields take their defaults."""
 
     variant: Variant
-    max_players: Annotated[int, Field(ge=2, le=8)] | None = None
-    starting_chips: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
-    ante: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    max_players: MaxPlayersSetting | None = None
+    starting_chips: StartingChipsSetting | None = None
+    ante: AnteSetting | None = None
     betting_structure: BettingStructure | None = None
-    bet_size: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
-    max_raises: Annotated[int, Field(ge=1, le=10)] | None = None
-    max_draw_rounds: Annotated[int, Field(ge=0, le=20)] | None = None
-    turn_seconds: Annotated[int, Field(ge=5, le=600)] | None = None
-    reconnect_grace_seconds: Annotated[int, Field(ge=0, le=3600)] | None = None
-    next_hand_delay_seconds: Annotated[int, Field(ge=0, le=60)] | None = None
+    bet_size: BetSizeSetting | None = None
+    max_raises: MaxRaisesSetting | None = None
+    max_draw_rounds: MaxDrawRoundsSetting | None = None
+    turn_seconds: TurnSecondsSetting | None = None
+    reconnect_grace_seconds: ReconnectGraceSecondsSetting | None = None
+    next_hand_delay_seconds: NextHandDelaySecondsSetting | None = None
 
 
 class CreateRoom(Request):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 
 class ErrorCode(StrEnum):
@@ -99,3 +99,20 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
         "The server failed to handle the request; nothing changed. Safe to retry or resync.", False
     ),
 }
+
+
+class CloseCode(IntEnum):
+    """WebSocket close codes the server closes a connection with, and why."""
+
+    GOING_AWAY = 1001
+    """The server is shutting down (after ``server_shutdown``)."""
+    POLICY_VIOLATION = 1008
+    """Unsupported version, no ``hello`` in time, or sustained flooding (after an ``error``)."""
+    MESSAGE_TOO_BIG = 1009
+    """A frame over the size limit (after ``message_too_large``, or none above 64 KiB)."""
+    KEEPALIVE_TIMEOUT = 1011
+    """The peer did not answer a keepalive ping in time."""
+    TRY_AGAIN_LATER = 1013
+    """The client was too slow to read what it was sent."""
+    SESSION_REPLACED = 4001
+    """The session was resumed on another connection (private-use code)."""

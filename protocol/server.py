@@ -21,7 +21,9 @@ from protocol.errors import ErrorCode
 from protocol.types import (
     ActionKind,
     Amount,
+    AnteSetting,
     BetAction,
+    BetSizeSetting,
     BettingStructure,
     ChatText,
     Chips,
@@ -33,11 +35,16 @@ from protocol.types import (
     FourDice,
     HandName,
     HandNumber,
+    MaxDrawRoundsSetting,
+    MaxPlayersSetting,
+    MaxRaisesSetting,
     Message,
     Name,
+    NextHandDelaySecondsSetting,
     Phase,
     PlayerId,
     ProtocolVersion,
+    ReconnectGraceSecondsSetting,
     RequestId,
     Role,
     RollOffReason,
@@ -48,7 +55,9 @@ from protocol.types import (
     SeqOrZero,
     SessionToken,
     SitOutReason,
+    StartingChipsSetting,
     Strict,
+    TurnSecondsSetting,
     UnixMillis,
     Variant,
 )
@@ -117,16 +126,16 @@ class EffectiveSettings(Strict):
     """A room's settings with every default filled in; fields that do not apply are absent."""
 
     variant: Variant
-    max_players: Annotated[int, Field(ge=2, le=8)]
-    starting_chips: Annotated[int, Field(ge=1, le=1_000_000)]
-    ante: Annotated[int, Field(ge=1, le=1_000_000)]
+    max_players: MaxPlayersSetting
+    starting_chips: StartingChipsSetting
+    ante: AnteSetting
     betting_structure: BettingStructure | None = None
-    bet_size: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
-    max_raises: Annotated[int, Field(ge=1, le=10)] | None = None
-    max_draw_rounds: Annotated[int, Field(ge=0, le=20)] | None = None
-    turn_seconds: Annotated[int, Field(ge=5, le=600)]
-    reconnect_grace_seconds: Annotated[int, Field(ge=0, le=3600)]
-    next_hand_delay_seconds: Annotated[int, Field(ge=0, le=60)]
+    bet_size: BetSizeSetting | None = None
+    max_raises: MaxRaisesSetting | None = None
+    max_draw_rounds: MaxDrawRoundsSetting | None = None
+    turn_seconds: TurnSecondsSetting
+    reconnect_grace_seconds: ReconnectGraceSecondsSetting
+    next_hand_delay_seconds: NextHandDelaySecondsSetting
 
 
 class RoomSummary(Strict):

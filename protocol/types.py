@@ -8,7 +8,7 @@ author exactly what is allowed.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -72,6 +72,38 @@ ChatText = Annotated[
 """Chat: 1..280 characters; tabs and newlines allowed, other control characters not."""
 Message = Annotated[str, Field(max_length=500)]
 UnixMillis = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+
+
+SETTING_BOUNDS: dict[str, tuple[int, int]] = {
+    "max_players": (2, 8),
+    "starting_chips": (1, 1_000_000),
+    "ante": (1, 1_000_000),
+    "bet_size": (1, 1_000_000),
+    "max_raises": (1, 10),
+    "max_draw_rounds": (0, 20),
+    "turn_seconds": (5, 600),
+    "reconnect_grace_seconds": (0, 3600),
+    "next_hand_delay_seconds": (0, 60),
+}
+"""The bounds of every numeric room setting (rules §7), the one table the models are
+built from. ``ante`` and ``bet_size`` are further held to ``starting_chips`` by the rules."""
+
+
+def _bounded(name: str) -> Any:
+    low, high = SETTING_BOUNDS[name]
+    return Field(ge=low, le=high)
+
+
+MaxPlayersSetting = Annotated[int, _bounded("max_players")]
+StartingChipsSetting = Annotated[int, _bounded("starting_chips")]
+AnteSetting = Annotated[int, _bounded("ante")]
+BetSizeSetting = Annotated[int, _bounded("bet_size")]
+MaxRaisesSetting = Annotated[int, _bounded("max_raises")]
+MaxDrawRoundsSetting = Annotated[int, _bounded("max_draw_rounds")]
+TurnSecondsSetting = Annotated[int, _bounded("turn_seconds")]
+ReconnectGraceSecondsSetting = Annotated[int, _bounded("reconnect_grace_seconds")]
+NextHandDelaySecondsSetting = Annotated[int, _bounded("next_hand_delay_seconds")]
+"""The type of each numeric room setting: a whole number within its bounds."""
 
 
 class Strict(BaseModel):

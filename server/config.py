@@ -12,6 +12,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from protocol.types import SETTING_BOUNDS
+
 
 class LogFormat(StrEnum):
     AUTO = "auto"
@@ -99,13 +101,22 @@ class ServerConfig(BaseSettings):
         description="Bytes waiting to be sent to a slow client before it is disconnected (1013).",
     )
     default_turn_seconds: int = Field(
-        30, ge=5, le=600, description="turn_seconds of a new room when its creator does not set it."
+        30,
+        ge=SETTING_BOUNDS["turn_seconds"][0],
+        le=SETTING_BOUNDS["turn_seconds"][1],
+        description="turn_seconds of a new room when its creator does not set it.",
     )
     default_reconnect_grace_seconds: int = Field(
-        60, ge=0, le=3600, description="reconnect_grace_seconds of a new room when not set."
+        60,
+        ge=SETTING_BOUNDS["reconnect_grace_seconds"][0],
+        le=SETTING_BOUNDS["reconnect_grace_seconds"][1],
+        description="reconnect_grace_seconds of a new room when not set.",
     )
     default_next_hand_delay_seconds: int = Field(
-        5, ge=0, le=60, description="next_hand_delay_seconds of a new room when not set."
+        5,
+        ge=SETTING_BOUNDS["next_hand_delay_seconds"][0],
+        le=SETTING_BOUNDS["next_hand_delay_seconds"][1],
+        description="next_hand_delay_seconds of a new room when not set.",
     )
     shutdown_drain_seconds: float = Field(
         0.0,

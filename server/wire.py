@@ -172,22 +172,19 @@ _TYPES = {model: _type_of(model) for model, _ in _EVENTS.values()}
 _ACTION_NAMES: dict[frozenset[ActionKind], tuple[str, ...]] = {}
 
 
+# The amounts of a LegalActions, in its (and the wire model's) field order: all
+# but the player and the action kinds.
+_LEGAL_AMOUNTS = LegalActions._fields[2:]
+
+
 def legal_data(legal: LegalActions) -> dict[str, Any]:
     names = _ACTION_NAMES.get(legal.actions)
     if names is None:
         # At most one entry per set of action kinds: a few dozen in practice.
         names = _ACTION_NAMES[legal.actions] = tuple(sorted(a.value for a in legal.actions))
-    return {
-        "actions": names,
-        "call_amount": legal.call_amount,
-        "bet_min": legal.bet_min,
-        "bet_max": legal.bet_max,
-        "raise_min": legal.raise_min,
-        "raise_max": legal.raise_max,
-        "all_in_total": legal.all_in_total,
-        "reroll_cost": legal.reroll_cost,
-        "ante_amount": legal.ante_amount,
-    }
+    data: dict[str, Any] = {"actions": names}
+    data.update(zip(_LEGAL_AMOUNTS, legal[2:], strict=True))
+    return data
 
 
 def room_summary(

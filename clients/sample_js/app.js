@@ -4,6 +4,7 @@
 
 import { TaliClient } from "./tali-client.js";
 import { applyEvent } from "./room-model.js";
+import { SETTING_BOUNDS, SETTING_DEFAULTS } from "./facts.js";
 import { rollName } from "./scoring.js";
 
 const client = new TaliClient({ url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/` });
@@ -137,6 +138,14 @@ function syncCreateForm() {
   }
 }
 
+// The settings' bounds and defaults come from the server's own (facts.js), not from the page.
+for (const [name, [min, max]] of Object.entries(SETTING_BOUNDS)) {
+  const input = $("create-form").elements[name];
+  if (!input) continue;
+  input.min = String(min);
+  input.max = String(max);
+  if (name in SETTING_DEFAULTS) input.value = String(SETTING_DEFAULTS[name]);
+}
 $("create-form").addEventListener("change", syncCreateForm);
 $("create-form").addEventListener("submit", async (event) => {
   event.preventDefault();

@@ -1,13 +1,9 @@
-// Names of tali rolls, as the rules document defines them (protocol/RULES.md §1).
-// The server names every roll it decides; this only names public dice for display.
+// Names of tali rolls (protocol/RULES.md §1.2), looked up in the table the server
+// generates from its own scoring: the client never re-implements the rules.
 
-const VULTURES = { 6: "Vultures (6s)", 4: "Vultures (4s)", 3: "Vultures (3s)", 1: "The Dog" };
+import { ROLL_NAMES } from "./facts.js";
 
 export function rollName(dice) {
   if (!dice || dice.length !== 4) return "";
-  const sorted = [...dice].sort((a, b) => a - b).join(",");
-  if (sorted === "1,3,4,6") return "Venus";
-  if (dice.every((d) => d === dice[0]) && VULTURES[dice[0]]) return VULTURES[dice[0]];
-  if (dice.includes(6)) return `Senio ${dice.reduce((sum, d) => sum + (d === 2 || d === 5 ? 0 : d), 0)}`;
-  return "no score";
+  return ROLL_NAMES[[...dice].sort((a, b) => a - b).join("")] ?? "";
 }

@@ -1,10 +1,12 @@
 // The tali protocol client: a module a third-party client can lift as it is.
-// No dependencies. It speaks protocol 2.0 over one WebSocket (see protocol/README.md):
+// No dependencies but facts.js (generated). It speaks protocol 2.0 over one WebSocket (see protocol/README.md):
 // hello and resume, requests with ids answered by promises, events by type,
 // automatic reconnect with backoff that resumes the session with its token,
 // and seq-gap detection per room that asks for a fresh snapshot.
 
-export const PROTOCOL = "2.0";
+import { CLOSE, PROTOCOL_VERSION } from "./facts.js";
+
+export const PROTOCOL = PROTOCOL_VERSION;
 
 /** A refused request: `code` is the protocol's stable error code. */
 export class TaliError extends Error {
@@ -121,7 +123,7 @@ export class TaliClient extends EventTarget {
         for (const { reject: fail } of this._pending.values()) fail(new TaliError("disconnected", "connection closed"));
         this._pending.clear();
         this._emit("closed", { code: event.code, reason: event.reason });
-        if (event.code === 4001) {
+        if (event.code === CLOSE.SESSION_REPLACED) {
           // Another tab or device resumed this session: do not fight over it.
           this._stopped = true;
           this._setStatus("replaced");

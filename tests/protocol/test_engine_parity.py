@@ -51,3 +51,21 @@ def test_every_error_code_is_in_the_table() -> None:
     assert set(ERRORS) == set(ErrorCode)
     closing = {c for c, info in ERRORS.items() if info.closes}
     assert closing == {ErrorCode.UNSUPPORTED_VERSION, ErrorCode.MESSAGE_TOO_LARGE}
+
+
+def test_setting_bounds_match_the_rules() -> None:
+    from protocol.types import SETTING_BOUNDS
+    from server.engine.settings import _BOUNDS
+
+    assert set(SETTING_BOUNDS) == set(_BOUNDS)
+    chips_high = SETTING_BOUNDS["starting_chips"][1]
+    for name, (low, high) in _BOUNDS.items():
+        # "starting_chips" as a bound: the rules hold it to the room's own stack size.
+        assert SETTING_BOUNDS[name] == (low, chips_high if high == "starting_chips" else high)
+
+
+def test_legal_action_fields_match_the_wire_model() -> None:
+    import protocol.server as msg
+    from server.engine.game import LegalActions
+
+    assert list(LegalActions._fields[1:]) == list(msg.LegalActions.model_fields)

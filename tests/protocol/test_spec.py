@@ -10,7 +10,7 @@ from typing import Any, get_args
 from protocol import generate
 from protocol.client import CLIENT_MESSAGES
 from protocol.codec import CLIENT_ADAPTER, SERVER_ADAPTER
-from protocol.errors import ERRORS
+from protocol.errors import ERRORS, CloseCode
 from protocol.server import SERVER_MESSAGES
 from protocol.types import HandName
 
@@ -185,3 +185,9 @@ def test_the_type_index_names_every_schema_file() -> None:
     for (direction, kind), schema in SCHEMAS.items():
         path = generate.SCHEMA_DIR / index[direction][kind]
         assert json.loads(path.read_text()) == schema
+
+
+def test_the_close_code_table_matches_the_codes() -> None:
+    table = SPEC.split("| close code | when |", 1)[1].split("\n\n", 1)[0]
+    documented = {int(code) for code in re.findall(r"^\| (\d{4}) \|", table, re.M)}
+    assert documented == {code.value for code in CloseCode}
