@@ -75,11 +75,9 @@ class Ids:
 class Sessions:
     def __init__(self) -> None:
         self._by_token: dict[str, Session] = {}
-        self._by_player: dict[str, Session] = {}
 
     def add(self, session: Session) -> None:
         self._by_token[session.token] = session
-        self._by_player[session.player_id] = session
 
     def by_token(self, token: str) -> Session | None:
         # Compare in constant time so response timing says nothing about tokens.
@@ -90,7 +88,6 @@ class Sessions:
 
     def forget(self, session: Session) -> None:
         self._by_token.pop(session.token, None)
-        self._by_player.pop(session.player_id, None)
 
     def __iter__(self) -> Iterator[Session]:
         return iter(list(self._by_token.values()))

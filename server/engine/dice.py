@@ -37,8 +37,8 @@ class SystemDice:
     """Cryptographically secure dice from the OS (``os.urandom``, as ``secrets`` uses): production.
 
     Bytes are read 256 at a time (about 60 rolls of four dice), not one call
-    to the OS per die, which cost several % of a busy server's time; a room
-    holds at most 256 bytes. Each die takes one byte; bytes 252-255 are
+    to the OS per die, which costs a busy server dearly (benchmarks/README.md);
+    a room holds at most 256 bytes. Each die takes one byte; bytes 252-255 are
     skipped, so each of the six faces comes from exactly 42 byte values.
     """
 

@@ -110,7 +110,7 @@ class LegalActions(NamedTuple):
     """Everything a client needs to offer one player their legal moves.
 
     Bet and raise amounts are totals for the betting round. A named tuple:
-    immutable, and built for every prompt, at a third of a frozen dataclass's cost.
+    immutable, and built for every prompt, cheaper than a frozen dataclass.
     """
 
     player: PlayerId
@@ -136,13 +136,6 @@ class Game:
         """A table of ``settings.variant``, or of any other ``rules`` given."""
         self.state = GameState(settings=settings, rules=rules or VARIANTS[settings.variant])
         self.dice = dice
-
-    @classmethod
-    def from_state(cls, state: GameState, dice: DieSource) -> Game:
-        """Continue a table from its plain-data state (e.g. a snapshot)."""
-        game = cls(state.settings, dice)
-        game.state = state
-        return game
 
     # -- queries --------------------------------------------------------
 

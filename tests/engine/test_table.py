@@ -331,7 +331,8 @@ def test_a_table_continues_from_a_copy_of_its_state() -> None:
     for player in "abc":
         original.act(player, Roll())
     copy_of_state = copy.deepcopy(original.state)
-    resumed = Game.from_state(copy_of_state, SeededDice(42))
+    resumed = Game(copy_of_state.settings, SeededDice(42))
+    resumed.state = copy_of_state
     original.dice = SeededDice(42)
     for game in (original, resumed):
         first = game.to_act()[0]
