@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role, RoomState
-from server import wire
+from server import names, wire
 from server.clock import Clock, Timer
 from server.engine import Game, Settings, view
 from server.engine import events as ev
@@ -150,12 +150,11 @@ class Room:
         current = self.members.get(player)
         if current is not None and (current.role is role or role is Role.SPECTATOR):
             raise RequestError(WireCode.ALREADY_IN_ROOM, "you are already in this room")
-        lowered = session.name.casefold()
-        if any(
-            m.session.name.casefold() == lowered for p, m in self.members.items() if p != player
-        ):
+        looks = names.key(session.name)
+        if any(names.key(m.session.name) == looks for p, m in self.members.items() if p != player):
             raise RequestError(
-                WireCode.NAME_TAKEN, f"someone in this room is already called {session.name!r}"
+                WireCode.NAME_TAKEN,
+                f"someone in this room already has a name that looks like {session.name!r}",
             )
         if role is Role.PLAYER:
             events = self._engine(lambda: self.game.sit(player, seat))
