@@ -6,8 +6,9 @@ hold control or bidirectional-formatting characters (which could reorder
 what others see). Two names are the same name when their *keys* are equal:
 the key drops the characters nobody sees, maps every character to the one it
 looks like (the skeleton of Unicode's UTS #39, from its ``confusables.txt``)
-and folds case. So "Aulus", "aulus", "Аulus" (a Cyrillic A), "Ａｕｌｕｓ" and
-"Au\u200blus" (a zero-width space) are all one name at a table.
+and folds case. So "Aulus", "aulus", "\u0410ulus" (a Cyrillic A), the same in
+fullwidth letters, and "Au\u200dlus" (a zero-width joiner) are all one name
+at a table.
 
 The mapping ships as ``data/confusables.txt``, the code points of Unicode's
 file alone; ``python -m server.names SOURCE`` writes it again from the file
