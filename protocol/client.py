@@ -11,11 +11,13 @@ from typing import Annotated, Literal, get_args
 from pydantic import Field
 
 from protocol.types import (
+    MAX_PAGE,
     Amount,
     AnteSetting,
     BetSizeSetting,
     BettingStructure,
     ChatText,
+    Cursor,
     DieIndex,
     MaxDrawRoundsSetting,
     MaxPlayersSetting,
@@ -27,6 +29,7 @@ from protocol.types import (
     RequestId,
     Role,
     RoomId,
+    RoomName,
     SeatIndex,
     SessionToken,
     StartingChipsSetting,
@@ -58,9 +61,17 @@ class Hello(Request):
 
 
 class ListRooms(Request):
-    """Ask for every open room; the reply is ``room_list``."""
+    """Ask for open rooms, a page at a time, optionally filtered; the reply is ``room_list``."""
 
     type: Literal["list_rooms"]
+    variant: Variant | None = None
+    """Only rooms of this variant."""
+    has_seat: bool | None = None
+    """Only rooms with a free seat (true) or only full ones (false)."""
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] | None = None
+    """At most this many rooms (default and maximum 100)."""
+    cursor: Cursor | None = None
+    """The ``next_cursor`` of the previous page: continue after it."""
 
 
 class SubscribeLobby(Request):
@@ -96,6 +107,8 @@ class CreateRoom(Request):
 
     type: Literal["create_room"]
     settings: RoomSettings
+    name: RoomName | None = None
+    """A name for the lobby to show; names follow the rules of player names."""
 
 
 class JoinRoom(RoomRequest):

@@ -58,20 +58,32 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
         " send `hello` without it to start afresh.",
         False,
     ),
-    ErrorCode.INVALID_NAME: ErrorInfo("The name in `hello` is blank once trimmed.", False),
-    ErrorCode.NAME_TAKEN: ErrorInfo("Another player in the room already uses this name.", False),
+    ErrorCode.INVALID_NAME: ErrorInfo(
+        "The name (in `hello`, or a room's in `create_room`) shows nothing, is too long once"
+        " normalised, or holds a control, invisible formatting or direction character.",
+        False,
+    ),
+    ErrorCode.NAME_TAKEN: ErrorInfo(
+        "Another member of the room has a name that looks like this one.", False
+    ),
     ErrorCode.NOT_IN_ROOM: ErrorInfo("The request names a room you have not joined.", False),
     ErrorCode.ALREADY_IN_ROOM: ErrorInfo("You are already in that room.", False),
     ErrorCode.ROOM_NOT_FOUND: ErrorInfo("No room has that id (it may have closed).", False),
     ErrorCode.ROOM_FULL: ErrorInfo(
-        "Every seat in the room is taken; join as a spectator instead.", False
+        "Every seat in the room is taken (join as a spectator instead),"
+        " or, to watch, it has as many spectators as it takes.",
+        False,
     ),
-    ErrorCode.TOO_MANY_ROOMS: ErrorInfo("You have created as many rooms as one player may.", False),
+    ErrorCode.TOO_MANY_ROOMS: ErrorInfo(
+        "You, or your address, have as many open rooms as allowed, or the server is full.", False
+    ),
     ErrorCode.INVALID_SETTING: ErrorInfo(
         "A room setting is out of bounds or does not apply to the variant; the message names it.",
         False,
     ),
-    ErrorCode.NOT_SEATED: ErrorInfo("The request needs a seat and you are a spectator.", False),
+    ErrorCode.NOT_SEATED: ErrorInfo(
+        "The request needs a seat (acting, sitting out, chatting) and you are a spectator.", False
+    ),
     ErrorCode.SEAT_TAKEN: ErrorInfo("That seat is taken.", False),
     ErrorCode.NOT_IN_HAND: ErrorInfo(
         "You were not dealt into this hand, or you have folded.", False

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from protocol.errors import ErrorCode
 from protocol.types import (
+    MAX_PAGE,
     ActionKind,
     Amount,
     AnteSetting,
@@ -28,6 +29,7 @@ from protocol.types import (
     ChatText,
     Chips,
     Count,
+    Cursor,
     Dice,
     DieIndex,
     Face,
@@ -49,6 +51,7 @@ from protocol.types import (
     Role,
     RollOffReason,
     RoomId,
+    RoomName,
     RoomState,
     SeatIndex,
     Seq,
@@ -142,18 +145,23 @@ class RoomSummary(Strict):
     """One open room as the lobby shows it."""
 
     room: RoomId
+    name: RoomName | None
     settings: EffectiveSettings
     seats_taken: Annotated[int, Field(ge=0, le=8)]
+    players: Annotated[list[Name], Field(max_length=8)]
+    """The seated players' names, by seat."""
     spectators: Count
     state: RoomState
     hands_played: Count
 
 
 class RoomList(Reply):
-    """Answer to ``list_rooms``: every open room."""
+    """Answer to ``list_rooms``: a page of open rooms, oldest first."""
 
     type: Literal["room_list"]
-    rooms: Annotated[list[RoomSummary], Field(max_length=10_000)]
+    rooms: Annotated[list[RoomSummary], Field(max_length=MAX_PAGE)]
+    next_cursor: Cursor | None = None
+    """Send it back in ``list_rooms`` for the next page; null on the last page."""
 
 
 class Pong(Reply):
@@ -167,12 +175,15 @@ class Pong(Reply):
 
 
 class LobbyUpdate(Strict):
-    """A room opened or changed (``summary``), or closed (``removed``)."""
+    """Rooms that opened or changed (their latest summaries) and rooms that closed.
+
+    Sent to lobby subscribers at most once per ``lobby_update_seconds``, only
+    when something changed, with at most 100 rooms; more wait for the next.
+    """
 
     type: Literal["lobby_update"]
-    room: RoomId
-    summary: RoomSummary | None = None
-    removed: bool = False
+    changed: Annotated[list[RoomSummary], Field(max_length=MAX_PAGE)]
+    removed: Annotated[list[RoomId], Field(max_length=MAX_PAGE)]
 
 
 class LegalActions(Strict):
@@ -290,28 +301,26 @@ class RoomEvent(Strict):
 
 
 class PlayerJoined(RoomEvent):
-    """Someone joined: a player taking ``seat`` with ``stack``, or a spectator."""
+    """A player sat down at ``seat`` with a fresh ``stack`` (spectators come unannounced)."""
 
     type: Literal["player_joined"]
     player: PlayerId
     name: Name
-    role: Role
-    seat: SeatIndex | None = None
-    stack: Chips | None = None
+    seat: SeatIndex
+    stack: Chips
 
 
 class PlayerLeft(RoomEvent):
-    """Someone left; a player takes ``stack`` chips away with them."""
+    """A player left, taking ``stack`` chips away and freeing ``seat``."""
 
     type: Literal["player_left"]
     player: PlayerId
-    role: Role
-    seat: SeatIndex | None = None
-    stack: Chips | None = None
+    seat: SeatIndex
+    stack: Chips
 
 
 class PlayerDisconnected(RoomEvent):
-    """The player's connection dropped; their seat is held until ``grace_until``."""
+    """A player's connection dropped; their seat is held until ``grace_until``."""
 
     type: Literal["player_disconnected"]
     player: PlayerId
@@ -323,6 +332,18 @@ class PlayerReconnected(RoomEvent):
 
     type: Literal["player_reconnected"]
     player: PlayerId
+
+
+class SpectatorsChanged(RoomEvent):
+    """How many watch the room now: sent, at most once a second, when the number changed.
+
+    Spectators come and go without a room event each (``player_joined`` and
+    ``player_left`` are for players): a crowd of them costs the table one event
+    a second at most.
+    """
+
+    type: Literal["spectators_changed"]
+    spectators: Count
 
 
 class ReadinessChanged(RoomEvent):
@@ -571,6 +592,7 @@ ServerMessage = Annotated[
     | PlayerLeft
     | PlayerDisconnected
     | PlayerReconnected
+    | SpectatorsChanged
     | ReadinessChanged
     | PlayerBusted
     | HandStarted

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 MAX_CHIPS = 10**12
 """Upper bound for any chip amount on the wire (stacks and pots included)."""
 MAX_SAFE_INTEGER = 2**53 - 1
+MAX_PAGE = 100
+"""The most rooms one ``room_list`` or ``lobby_update`` carries."""
 """Largest integer every JSON parser (JavaScript's included) represents exactly."""
 
 RequestId = (
@@ -27,6 +29,10 @@ PlayerId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
 RoomId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
 Name = Annotated[str, Field(min_length=1, max_length=24, pattern=r"^[^\x00-\x1f\x7f]+$")]
 """A display name: 1..24 characters, no control characters. Shown as text, never as markup."""
+RoomName = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f\x7f]+$")]
+"""A room's display name: 1..40 characters, no control characters. Shown as text."""
+Cursor = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+"""An opaque position in a listing, to ask for the next page."""
 SessionToken = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{22,128}$")]
 ProtocolVersion = Annotated[str, Field(pattern=r"^[0-9]{1,3}\.[0-9]{1,3}$")]
 Chips = Annotated[int, Field(ge=0, le=MAX_CHIPS)]

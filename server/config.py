@@ -73,9 +73,22 @@ class ServerConfig(BaseSettings):
         20, ge=1, le=600, description="Chat messages a player may send per room per minute."
     )
     max_rooms_per_player: int = Field(
-        3, ge=1, le=100, description="Open rooms one player may have created."
+        3,
+        ge=1,
+        le=100,
+        description="Open rooms one player may have created and still be in.",
+    )
+    max_rooms_per_address: int = Field(
+        10, ge=1, le=100_000, description="Open rooms that may have been created from one address."
     )
     max_rooms: int = Field(10000, ge=1, le=1_000_000, description="Open rooms on this server.")
+    max_spectators: int = Field(100, ge=0, le=100_000, description="Spectators one room takes.")
+    lobby_update_seconds: float = Field(
+        0.5,
+        gt=0,
+        le=60,
+        description="Lobby subscribers hear of changed rooms at most this often, in one message.",
+    )
     empty_room_seconds: float = Field(
         60.0, ge=0, le=86400, description="An empty room closes after this long."
     )
@@ -139,7 +152,7 @@ class ServerConfig(BaseSettings):
         gt=0,
         le=1.0,
         description=(
-            "Multiplies the turn, reconnect-grace, next-hand and session timers;"
+            "Multiplies the turn, reconnect-grace, next-hand, session and spectator-count timers;"
             " below 1 only for tests and demos."
         ),
     )

@@ -31,6 +31,7 @@ from protocol.types import Role
 from server import engine
 from server.frames import data_frame, message_frame
 from server.logs import get_logger
+from server.names import NameRefused, normalise
 from server.room import RequestError
 from server.session import Ids, Session
 
@@ -463,12 +464,12 @@ class Connection:
             self.reply(msg.Pong(type="pong", id=message.id, data=message.data))
             return
         if isinstance(message, req.ListRooms):
-            self.reply(msg.RoomList(type="room_list", id=message.id, rooms=lobby.summaries()))
+            self.reply(lobby.page(message))
             return
         if isinstance(message, req.SubscribeLobby | req.UnsubscribeLobby):
             lobby.subscribe(session, isinstance(message, req.SubscribeLobby))
         elif isinstance(message, req.CreateRoom):
-            result_room = lobby.create(session, message.settings).id
+            result_room = lobby.create(session, message).id
         elif isinstance(message, req.JoinRoom):
             if message.role is Role.SPECTATOR and message.seat is not None:
                 raise RequestError(WireCode.BAD_MESSAGE, "a spectator takes no seat")
@@ -524,10 +525,16 @@ class Connection:
             app.take_over(session, self)
             self.metrics.reconnects.inc()
         else:
-            name = f"Player {self.number}" if message.name is None else message.name.strip()
-            if not name:
-                raise RequestError(WireCode.INVALID_NAME, "a name needs a visible character")
-            session = Session(player_id=app.ids.new("p"), token=Ids.token(), name=name[:24])
+            try:
+                name = f"Player {self.number}" if message.name is None else normalise(message.name)
+            except NameRefused as exc:
+                raise RequestError(WireCode.INVALID_NAME, str(exc)) from None
+            session = Session(
+                player_id=app.ids.new("p"),
+                token=Ids.token(),
+                name=name,
+                address=_address(self.ws),
+            )
             app.sessions.add(session)
             session.outbox = self
             resumed = False
@@ -554,6 +561,12 @@ class Connection:
                 if room is not None:
                     room.reconnected(session)
                     self.reply(room.snapshot_for(session))
+
+
+def _address(ws: ServerConnection) -> str:
+    """The client's address, without the port: what per-address limits count."""
+    address = ws.remote_address
+    return str(address[0]) if isinstance(address, tuple) else str(address)
 
 
 def _peer(ws: ServerConnection) -> str:

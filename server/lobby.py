@@ -1,12 +1,24 @@
-"""The lobby: the registry of open rooms, room creation, and live lobby updates."""
+"""The lobby: the registry of open rooms, room creation, listing, and lobby updates.
+
+Everything here is bounded by the request, not by the server's size: a
+listing is a page of at most 100 rooms; lobby subscribers get the rooms that
+changed in one ``lobby_update`` at most every ``lobby_update_seconds``, the
+same frame for all of them, however much churn there was meanwhile.
+"""
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import protocol.client as req
 import protocol.server as msg
-from protocol.client import RoomSettings
 from protocol.errors import ErrorCode as WireCode
+from protocol.types import MAX_PAGE
+from server import names
+from server.clock import Timer
 from server.engine import SeededDice, Settings, SettingsError, SystemDice
 from server.frames import message_frame
 from server.logs import get_logger
@@ -27,8 +39,18 @@ class Lobby:
         self.ids = ids
         self.metrics = metrics
         self.rooms: dict[str, Room] = {}
+        """Open rooms, oldest first."""
         self.subscribers: set[Session] = set()
-        self._summaries: dict[str, tuple[int, int, bool, int]] = {}
+        self._numbers = itertools.count(1)
+        self._number: dict[str, int] = {}
+        """Each room's place in the listing order (the cursor a page ends at)."""
+        self._by_address: Counter[str] = Counter()
+        """Open rooms created from each address."""
+        self._told: dict[str, tuple[object, ...]] = {}
+        """What subscribers last heard of each room (its summary key)."""
+        self._changed: set[str] = set()
+        self._removed: set[str] = set()
+        self._flush_timer: Timer | None = None
         self.log = get_logger()
 
     def room(self, room_id: str) -> Room:
@@ -37,25 +59,37 @@ class Lobby:
             raise RequestError(WireCode.ROOM_NOT_FOUND, f"no room {room_id!r}")
         return room
 
-    def create(self, session: Session, requested: RoomSettings) -> Room:
-        open_rooms = [r for r in session.created_rooms if r in self.rooms]
-        if len(open_rooms) >= self.config.max_rooms_per_player:
+    # -- creating ------------------------------------------------------------
+
+    def create(self, session: Session, request: req.CreateRoom) -> Room:
+        mine = [r for r in session.created_rooms if r in self.rooms]
+        if len(mine) >= self.config.max_rooms_per_player:
             raise RequestError(
                 WireCode.TOO_MANY_ROOMS,
-                f"you already have {len(open_rooms)} open rooms"
-                f" (at most {self.config.max_rooms_per_player})",
+                f"you already have {len(mine)} open rooms you made and are in"
+                f" (at most {self.config.max_rooms_per_player}); leave one first",
+            )
+        address = session.address
+        if self._by_address[address] >= self.config.max_rooms_per_address:
+            raise RequestError(
+                WireCode.TOO_MANY_ROOMS,
+                f"{self._by_address[address]} open rooms were made from your address"
+                f" (at most {self.config.max_rooms_per_address})",
             )
         if len(self.rooms) >= self.config.max_rooms:
             raise RequestError(WireCode.TOO_MANY_ROOMS, "this server holds as many rooms as it can")
-        given = requested.model_dump(mode="json", exclude_none=True)
+        given = request.settings.model_dump(mode="json", exclude_none=True)
         given.setdefault("turn_seconds", self.config.default_turn_seconds)
         given.setdefault("reconnect_grace_seconds", self.config.default_reconnect_grace_seconds)
         given.setdefault("next_hand_delay_seconds", self.config.default_next_hand_delay_seconds)
         try:
             settings = Settings.from_mapping(given)
+            name = None if request.name is None else names.normalise(request.name, 40)
         except SettingsError as exc:
             raise RequestError(WireCode.INVALID_SETTING, exc.message) from None
-        room_id = self.ids.new("r", 8)
+        except names.NameRefused as exc:
+            raise RequestError(WireCode.INVALID_NAME, f"room name: {exc}") from None
+        room_id = self.ids.new("r", 8, taken=self.rooms.__contains__)
         room = Room(
             room_id,
             settings,
@@ -64,8 +98,13 @@ class Lobby:
             self.changed,
             self.metrics,
             self.clock,
+            name=name,
+            creator=session.player_id,
+            address=address,
         )
         self.rooms[room_id] = room
+        self._number[room_id] = next(self._numbers)
+        self._by_address[address] += 1
         session.created_rooms.add(room_id)
         room.log.info("room_created", variant=settings.variant.value, by=session.player_id)
         # A room nobody joins closes like an emptied one.
@@ -78,8 +117,37 @@ class Lobby:
             return SystemDice()
         return SeededDice(f"dice:{self.config.seed}:{room_id}")
 
-    def summaries(self) -> list[msg.RoomSummary]:
-        return [room.summary() for room in self.rooms.values() if not room.closed]
+    # -- listing ---------------------------------------------------------------
+
+    def page(self, request: req.ListRooms) -> msg.RoomList:
+        """A page of open rooms matching the request's filters, oldest first."""
+        limit = request.limit or MAX_PAGE
+        after = _cursor_number(request.cursor)
+        rooms: list[Room] = []
+        more = False
+        for room in self._open_after(after):
+            if request.variant is not None and room.settings.variant.value != request.variant:
+                continue
+            if request.has_seat is not None and request.has_seat != room.has_free_seat:
+                continue
+            if len(rooms) == limit:
+                more = True
+                break
+            rooms.append(room)
+        next_cursor = str(self._number[rooms[-1].id]) if more and rooms else None
+        return msg.RoomList(
+            type="room_list",
+            id=request.id,
+            rooms=[room.summary() for room in rooms],
+            next_cursor=next_cursor,
+        )
+
+    def _open_after(self, number: int) -> Iterator[Room]:
+        for room in self.rooms.values():
+            if not room.closed and self._number[room.id] > number:
+                yield room
+
+    # -- lobby updates ---------------------------------------------------------
 
     def subscribe(self, session: Session, on: bool) -> None:
         if on:
@@ -88,37 +156,80 @@ class Lobby:
             self.subscribers.discard(session)
 
     def changed(self, room: Room) -> None:
-        """After any change in a room: close it if idle, else tell subscribers what moved."""
+        """After any change in a room: close it if idle, else note it for the next update."""
         if room.idle_expired and not room.closed:
             self.close(room)
             return
-        if room.closed:
+        if room.closed or not self.subscribers:
             return
-        if not self.subscribers:
-            # Nobody to tell; forget what was last told, so that the next
-            # subscriber, who starts from a fresh list, misses no change.
-            self._summaries.clear()
-            return
-        # Called after every action: compare a cheap key before building anything.
+        # Called after every action: compare a cheap key before anything else.
         key = room.summary_key()
-        if self._summaries.get(room.id) == key:
+        if self._told.get(room.id) == key:
             return
-        self._summaries[room.id] = key
-        self._tell(msg.LobbyUpdate(type="lobby_update", room=room.id, summary=room.summary()))
+        self._told[room.id] = key
+        self._changed.add(room.id)
+        self._schedule_flush()
 
     def close(self, room: Room) -> None:
         room.close()
         self.rooms.pop(room.id, None)
-        self._summaries.pop(room.id, None)
+        self._number.pop(room.id, None)
+        self._by_address[room.address] -= 1
+        if self._by_address[room.address] <= 0:
+            del self._by_address[room.address]
         room.log.info("room_closed", hands_played=room.game.state.hands_played)
-        self._tell(msg.LobbyUpdate(type="lobby_update", room=room.id, removed=True))
+        if self._told.pop(room.id, None) is not None or room.id in self._changed:
+            self._changed.discard(room.id)
+            self._removed.add(room.id)
+            self._schedule_flush()
 
-    def _tell(self, update: msg.LobbyUpdate) -> None:
-        frame = message_frame(update)
-        for session in self.subscribers:
-            session.send(frame, update.type)
+    def _schedule_flush(self) -> None:
+        if self._flush_timer is None:
+            at = self.clock.now() + self.config.lobby_update_seconds
+            self._flush_timer = self.clock.call_at(at, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_timer = None
+        if not self.subscribers:
+            # Nobody to tell; forget what was told, so that the next subscriber,
+            # who starts from a fresh list, misses no change.
+            self._told.clear()
+            self._changed.clear()
+            self._removed.clear()
+            return
+        changed = [self.rooms[r] for r in list(self._changed)[:MAX_PAGE] if r in self.rooms]
+        removed = list(self._removed)[:MAX_PAGE]
+        self._changed.difference_update(room.id for room in changed)
+        self._changed.intersection_update(self.rooms)
+        self._removed.difference_update(removed)
+        if changed or removed:
+            update = msg.LobbyUpdate(
+                type="lobby_update",
+                changed=[room.summary() for room in changed],
+                removed=removed,
+            )
+            frame = message_frame(update)
+            for session in self.subscribers:
+                session.send(frame, update.type)
+        if self._changed or self._removed:
+            self._schedule_flush()
 
     def close_all(self) -> None:
         for room in list(self.rooms.values()):
             room.close()
         self.rooms.clear()
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
+
+
+def _cursor_number(cursor: str | None) -> int:
+    """The room number a page continues after (cursors are the last room's number)."""
+    if cursor is None:
+        return 0
+    try:
+        return int(cursor)
+    except ValueError:
+        raise RequestError(
+            WireCode.BAD_MESSAGE, "that cursor is not one this server gave"
+        ) from None

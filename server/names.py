@@ -40,13 +40,16 @@ class NameRefused(ValueError):
     """A name the server will not show; ``str(error)`` says why, for the player."""
 
 
-def normalise(name: str) -> str:
+def normalise(name: str, longest: int = 24) -> str:
     """The name as the server keeps and shows it, or ``NameRefused``.
 
     NFKC, trimmed of white space at both ends; refused when it holds a control
-    or bidirectional-formatting character, or shows nothing.
+    or bidirectional-formatting character, shows nothing, or is longer than
+    ``longest`` characters once normalised.
     """
     text = unicodedata.normalize("NFKC", name).strip()
+    if len(text) > longest:
+        raise NameRefused(f"a name is at most {longest} characters")
     for char in text:
         category = unicodedata.category(char)
         if char in BIDI_FORMATTING:

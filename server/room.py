@@ -71,8 +71,17 @@ class Room:
         on_change: Callable[[Room], None],
         metrics: Metrics,
         clock: Clock,
+        *,
+        name: str | None = None,
+        creator: str = "",
+        address: str = "",
     ) -> None:
         self.id = room_id
+        self.name = name
+        self.creator = creator
+        """The player id of whoever created the room."""
+        self.address = address
+        """The address the room was created from."""
         self.game = Game(settings, dice)
         self._settings_dict = settings.as_dict()
         self.config = config
@@ -85,6 +94,8 @@ class Room:
         self._clock = clock
         self._start_timer: Timer | None = None
         self._next_hand_ms: int | None = None
+        self._spectators_timer: Timer | None = None
+        self._spectators_told = 0
         self.empty_timer: Timer | None = None
         self.idle_expired = False
         """Set when the room stayed empty for ``empty_room_seconds``: the lobby closes it."""
@@ -104,20 +115,28 @@ class Room:
     def spectators(self) -> int:
         return sum(1 for m in self.members.values() if m.role is Role.SPECTATOR)
 
-    def summary_key(self) -> tuple[int, int, bool, int]:
-        """What a lobby summary shows that can change: seats, spectators, state, hands."""
-        state = self.game.state
-        return len(state.seats), self.spectators, self.game.hand_in_progress, state.hands_played
+    @property
+    def has_free_seat(self) -> bool:
+        return len(self.game.state.seats) < self.settings.max_players
+
+    def summary_key(self) -> tuple[object, ...]:
+        """What the lobby pushes when it changes: who sits, how many watch, the state.
+
+        The hands played are in every summary but change too often to push.
+        """
+        return tuple(self.game.state.seats), self.spectators, self.game.hand_in_progress
 
     def summary(self) -> msg.RoomSummary:
-        seats, spectators, in_hand, hands = self.summary_key()
+        state = self.game.state
+        seated = sorted(state.seats.items(), key=lambda kv: kv[1].index)
         return wire.room_summary(
             self.id,
+            self.name,
             self._settings_dict,
-            seats,
-            spectators,
-            RoomState.IN_HAND if in_hand else RoomState.WAITING,
-            hands,
+            [self.members[p].session.name for p, _ in seated if p in self.members],
+            self.spectators,
+            RoomState.IN_HAND if self.game.hand_in_progress else RoomState.WAITING,
+            state.hands_played,
         )
 
     def snapshot_for(self, session: Session) -> msg.Snapshot:
@@ -167,12 +186,15 @@ class Room:
             self._publish(events)
             self._maybe_schedule_hand()
         else:
+            if self.spectators >= self.config.max_spectators:
+                raise RequestError(
+                    WireCode.ROOM_FULL, "this room has as many spectators as it takes"
+                )
+            # A spectator comes unannounced: the table hears of the count, at most once a second.
             self.members[player] = Member(session, role)
             session.rooms[self.id] = role
             self._cancel_empty_timer()
-            self.stream.publish(
-                wire.player_joined(self.id, self.stream.next_seq(), player, session.name, role)
-            )
+        self._spectators_moved()
         self._on_change(self)
 
     def leave(self, session: Session) -> None:
@@ -197,6 +219,9 @@ class Room:
 
     def chat(self, session: Session, text: str) -> None:
         member = self._member(session)
+        if member.role is not Role.PLAYER:
+            # A crowd of spectators must not be able to flood the table.
+            raise RequestError(WireCode.NOT_SEATED, "spectators watch in silence")
         now = self._clock.now()
         recent = [t for t in member.chat_times if now - t < 60.0]
         if len(recent) >= self.config.chat_per_minute:
@@ -218,9 +243,12 @@ class Room:
         member.removal = self._clock.call_at(
             grace.at, lambda: self._guarded(lambda: self._remove(member))
         )
-        self.stream.publish(
-            wire.player_disconnected(self.id, self.stream.next_seq(), session.player_id, grace.ms)
-        )
+        if member.role is Role.PLAYER:
+            self.stream.publish(
+                wire.player_disconnected(
+                    self.id, self.stream.next_seq(), session.player_id, grace.ms
+                )
+            )
 
     def reconnected(self, session: Session) -> None:
         member = self.members.get(session.player_id)
@@ -232,14 +260,15 @@ class Room:
             member.removal = None
         if not member.connected:
             member.connected = True
-            self.stream.publish(
-                wire.player_reconnected(self.id, self.stream.next_seq(), session.player_id)
-            )
+            if member.role is Role.PLAYER:
+                self.stream.publish(
+                    wire.player_reconnected(self.id, self.stream.next_seq(), session.player_id)
+                )
 
     def close(self) -> None:
         self.closed = True
         self.turns.cancel()
-        for handle in (self._start_timer, self.empty_timer):
+        for handle in (self._start_timer, self.empty_timer, self._spectators_timer):
             if handle is not None:
                 handle.cancel()
         for member in self.members.values():
@@ -283,12 +312,12 @@ class Room:
             self._publish_hand(folding)
             self._refresh_turns()
             self._publish([left])
-        else:
-            self.stream.publish(
-                wire.player_left(self.id, self.stream.next_seq(), player, Role.SPECTATOR)
-            )
         del self.members[player]
         member.session.rooms.pop(self.id, None)
+        if player == self.creator:
+            # The creator's room cap counts the rooms they made and are still in.
+            member.session.created_rooms.discard(self.id)
+        self._spectators_moved()
         if not self.members:
             self.schedule_empty_close()
         self._maybe_schedule_hand()
@@ -339,13 +368,9 @@ class Room:
         if isinstance(event, ev.PlayerSeated):
             member = self.members.get(event.player)
             name = member.session.name if member is not None else event.player
-            return wire.player_joined(
-                self.id, seq, event.player, name, Role.PLAYER, event.seat, event.stack
-            )
+            return wire.player_joined(self.id, seq, event.player, name, event.seat, event.stack)
         if isinstance(event, ev.PlayerLeft):
-            return wire.player_left(
-                self.id, seq, event.player, Role.PLAYER, event.seat, event.stack
-            )
+            return wire.player_left(self.id, seq, event.player, event.seat, event.stack)
         if isinstance(event, ev.HandEnded):
             return wire.event_data(event, self.id, seq, next_hand_at=self._next_hand_ms)
         return wire.event_data(event, self.id, seq)
@@ -412,6 +437,21 @@ class Room:
         self._publish(events)
         self._refresh_turns()
         self._on_change(self)
+
+    def _spectators_moved(self) -> None:
+        """The number watching may have changed: tell the table within a second, once."""
+        if self._spectators_timer is None and self.spectators != self._spectators_told:
+            at = self._clock.now() + 1.0 * self.config.time_scale
+            self._spectators_timer = self._clock.call_at(
+                at, lambda: self._guarded(self._tell_spectators)
+            )
+
+    def _tell_spectators(self) -> None:
+        self._spectators_timer = None
+        count = self.spectators
+        if count != self._spectators_told:
+            self._spectators_told = count
+            self.stream.publish(wire.spectators_changed(self.id, self.stream.next_seq(), count))
 
     def schedule_empty_close(self) -> None:
         self._cancel_empty_timer()

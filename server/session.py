@@ -6,7 +6,7 @@ import asyncio
 import random
 import secrets
 import string
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -31,6 +31,8 @@ class Session:
     name: str
     outbox: Outbox | None = None
     rooms: dict[str, Role] = field(default_factory=dict)
+    address: str = ""
+    """The address the session was opened from (the client's, behind a trusted proxy)."""
     created_rooms: set[str] = field(default_factory=set)
     forget_timer: asyncio.TimerHandle | None = None
 
@@ -54,17 +56,20 @@ class Ids:
 
     def __init__(self, seed: int | None) -> None:
         self._rng: random.Random | None = random.Random(f"ids:{seed}") if seed is not None else None
-        self._issued: set[str] = set()
 
-    def new(self, prefix: str, length: int = 10) -> str:
+    def new(
+        self, prefix: str, length: int = 10, taken: Callable[[str], bool] = lambda ident: False
+    ) -> str:
+        """A fresh id, not one ``taken`` says is in use (ids are only remembered while used:
+        at 47 to 60 random bits a forgotten one coming back is not a worry)."""
+        alphabet = self._ALPHABET
         while True:
             if self._rng is None:
-                body = "".join(secrets.choice(self._ALPHABET) for _ in range(length))
+                body = "".join(secrets.choice(alphabet) for _ in range(length))
             else:
-                body = "".join(self._rng.choice(self._ALPHABET) for _ in range(length))
+                body = "".join(self._rng.choice(alphabet) for _ in range(length))
             ident = f"{prefix}_{body}"
-            if ident not in self._issued:
-                self._issued.add(ident)
+            if not taken(ident):
                 return ident
 
     @staticmethod

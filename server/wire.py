@@ -14,7 +14,7 @@ from pydantic_core import to_json
 
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
-from protocol.types import Role, RoomState
+from protocol.types import RoomState
 from server.engine import events as ev
 from server.engine.actions import ActionKind
 from server.engine.errors import ErrorCode as EngineCode
@@ -189,8 +189,9 @@ def legal_data(legal: LegalActions) -> dict[str, Any]:
 
 def room_summary(
     room: str,
+    name: str | None,
     settings: dict[str, Any],
-    seats: int,
+    players: list[str],
     spectators: int,
     state: RoomState,
     hands_played: int,
@@ -198,8 +199,10 @@ def room_summary(
     return msg.RoomSummary.model_validate(
         {
             "room": room,
+            "name": name,
             "settings": settings,
-            "seats_taken": seats,
+            "seats_taken": len(players),
+            "players": players,
             "spectators": spectators,
             "state": state,
             "hands_played": hands_played,
@@ -213,36 +216,22 @@ def room_summary(
 
 
 def player_joined(
-    room: str,
-    seq: int,
-    player: str,
-    name: str,
-    role: Role,
-    seat: int | None = None,
-    stack: int | None = None,
+    room: str, seq: int, player: str, name: str, seat: int, stack: int
 ) -> dict[str, Any]:
     return msg.PlayerJoined(
-        type="player_joined",
-        room=room,
-        seq=seq,
-        player=player,
-        name=name,
-        role=role,
-        seat=seat,
-        stack=stack,
+        type="player_joined", room=room, seq=seq, player=player, name=name, seat=seat, stack=stack
     ).model_dump(mode="json")
 
 
-def player_left(
-    room: str,
-    seq: int,
-    player: str,
-    role: Role,
-    seat: int | None = None,
-    stack: int | None = None,
-) -> dict[str, Any]:
+def player_left(room: str, seq: int, player: str, seat: int, stack: int) -> dict[str, Any]:
     return msg.PlayerLeft(
-        type="player_left", room=room, seq=seq, player=player, role=role, seat=seat, stack=stack
+        type="player_left", room=room, seq=seq, player=player, seat=seat, stack=stack
+    ).model_dump(mode="json")
+
+
+def spectators_changed(room: str, seq: int, spectators: int) -> dict[str, Any]:
+    return msg.SpectatorsChanged(
+        type="spectators_changed", room=room, seq=seq, spectators=spectators
     ).model_dump(mode="json")
 
 

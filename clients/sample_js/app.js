@@ -98,8 +98,8 @@ async function openLobby() {
 }
 
 client.on("lobby_update", (update) => {
-  if (update.removed) state.rooms.delete(update.room);
-  else state.rooms.set(update.room, update.summary);
+  for (const room of update.removed) state.rooms.delete(room);
+  for (const summary of update.changed) state.rooms.set(summary.room, summary);
   renderLobby();
 });
 

@@ -16,25 +16,20 @@ export function applyEvent(model, e) {
   const hand = model.hand;
   switch (e.type) {
     case "player_joined":
-      if (e.role === "player") {
-        if (!seat) {
-          model.seats.push({
-            player: e.player, name: e.name, seat: e.seat, stack: e.stack, ready: true, connected: true,
-            in_hand: false, folded: false, dice: [], dice_count: 0, bet: 0, contributed: 0,
-          });
-          model.seats.sort((a, b) => a.seat - b.seat);
-        }
-        if (e.player === model.you) model.role = "player";
-        return `${e.name} sits down with ${e.stack}`;
+      if (!seat) {
+        model.seats.push({
+          player: e.player, name: e.name, seat: e.seat, stack: e.stack, ready: true, connected: true,
+          in_hand: false, folded: false, dice: [], dice_count: 0, bet: 0, contributed: 0,
+        });
+        model.seats.sort((a, b) => a.seat - b.seat);
       }
-      model.spectators += 1;
-      return `${e.name} is watching`;
+      if (e.player === model.you) model.role = "player";
+      return `${e.name} sits down with ${e.stack}`;
     case "player_left":
-      if (e.role === "player") {
-        model.seats = model.seats.filter((s) => s.player !== e.player);
-        return `${who} leaves with ${e.stack}`;
-      }
-      model.spectators = Math.max(0, model.spectators - 1);
+      model.seats = model.seats.filter((s) => s.player !== e.player);
+      return `${who} leaves with ${e.stack}`;
+    case "spectators_changed":
+      model.spectators = e.spectators;
       return null;
     case "player_disconnected":
       if (seat) seat.connected = false;

@@ -1,8 +1,10 @@
-"""The lobby: listing, live updates, limits, and rooms closing when empty."""
+"""The lobby: pages and filters, coalesced updates, limits, and rooms closing when empty."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -10,15 +12,31 @@ import pytest_asyncio
 from server.app import TaliServer
 
 from .conftest import config, running
-from .harness import player
+from .harness import Client, Frame, player
 
 pytestmark = pytest.mark.asyncio
 
 
 @pytest_asyncio.fixture
 async def quick_close() -> AsyncIterator[TaliServer]:
-    async for app in running(TaliServer(config(empty_room_seconds=0.2, chat_per_minute=3))):
-        yield app
+    app = TaliServer(
+        config(
+            empty_room_seconds=0.2,
+            chat_per_minute=3,
+            lobby_update_seconds=0.05,
+            rate_per_second=1000,
+            rate_burst=1000,
+        )
+    )
+    async for served in running(app):
+        yield served
+
+
+def changed(frame: Frame, room: str) -> dict[str, Any] | None:
+    """The summary of ``room`` in a lobby_update, if it is there."""
+    if frame["type"] != "lobby_update":
+        return None
+    return next((s for s in frame["changed"] if s["room"] == room), None)
 
 
 async def test_list_subscribe_and_watch_a_room_come_and_go(quick_close: TaliServer) -> None:
@@ -26,46 +44,123 @@ async def test_list_subscribe_and_watch_a_room_come_and_go(quick_close: TaliServ
     assert (await watcher.request("list_rooms"))["rooms"] == []
     assert (await watcher.request("subscribe_lobby"))["type"] == "result"
     host = await player(quick_close, "Host")
-    created = await host.request("create_room", settings={"variant": "draw", "max_draw_rounds": 0})
-    room = created["room"]
-    update = await watcher.wait(lambda f: f["type"] == "lobby_update" and f["room"] == room)
-    assert update["summary"]["settings"]["max_draw_rounds"] == 0
-    assert update["summary"]["state"] == "waiting"
-    await host.request("join_room", room=room)
-    joined = await watcher.wait(
-        lambda f: f["type"] == "lobby_update" and f["summary"] and f["summary"]["seats_taken"] == 1
+    created = await host.request(
+        "create_room", settings={"variant": "draw", "max_draw_rounds": 0}, name="Saturnalia"
     )
-    assert joined["removed"] is False
+    room = created["room"]
+    update = await watcher.wait(lambda f: changed(f, room) is not None)
+    summary = changed(update, room)
+    assert summary is not None
+    assert summary["settings"]["max_draw_rounds"] == 0
+    assert (summary["state"], summary["name"], summary["players"]) == ("waiting", "Saturnalia", [])
+    await host.request("join_room", room=room)
+    joined = await watcher.wait(lambda f: (changed(f, room) or {}).get("seats_taken") == 1)
+    assert changed(joined, room)["players"] == ["Host"]  # type: ignore[index]
     listed = (await watcher.request("list_rooms"))["rooms"]
     assert [(r["room"], r["seats_taken"], r["spectators"]) for r in listed] == [(room, 1, 0)]
     await host.request("leave_room", room=room)
-    gone = await watcher.wait(lambda f: f["type"] == "lobby_update" and f["removed"])
-    assert gone["room"] == room
+    gone = await watcher.wait(lambda f: f["type"] == "lobby_update" and room in f["removed"])
+    assert gone["changed"] == [] or all(s["room"] != room for s in gone["changed"])
     assert (await watcher.request("list_rooms"))["rooms"] == []
     assert (await host.request("join_room", room=room))["code"] == "room_not_found"
 
 
 async def test_a_room_nobody_joins_closes_too(quick_close: TaliServer) -> None:
     host = await player(quick_close, "Host")
-    room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
     await host.request("subscribe_lobby")
-    await host.wait(lambda f: f["type"] == "lobby_update" and f["removed"] and f["room"] == room)
+    room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
+    await host.wait(lambda f: f["type"] == "lobby_update" and room in f["removed"])
 
 
-async def test_a_player_may_create_only_so_many_rooms(quick_close: TaliServer) -> None:
+async def test_pages_and_filters(quick_close: TaliServer) -> None:
+    hosts = [await player(quick_close, f"Host{i}") for i in range(4)]
+    rooms = []
+    for i, host in enumerate(hosts):
+        for variant in ("simple", "liars"):
+            settings = {"variant": variant, "max_players": 2, "next_hand_delay_seconds": 60}
+            room = (await host.request("create_room", settings=settings))["room"]
+            rooms.append((room, variant))
+            await host.request("join_room", room=room)
+        del i
+    # One liars' room full: two seated.
+    guest = await player(quick_close, "Guest")
+    full = rooms[1][0]
+    assert (await guest.request("join_room", room=full))["type"] == "result"
+    first = await guest.request("list_rooms", limit=3)
+    assert [r["room"] for r in first["rooms"]] == [r for r, _ in rooms[:3]]
+    second = await guest.request("list_rooms", limit=3, cursor=first["next_cursor"])
+    assert [r["room"] for r in second["rooms"]] == [r for r, _ in rooms[3:6]]
+    last = await guest.request("list_rooms", limit=3, cursor=second["next_cursor"])
+    assert [r["room"] for r in last["rooms"]] == [r for r, _ in rooms[6:]]
+    assert last["next_cursor"] is None
+    liars = await guest.request("list_rooms", variant="liars")
+    assert [r["room"] for r in liars["rooms"]] == [r for r, v in rooms if v == "liars"]
+    open_liars = await guest.request("list_rooms", variant="liars", has_seat=True)
+    assert full not in [r["room"] for r in open_liars["rooms"]]
+    assert len(open_liars["rooms"]) == 3
+    assert (await guest.request("list_rooms", cursor="nonsense"))["code"] == "bad_message"
+    assert (await guest.request("list_rooms", limit=101))["code"] == "bad_message"
+
+
+async def test_updates_are_coalesced(quick_close: TaliServer) -> None:
+    """However much churn, a subscriber gets one update per interval, with each room once."""
+    watcher = await player(quick_close, "Lurker")
+    await watcher.request("subscribe_lobby")
     host = await player(quick_close, "Host")
+    room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
+    await watcher.wait(lambda f: changed(f, room) is not None)
+    since = len(watcher.frames)
+    guests: list[Client] = [await player(quick_close, f"G{i}") for i in range(5)]
+    for guest in guests:  # twenty changes in a few milliseconds
+        await guest.request("join_room", room=room, role="spectator")
+        await guest.request("leave_room", room=room)
+        await guest.request("join_room", room=room, role="spectator")
+        await guest.request("leave_room", room=room)
+    await asyncio.sleep(0.3)
+    updates = [f for f in watcher.frames[since:] if f["type"] == "lobby_update"]
+    assert 1 <= len(updates) <= 8  # at most one per 0.05 s
+    for update in updates:
+        assert len({s["room"] for s in update["changed"]}) == len(update["changed"])
+
+
+async def test_a_player_may_create_only_so_many_rooms_and_only_counts_those_they_are_in(
+    quick_close: TaliServer,
+) -> None:
+    host = await player(quick_close, "Host")
+    made = []
     for _ in range(3):
-        assert (await host.request("create_room", settings={"variant": "stud"}))["type"] == "result"
+        created = await host.request("create_room", settings={"variant": "stud"})
+        assert created["type"] == "result"
+        made.append(created["room"])
     refused = await host.request("create_room", settings={"variant": "stud"})
     assert refused["code"] == "too_many_rooms"
+    # Joining one and leaving it: that room no longer counts against the creator.
+    await host.request("join_room", room=made[0])
+    await host.request("leave_room", room=made[0])
+    assert (await host.request("create_room", settings={"variant": "stud"}))["type"] == "result"
+
+
+async def test_one_address_may_create_only_so_many_rooms() -> None:
+    app = TaliServer(config(max_rooms_per_address=4, rate_per_second=1000, rate_burst=1000))
+    async for served in running(app):
+        created = 0
+        for i in range(3):  # fresh sessions do not get around it
+            client = await player(served, f"Sybil{i}")
+            for _ in range(2):
+                reply = await client.request("create_room", settings={"variant": "simple"})
+                created += reply["type"] == "result"
+                if reply["type"] == "error":
+                    assert reply["code"] == "too_many_rooms"
+                    assert "address" in reply["message"]
+        assert created == 4
 
 
 async def test_chat_is_shown_to_the_room_and_rate_limited(quick_close: TaliServer) -> None:
     host = await player(quick_close, "Host")
     room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
-    await host.request("join_room", room=room, role="spectator")
+    await host.request("join_room", room=room)
     guest = await player(quick_close, "<img src=x onerror=f()>")
-    await guest.request("join_room", room=room, role="spectator")
+    await guest.request("join_room", room=room)
     for i in range(3):
         assert (await guest.request("chat", room=room, text=f"salve {i}"))["type"] == "result"
     limited = await guest.request("chat", room=room, text="one too many")
@@ -76,25 +171,36 @@ async def test_chat_is_shown_to_the_room_and_rate_limited(quick_close: TaliServe
     assert len({c["seq"] for c in said}) == 3
 
 
-async def test_a_change_back_after_an_unwatched_change_still_reaches_a_new_subscriber(
+async def test_spectators_come_and_go_quietly_and_watch_in_silence(
     quick_close: TaliServer,
 ) -> None:
-    """Changes nobody watched must not leave a stale 'last told' that hides a later one."""
-    watcher = await player(quick_close, "Lurker")
     host = await player(quick_close, "Host")
-    guest = await player(quick_close, "Guest")
-    await watcher.request("subscribe_lobby")
     room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
     await host.request("join_room", room=room)
-    await watcher.wait(
-        lambda f: f["type"] == "lobby_update" and f["summary"] and f["summary"]["seats_taken"] == 1
-    )
-    await watcher.request("unsubscribe_lobby")
-    await guest.request("join_room", room=room)  # seats 2: nobody is told
-    since = len(watcher.frames)
-    await watcher.request("subscribe_lobby")
-    listed = (await watcher.request("list_rooms"))["rooms"]
-    assert [r["seats_taken"] for r in listed] == [2]
-    await guest.request("leave_room", room=room)  # back to what was last told: seats 1
-    update = await watcher.wait(lambda f: f["type"] == "lobby_update", since=since)
-    assert update["summary"]["seats_taken"] == 1
+    watchers = [await player(quick_close, f"W{i}") for i in range(3)]
+    for watcher in watchers:
+        assert (await watcher.request("join_room", room=room, role="spectator"))["type"] == (
+            "result"
+        )
+    # The table hears the count once, within a second, not each arrival.
+    counted = await host.wait(lambda f: f["type"] == "spectators_changed", timeout=3)
+    assert counted["spectators"] == 3
+    assert host.of_type("player_joined")[-1]["player"] == host.player_id
+    # After its result, a spectator's first frame from the room is its snapshot.
+    first = next(f for f in watchers[0].frames if f.get("room") == room and f["type"] != "result")
+    assert first["type"] == "snapshot"
+    said = await watchers[0].request("chat", room=room, text="ave")
+    assert said["code"] == "not_seated"
+
+
+async def test_a_room_takes_only_so_many_spectators() -> None:
+    app = TaliServer(config(max_spectators=2, rate_per_second=1000, rate_burst=1000))
+    async for served in running(app):
+        host = await player(served, "Host")
+        room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
+        codes = []
+        for i in range(3):
+            watcher = await player(served, f"W{i}")
+            reply = await watcher.request("join_room", room=room, role="spectator")
+            codes.append(reply.get("code", reply["type"]))
+        assert codes == ["result", "result", "room_full"]
