@@ -22,8 +22,10 @@ import os
 import random
 import re
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +76,8 @@ class Process:
         self.ticks = os.sysconf("SC_CLK_TCK")
         self.protocol = ""
         """The protocol version a game server speaks (its checkout's own)."""
+        self.scratch: str | None = None
+        """A directory of the server's own (its store), removed when it stops."""
 
     def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -92,10 +96,14 @@ class Process:
         except TimeoutError:
             self.proc.kill()
             self.proc.wait()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 # The event loop both servers run on (--loop): the game server's own setting.
 EVENT_LOOP = "auto"
+# Where the game server keeps its rooms (--store): the shipped default, or memory.
+STORE = "sqlite"
 # Mean seconds a player takes to answer a prompt at human pace. Four players
 # roll at once, so a room makes about one action a second with this.
 HUMAN_PACE = 1.4
@@ -105,10 +113,13 @@ def start_game_server(root: Path = ROOT) -> tuple[Process, int]:
     """The game server of the checkout at ``root`` (its own ``server`` package)."""
     # The shipped defaults (JSON logs at info, a line a hand) but for the
     # limits meant for people: one generator plays thousands of them.
+    data = tempfile.mkdtemp(prefix="tali-bench-")
     env = {"TALI_EVENT_LOOP": EVENT_LOOP, "TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_HOST": HOST,
            "TALI_RATE_PER_SECOND": "1000", "TALI_RATE_BURST": "1000", "TALI_MAX_ROOMS_PER_PLAYER": "100",
-           "TALI_MAX_ROOMS": "100000"}  # fmt: skip
+           "TALI_MAX_ROOMS": "100000", "TALI_MAX_ROOMS_PER_ADDRESS": "100000",
+           "TALI_STORE": STORE, "TALI_DATA_DIR": data}  # fmt: skip
     process = Process(["-c", _GAME_LAUNCHER], env, cwd=root)
+    process.scratch = data
     assert process.proc.stdout is not None
     _, port, process.protocol = process.proc.stdout.readline().decode().split()
     return process, int(port)
@@ -472,12 +483,18 @@ async def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="a short run: 10 rooms, 200 idle, 50 human rooms"
     )
+    parser.add_argument(
+        "--store",
+        choices=["sqlite", "memory"],
+        default="sqlite",
+        help="where the game server keeps its rooms (sqlite: the shipped default)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.rooms, args.idle, args.human, args.seconds, args.warmup = [10], [200], [50], 2.0, 0.5
         args.compression = [10]
-    global EVENT_LOOP
-    EVENT_LOOP = args.loop
+    global EVENT_LOOP, STORE
+    EVENT_LOOP, STORE = args.loop, args.store
     raise_fd_limit()
     pin(0, 1)
     print(

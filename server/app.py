@@ -22,7 +22,7 @@ from websockets.http11 import Request, Response
 
 import protocol.server as msg
 from server.clock import LoopClock
-from server.config import EventLoop, ServerConfig
+from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import (
     SESSION_REPLACED,
     Connection,
@@ -36,6 +36,7 @@ from server.logs import configure, get_logger
 from server.metrics import CONTENT_TYPE, Metrics
 from server.session import Ids, Session, Sessions
 from server.static import SECURITY_HEADERS, StaticFiles, default_client_dir
+from server.store import MemoryStore, SqliteStore, Store
 
 # The library closes anything above this with 1009 before we see it; frames up
 # to it are read and refused by our own, smaller limit with an error first.
@@ -48,9 +49,10 @@ class TaliServer:
         self.ids = Ids(config.seed)
         self.sessions = Sessions()
         self.metrics = Metrics()
-        self.lobby = Lobby(config, self.ids, self.metrics, LoopClock())
+        self.store = open_store(config)
+        self.lobby = Lobby(config, self.ids, self.metrics, LoopClock(), self.store)
         self.connections: set[Connection] = set()
-        self.outgoing = Outgoing()
+        self.outgoing = Outgoing(self.store.commit)
         self.incoming = Incoming(self.outgoing)
         self._connection_numbers = itertools.count(1)
         self.server: Server | None = None
@@ -234,6 +236,12 @@ def _response(
         ]
     )
     return Response(status.value, status.phrase, headers, body)
+
+
+def open_store(config: ServerConfig) -> Store:
+    if config.store is StoreKind.MEMORY:
+        return MemoryStore()
+    return SqliteStore(config.data_dir / "tali.db", config.store_sync)
 
 
 def tune_gc() -> None:

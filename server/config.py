@@ -13,12 +13,18 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from protocol.types import SETTING_BOUNDS
+from server.store import Sync
 
 
 class LogFormat(StrEnum):
     AUTO = "auto"
     JSON = "json"
     CONSOLE = "console"
+
+
+class StoreKind(StrEnum):
+    SQLITE = "sqlite"
+    MEMORY = "memory"
 
 
 class EventLoop(StrEnum):
@@ -142,6 +148,23 @@ class ServerConfig(BaseSettings):
         gt=0,
         le=600,
         description="On SIGTERM, the longest wait for clients to close before exiting.",
+    )
+    store: StoreKind = Field(
+        StoreKind.SQLITE,
+        description="Where rooms and sessions are kept: sqlite (durable) or memory (lost on exit).",
+    )
+    data_dir: Path = Field(
+        Path("tali-data"), description="Directory of the SQLite store (created if missing)."
+    )
+    store_sync: Sync = Field(
+        Sync.NORMAL,
+        description=(
+            "normal: a commit survives the process crashing; full: it survives a power loss"
+            " too (an fsync per commit)."
+        ),
+    )
+    history_hands: int = Field(
+        50, ge=1, le=10_000, description="Hands a room keeps for hand_history; older ones go."
     )
     client_dir: Path | None = Field(
         None,

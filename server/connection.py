@@ -173,10 +173,15 @@ def _text_frames(data: bytes, limit: int) -> list[str] | None:
 
 
 class Outgoing:
-    """Connections with frames queued in this event-loop turn, written together at its end."""
+    """Connections with frames queued in this event-loop turn, written together at its end.
 
-    def __init__(self) -> None:
+    ``commit`` runs first, before any of them is written: whatever the frames
+    tell of must be durable before a client reads it.
+    """
+
+    def __init__(self, commit: Callable[[], None] = lambda: None) -> None:
         self._queued: list[Connection] = []
+        self._commit = commit
 
     def add(self, connection: Connection) -> None:
         if not self._queued:
@@ -184,6 +189,7 @@ class Outgoing:
         self._queued.append(connection)
 
     def flush(self) -> None:
+        self._commit()
         queued, self._queued = self._queued, []
         try:
             while queued:

@@ -30,11 +30,15 @@ if TYPE_CHECKING:
     from server.engine.dice import DieSource
     from server.metrics import Metrics
     from server.session import Ids, Session
+    from server.store import Store
 
 
 class Lobby:
-    def __init__(self, config: ServerConfig, ids: Ids, metrics: Metrics, clock: Clock) -> None:
+    def __init__(
+        self, config: ServerConfig, ids: Ids, metrics: Metrics, clock: Clock, store: Store
+    ) -> None:
         self.config = config
+        self.store = store
         self.clock = clock
         self.ids = ids
         self.metrics = metrics
@@ -98,10 +102,12 @@ class Lobby:
             self.changed,
             self.metrics,
             self.clock,
+            self.store,
             name=name,
             creator=session.player_id,
             address=address,
         )
+        self.store.open_room(room_id, room.meta())
         self.rooms[room_id] = room
         self._number[room_id] = next(self._numbers)
         self._by_address[address] += 1
@@ -172,6 +178,7 @@ class Lobby:
 
     def close(self, room: Room) -> None:
         room.close()
+        self.store.close_room(room.id)
         self.rooms.pop(room.id, None)
         self._number.pop(room.id, None)
         self._by_address[room.address] -= 1

@@ -22,13 +22,16 @@ import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role, RoomState
 from server import names, wire
-from server.clock import Clock, Timer
+from server.clock import Clock, Deadline, Timer
 from server.engine import Game, Settings, view
 from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
+from server.engine.snapshot import dump
 from server.engine.state import Phase
+from server.journal import RecordingDice, encode_action
 from server.logs import get_logger
+from server.store import Data, Store
 from server.stream import Outbox, RoomStream
 from server.turns import TurnClock
 
@@ -71,6 +74,7 @@ class Room:
         on_change: Callable[[Room], None],
         metrics: Metrics,
         clock: Clock,
+        store: Store,
         *,
         name: str | None = None,
         creator: str = "",
@@ -82,7 +86,13 @@ class Room:
         """The player id of whoever created the room."""
         self.address = address
         """The address the room was created from."""
-        self.game = Game(settings, dice)
+        # The dice it draws are written down with each entry of the room's log.
+        self.tape = RecordingDice(dice)
+        self.game = Game(settings, self.tape)
+        self.store = store
+        self.log_n = 0
+        """The number of the room's last log entry."""
+        self._hand_over = False
         self._settings_dict = settings.as_dict()
         self.config = config
         self.members: dict[str, Member] = {}
@@ -95,7 +105,7 @@ class Room:
         self._start_timer: Timer | None = None
         self._next_hand_ms: int | None = None
         self._spectators_timer: Timer | None = None
-        self._spectators_told = 0
+        self.spectators_told = 0
         self.empty_timer: Timer | None = None
         self.idle_expired = False
         """Set when the room stayed empty for ``empty_room_seconds``: the lobby closes it."""
@@ -158,6 +168,15 @@ class Room:
             next_hand_at=self._next_hand_ms,
         )
 
+    def meta(self) -> Data:
+        """What the store keeps of the room besides its log: how to make it again."""
+        return {
+            "settings": self._settings_dict,
+            "name": self.name,
+            "creator": self.creator,
+            "address": self.address,
+        }
+
     def chips_conserved(self) -> bool:
         state = self.game.state
         return state.chips_on_table() == state.chips_in_play
@@ -185,6 +204,8 @@ class Room:
             self._cancel_empty_timer()
             self._publish(events)
             self._maybe_schedule_hand()
+            taken = self.game.state.seats[player].index
+            self._record("sit", p=player, n=session.name, seat=taken)
         else:
             if self.spectators >= self.config.max_spectators:
                 raise RequestError(
@@ -194,6 +215,7 @@ class Room:
             self.members[player] = Member(session, role)
             session.rooms[self.id] = role
             self._cancel_empty_timer()
+            self._record("watch", p=player, n=session.name)
         self._spectators_moved()
         self._on_change(self)
 
@@ -205,8 +227,11 @@ class Room:
         member = self._member(session)
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators have no seat to sit out of")
-        self._publish(self._engine(lambda: self.game.set_ready(session.player_id, ready)))
-        self._maybe_schedule_hand()
+        events = self._engine(lambda: self.game.set_ready(session.player_id, ready))
+        if events:
+            self._publish(events)
+            self._maybe_schedule_hand()
+            self._record("ready", p=session.player_id, r=ready)
 
     def act(self, session: Session, action: Action) -> None:
         member = self._member(session)
@@ -216,6 +241,7 @@ class Room:
         events = self._engine(lambda: self.game.act(player, action))
         self.turns.done(player)
         self._after(events)
+        self._record("act", p=player, a=encode_action(action))
 
     def chat(self, session: Session, text: str) -> None:
         member = self._member(session)
@@ -231,6 +257,7 @@ class Room:
         self.stream.publish(
             wire.chat(self.id, self.stream.next_seq(), session.player_id, session.name, text)
         )
+        self._record("chat")
 
     # -- presence ------------------------------------------------------------
 
@@ -239,16 +266,14 @@ class Room:
         if member is None or not member.connected:
             return
         member.connected = False
-        grace = self._clock.after(self.settings.reconnect_grace_seconds * self.config.time_scale)
-        member.removal = self._clock.call_at(
-            grace.at, lambda: self._guarded(lambda: self._remove(member))
-        )
+        grace = self._hold(member)
         if member.role is Role.PLAYER:
             self.stream.publish(
                 wire.player_disconnected(
                     self.id, self.stream.next_seq(), session.player_id, grace.ms
                 )
             )
+            self._record("away", p=session.player_id)
 
     def reconnected(self, session: Session) -> None:
         member = self.members.get(session.player_id)
@@ -264,6 +289,29 @@ class Room:
                 self.stream.publish(
                     wire.player_reconnected(self.id, self.stream.next_seq(), session.player_id)
                 )
+                self._record("back", p=session.player_id)
+
+    def resume(self) -> None:
+        """After a restart (``server.recovery``): every member is away, with the grace
+        counted from now; whoever the table waits for gets a full turn from now."""
+        for member in self.members.values():
+            member.connected = False
+            self._hold(member)
+        if not self.members:
+            self.schedule_empty_close()
+        before = self.stream.seq
+        self._refresh_turns()
+        self._maybe_schedule_hand()
+        if self.stream.seq != before:
+            self._record("resume")
+
+    def _hold(self, member: Member) -> Deadline:
+        """Keep an absent member's place for the room's grace period."""
+        grace = self._clock.after(self.settings.reconnect_grace_seconds * self.config.time_scale)
+        member.removal = self._clock.call_at(
+            grace.at, lambda: self._guarded(lambda: self._remove(member))
+        )
+        return grace
 
     def close(self) -> None:
         self.closed = True
@@ -317,6 +365,7 @@ class Room:
         if player == self.creator:
             # The creator's room cap counts the rooms they made and are still in.
             member.session.created_rooms.discard(self.id)
+        self._record("leave", p=player)
         self._spectators_moved()
         if not self.members:
             self.schedule_empty_close()
@@ -334,6 +383,7 @@ class Room:
             # Scheduled first, so that hand_ended can say when the next hand starts.
             self._maybe_schedule_hand()
             if any(isinstance(e, ev.HandEnded) for e in events):
+                self._hand_over = True
                 self.metrics.hands.labels(self.settings.variant.value).inc()
                 # The one line a hand at info: a busy box plays a thousand hands a second.
                 self.log.info(
@@ -406,13 +456,17 @@ class Room:
             self.stream.notify(player, self._your_turn(player))
 
     def _on_turn_timer(self) -> None:
+        timed_out = []
         for player in self.turns.due():
             if player not in self.game.to_act():
                 continue
             self.turns.done(player)
             self.metrics.timeouts.labels(self.settings.variant.value).inc()
             self._publish_hand(self.game.timeout(player))
+            timed_out.append(player)
         self._move_on()
+        if timed_out:
+            self._record("timeout", ps=timed_out)
 
     def _maybe_schedule_hand(self) -> None:
         if (
@@ -436,11 +490,12 @@ class Room:
         self.log.debug("hand_started", hand=hand.number, players=hand.players)
         self._publish(events)
         self._refresh_turns()
+        self._record("start")
         self._on_change(self)
 
     def _spectators_moved(self) -> None:
         """The number watching may have changed: tell the table within a second, once."""
-        if self._spectators_timer is None and self.spectators != self._spectators_told:
+        if self._spectators_timer is None and self.spectators != self.spectators_told:
             at = self._clock.now() + 1.0 * self.config.time_scale
             self._spectators_timer = self._clock.call_at(
                 at, lambda: self._guarded(self._tell_spectators)
@@ -449,9 +504,33 @@ class Room:
     def _tell_spectators(self) -> None:
         self._spectators_timer = None
         count = self.spectators
-        if count != self._spectators_told:
-            self._spectators_told = count
+        if count != self.spectators_told:
+            self.spectators_told = count
             self.stream.publish(wire.spectators_changed(self.id, self.stream.next_seq(), count))
+            self._record("spectators", c=count)
+
+    def _record(self, kind: str, **data: Any) -> None:
+        """Write down what just changed the room (see ``server.journal``), and at the end
+        of a hand the whole room."""
+        self.log_n += 1
+        entry: Data = {"k": kind, "s": self.stream.seq, **data}
+        faces = self.tape.take()
+        if faces:
+            entry["d"] = faces
+        self.store.append(self.id, self.log_n, entry)
+        if self._hand_over:
+            self._hand_over = False
+            self.store.snapshot(self.id, self.log_n, self.game.state.hands_played, self.state())
+
+    def state(self) -> Data:
+        """The whole room as plain data: a snapshot."""
+        return {
+            "n": self.log_n,
+            "seq": self.stream.seq,
+            "game": dump(self.game.state),
+            "members": {p: [m.role.value, m.session.name] for p, m in self.members.items()},
+            "spectators_told": self.spectators_told,
+        }
 
     def schedule_empty_close(self) -> None:
         self._cancel_empty_timer()

@@ -29,6 +29,7 @@ def config(**overrides: object) -> ServerConfig:
         "seed": 7,
         "time_scale": FAST,
         "log_level": "warning",
+        "store": "memory",
     }
     values.update(overrides)
     return ServerConfig(**values)  # type: ignore[arg-type]
@@ -84,6 +85,7 @@ async def served() -> AsyncIterator[Served]:
         "TALI_TIME_SCALE": str(FAST),
         "TALI_RATE_PER_SECOND": "1000",
         "TALI_RATE_BURST": "1000",
+        "TALI_STORE": "memory",
     }
     process = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -152,9 +152,10 @@ async def test_timeouts_reconnects_and_rate_limits_are_counted(strict_server: Ta
     del room
 
 
-async def test_sigterm_tells_every_client_and_exits_0_in_time() -> None:
+async def test_sigterm_tells_every_client_and_exits_0_in_time(tmp_path: Path) -> None:
     env = {
         **os.environ,
+        "TALI_DATA_DIR": str(tmp_path),
         "TALI_PORT": "0",
         "TALI_LOG_FORMAT": "json",
         "TALI_SHUTDOWN_TIMEOUT_SECONDS": "5",

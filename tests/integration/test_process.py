@@ -45,9 +45,12 @@ def test_readme_documents_every_setting() -> None:
 @pytest.mark.parametrize(
     ("choice", "loop"), [("auto", "uvloop"), ("uvloop", "uvloop"), ("asyncio", "asyncio")]
 )
-async def test_the_process_serves_and_stops_on_sigterm(choice: str, loop: str) -> None:
+async def test_the_process_serves_and_stops_on_sigterm(
+    choice: str, loop: str, tmp_path: Path
+) -> None:
     """On either event loop (the dev install has the uvloop extra, so auto picks it)."""
     env = {**os.environ, "TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_HOST": "127.0.0.1"}
+    env["TALI_DATA_DIR"] = str(tmp_path)
     env["TALI_EVENT_LOOP"] = choice
     process = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -8,47 +8,11 @@ import pytest
 
 from protocol.codec import SERVER_ADAPTER
 from protocol.types import Role
-from server.config import ServerConfig
-from server.engine import AllIn, Roll, SeededDice, Settings
-from server.metrics import Metrics
-from server.room import RequestError, Room
-from server.session import Session
+from server.engine import AllIn, Roll
+from server.room import RequestError
 
-from .fakes import START_MS, FakeClock, Inbox
-
-
-class Table:
-    """A room with a fake clock, and a way to seat players whose frames are kept."""
-
-    def __init__(self, variant: str = "liars", **settings: object) -> None:
-        self.clock = FakeClock()
-        self.metrics = Metrics()
-        self.changes = 0
-        self.room = Room(
-            "r_test",
-            Settings.create(variant, **settings),
-            SeededDice(11),
-            ServerConfig(),
-            self._changed,
-            self.metrics,
-            self.clock,
-        )
-        self.inboxes: dict[str, Inbox] = {}
-        self.sessions: dict[str, Session] = {}
-
-    def _changed(self, room: Room) -> None:
-        self.changes += 1
-
-    def join(self, name: str, role: Role = Role.PLAYER) -> Inbox:
-        inbox = Inbox()
-        session = Session(player_id=f"p_{name}", token="t" * 43, name=name, outbox=inbox)
-        self.room.join(session, role, None)
-        self.inboxes[name] = inbox
-        self.sessions[name] = session
-        return inbox
-
-    def prompt(self, name: str) -> dict[str, object]:
-        return self.inboxes[name].of_type("your_turn")[-1]
+from .fakes import START_MS
+from .tables import Table
 
 
 def test_every_frame_is_a_valid_message_and_every_member_one_per_seq() -> None:

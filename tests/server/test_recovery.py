@@ -1,0 +1,111 @@
+"""A room rebuilt from its log is the room it was: the same game, members and seq."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from protocol.types import Role
+from server.config import ServerConfig
+from server.demo import choose
+from server.engine import Check, SeededDice, Settings
+from server.metrics import Metrics
+from server.recovery import restore
+from server.room import RequestError, Room
+from server.session import Session
+
+from .fakes import FakeClock
+from .tables import Table
+
+
+def rebuilt(table: Table) -> Room:
+    """The room as a restarted server gets it back from the store."""
+    table.store.commit()
+    (record,) = table.store.recover().rooms
+    sessions: dict[str, Session] = {}
+
+    def session_of(player: str, name: str) -> Session:
+        return sessions.setdefault(player, Session(player_id=player, token="", name=name))
+
+    room = Room(
+        record.room,
+        Settings.from_mapping(record.meta["settings"]),
+        SeededDice(99),
+        ServerConfig(store="memory"),
+        lambda room: None,
+        Metrics(),
+        FakeClock(),
+        table.store,
+        name=record.meta["name"],
+        creator=record.meta["creator"],
+    )
+    restore(room, record.snapshot, record.entries, session_of)
+    return room
+
+
+def same(a: Room, b: Room) -> None:
+    assert b.game.state == a.game.state
+    assert b.stream.seq == a.stream.seq
+    assert b.log_n == a.log_n
+    assert {p: m.role for p, m in b.members.items()} == {p: m.role for p, m in a.members.items()}
+
+
+@pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_room_rebuilt_at_any_point_is_the_same_room(variant: str, seed: int) -> None:
+    rng = random.Random(seed)
+    table = Table(variant, next_hand_delay_seconds=1, turn_seconds=10, starting_chips=12)
+    names = ["Aulus", "Brutus", "Cassia", "Decima"]
+    for name in names[:3]:
+        table.join(name)
+    table.join("Watcher", Role.SPECTATOR)
+    checks = 0
+    for step in range(400):
+        room = table.room
+        if step % 5 == 0:
+            same(room, rebuilt(table))
+            checks += 1
+        roll = rng.random()
+        waiting = room.game.to_act()
+        if roll < 0.05 or not waiting:
+            table.clock.advance(rng.choice([1, 5, 11]))  # hands start, timers fire
+        elif roll < 0.07 and "Decima" not in table.sessions:
+            table.join("Decima")
+        elif roll < 0.11:
+            session = table.sessions[rng.choice(list(table.sessions))]
+            member = room.members.get(session.player_id)
+            if member is not None and roll < 0.09:
+                room.leave(session)
+            elif member is not None and member.role is Role.PLAYER:
+                room.chat(session, "ave")
+        else:
+            player = rng.choice(waiting)
+            action = choose(room.game.legal_actions(player), rng)
+            room.act(table.sessions[player.removeprefix("p_")], action)
+    assert room.game.state.hands_played >= 1
+    assert checks == 80
+
+
+def test_a_restarted_room_holds_everyone_and_gives_a_full_turn() -> None:
+    table = Table("liars", next_hand_delay_seconds=1, turn_seconds=30, reconnect_grace_seconds=60)
+    for name in ("Aulus", "Brutus"):
+        table.join(name)
+    table.clock.advance(1)
+    room = rebuilt(table)
+    clock = room._clock  # the restarted process's own clock (a fake here)
+    assert isinstance(clock, FakeClock)
+    seq = room.stream.seq
+    room.resume()
+    # The table waits for both to roll again, a full turn from now; the waiting_for
+    # that says so is written down too (no client is connected to read it yet).
+    assert room.stream.seq == seq + 1
+    assert {d.at for d in room.turns.deadlines.values()} == {clock.now() + 30}
+    assert all(not m.connected for m in room.members.values())
+    clock.advance(30)  # nobody came back: the timer rolls for them
+    assert room.game.state.hand is not None
+    assert room.game.state.hand.phase.value == "betting"
+    clock.advance(60)  # and the grace ends: both are gone
+    assert room.members == {}
+    with pytest.raises(RequestError):
+        room.act(Session(player_id="p_Aulus", token="", name="Aulus"), Check())
