@@ -19,6 +19,7 @@ from protocol.types import (
     ChatText,
     Cursor,
     DieIndex,
+    Entropy,
     MaxDrawRoundsSetting,
     MaxPlayersSetting,
     MaxRaisesSetting,
@@ -142,6 +143,9 @@ class Roll(RoomRequest):
     """Roll the dice you owe: four at the start of a hand, one on a stud street."""
 
     type: Literal["roll"]
+    entropy: Entropy | None = None
+    """Your own contribution to your dice, mixed with the secret the server committed to
+    (FAIRNESS.md): with it, the server cannot have chosen them."""
 
 
 class Check(RoomRequest):
@@ -187,6 +191,8 @@ class Reroll(RoomRequest):
 
     type: Literal["reroll"]
     die: DieIndex
+    entropy: Entropy | None = None
+    """As in ``roll``: your own contribution to the new die."""
 
 
 class Pass(RoomRequest):

@@ -32,11 +32,13 @@ from protocol.types import (
     Cursor,
     Dice,
     DieIndex,
+    Entropy,
     Face,
     FoldReason,
     FourDice,
     HandName,
     HandNumber,
+    Hex64,
     MaxDrawRoundsSetting,
     MaxPlayersSetting,
     MaxRaisesSetting,
@@ -377,6 +379,31 @@ class Payment(Strict):
     all_in: bool
 
 
+class Commitment(Strict):
+    """A player's commitment for the hand: SHA-256 of a secret opened after it (FAIRNESS.md)."""
+
+    player: PlayerId
+    commitment: Hex64
+
+
+class FairRoll(Strict):
+    """One roll of a player's committed dice: its first die's index, its faces, the entropy."""
+
+    first_index: Annotated[int, Field(ge=0, le=2**32 - 1)]
+    faces: Annotated[list[Face], Field(min_length=1, max_length=4)]
+    entropy: Entropy | None
+    """The entropy the roll used: the one sent with it, else the player's latest, else none."""
+
+
+class DiceOpening(Strict):
+    """A player's secret for the hand and every roll made from it: enough to check the dice."""
+
+    player: PlayerId
+    secret: Hex64
+    commitment: Hex64
+    rolls: Annotated[list[FairRoll], Field(max_length=1000)]
+
+
 class HandStarted(RoomEvent):
     """A hand begins: who is dealt in, who sits out, and the entry antes they paid."""
 
@@ -389,6 +416,10 @@ class HandStarted(RoomEvent):
     sitting_out: Annotated[list[SittingOut], Field(max_length=8)]
     antes: Annotated[list[Payment], Field(max_length=8)]
     """The entry antes, in turn order: one per player dealt in; none in stud."""
+    dice_scheme: Literal["tali-fair-v1"] | None = None
+    """The provably fair scheme the hand's dice follow (FAIRNESS.md); null for none."""
+    commitments: Annotated[list[Commitment], Field(max_length=8, default_factory=list)]
+    """Each player's commitment to their dice for this hand, before anyone acts."""
 
 
 class AntePaid(RoomEvent):
@@ -567,6 +598,20 @@ class HandEnded(RoomEvent):
     hand: HandNumber
     stacks: Annotated[list[StackView], Field(max_length=8)]
     next_hand_at: UnixMillis | None = None
+    openings: Annotated[list[DiceOpening], Field(max_length=8, default_factory=list)]
+    """The openings of the players whose dice were shown anyway (every player in simple,
+    draw and stud; those revealed at a liars' showdown)."""
+
+
+class DiceOpened(Strict):
+    """Your own opening, for a hand in which your dice stayed hidden (liars' tali: you
+    folded, or won by folds). Sent to you alone, after ``hand_ended``; no one else ever
+    receives it."""
+
+    type: Literal["dice_opened"]
+    room: RoomId
+    hand: HandNumber
+    opening: DiceOpening
 
 
 class ChatMessage(RoomEvent):
@@ -587,6 +632,7 @@ ServerMessage = Annotated[
     | LobbyUpdate
     | YourTurn
     | Snapshot
+    | DiceOpened
     | ServerShutdown
     | PlayerJoined
     | PlayerLeft

@@ -33,6 +33,10 @@ RoomName = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[^\x00-\
 """A room's display name: 1..40 characters, no control characters. Shown as text."""
 Cursor = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 """An opaque position in a listing, to ask for the next page."""
+Entropy = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+"""A player's contribution to their own committed dice (FAIRNESS.md): 1..64 characters."""
+Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+"""32 bytes as 64 lowercase hex digits: a commitment, or an opened secret."""
 SessionToken = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{22,128}$")]
 ProtocolVersion = Annotated[str, Field(pattern=r"^[0-9]{1,3}\.[0-9]{1,3}$")]
 Chips = Annotated[int, Field(ge=0, le=MAX_CHIPS)]

@@ -47,14 +47,14 @@ SERVER_VERSION = "0.1.0"
 SESSION_REPLACED = 4001  # private-use close code: the session resumed on another connection
 
 _ACTIONS: dict[type[Any], Any] = {
-    req.Roll: lambda m: engine.Roll(),
+    req.Roll: lambda m: engine.Roll(m.entropy),
     req.Check: lambda m: engine.Check(),
     req.Bet: lambda m: engine.Bet(m.amount),
     req.Call: lambda m: engine.Call(),
     req.Raise: lambda m: engine.Raise(m.to),
     req.AllIn: lambda m: engine.AllIn(),
     req.Fold: lambda m: engine.Fold(),
-    req.Reroll: lambda m: engine.Reroll(m.die),
+    req.Reroll: lambda m: engine.Reroll(m.die, m.entropy),
     req.Pass: lambda m: engine.Pass(),
     req.Ante: lambda m: engine.Ante(),
 }

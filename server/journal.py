@@ -27,6 +27,7 @@ from server.engine import (
     Roll,
     ScriptedDice,
 )
+from server.engine.fair import CommittedDice
 
 _PLAIN: dict[ActionKind, Action] = {
     ActionKind.ROLL: Roll(),
@@ -45,7 +46,9 @@ def encode_action(action: Action) -> list[Any]:
     if isinstance(action, Raise):
         return [action.kind.value, action.to]
     if isinstance(action, Reroll):
-        return [action.kind.value, action.die]
+        return [action.kind.value, action.die, action.entropy]
+    if isinstance(action, Roll) and action.entropy is not None:
+        return [action.kind.value, action.entropy]
     return [action.kind.value]
 
 
@@ -56,7 +59,9 @@ def decode_action(data: list[Any]) -> Action:
     if kind is ActionKind.RAISE:
         return Raise(data[1])
     if kind is ActionKind.REROLL:
-        return Reroll(data[1])
+        return Reroll(data[1], data[2])
+    if kind is ActionKind.ROLL and len(data) > 1:
+        return Roll(data[1])
     return _PLAIN[kind]
 
 
@@ -79,6 +84,12 @@ class RecordingDice:
         return faces
 
 
-def replaying(entry: dict[str, Any]) -> ScriptedDice:
-    """The faces an entry drew, to draw them again."""
-    return ScriptedDice(entry.get("d", ()))
+def replaying(entry: dict[str, Any], room: str) -> DieSource | CommittedDice:
+    """What the engine draws from to apply ``entry`` again: the faces it drew (plain
+    dice), or for a hand of committed dice its recorded secrets (its rolls are made
+    again from them and the entropy of each action)."""
+    secrets = entry.get("x")
+    if secrets is None:
+        return ScriptedDice(entry.get("d", ()))
+    raw = b"".join(bytes.fromhex(secret) for secret in secrets)
+    return CommittedDice(room, lambda count: raw[:count])

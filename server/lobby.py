@@ -9,6 +9,7 @@ same frame for all of them, however much churn there was meanwhile.
 from __future__ import annotations
 
 import itertools
+import random
 from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -19,7 +20,8 @@ from protocol.errors import ErrorCode as WireCode
 from protocol.types import MAX_PAGE
 from server import names
 from server.clock import Timer
-from server.engine import SeededDice, Settings, SettingsError, SystemDice
+from server.engine import Settings, SettingsError
+from server.engine.fair import CommittedDice
 from server.frames import message_frame
 from server.logs import get_logger
 from server.room import RequestError, Room
@@ -27,7 +29,6 @@ from server.room import RequestError, Room
 if TYPE_CHECKING:
     from server.clock import Clock
     from server.config import ServerConfig
-    from server.engine.dice import DieSource
     from server.metrics import Metrics
     from server.session import Ids, Session
     from server.store import Store
@@ -118,10 +119,11 @@ class Lobby:
         self.changed(room)
         return room
 
-    def _dice(self, room_id: str) -> DieSource:
+    def _dice(self, room_id: str) -> CommittedDice:
+        """Committed dice (FAIRNESS.md): secrets from the OS, or from the seed in tests."""
         if self.config.seed is None:
-            return SystemDice()
-        return SeededDice(f"dice:{self.config.seed}:{room_id}")
+            return CommittedDice(room_id)
+        return CommittedDice(room_id, random.Random(f"dice:{self.config.seed}:{room_id}").randbytes)
 
     # -- listing ---------------------------------------------------------------
 

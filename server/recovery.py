@@ -47,7 +47,7 @@ def _apply(room: Room, entry: Data, session_of: SessionOf) -> None:
     game = room.game
     kind = entry["k"]
     live_dice = game.dice
-    game.dice = replaying(entry)
+    game.dice = replaying(entry, room.id)
     try:
         if kind == "sit":
             game.sit(entry["p"], entry["seat"])

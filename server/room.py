@@ -27,6 +27,7 @@ from server.engine import Game, Settings, view
 from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
+from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
 from server.journal import RecordingDice, encode_action
@@ -69,7 +70,7 @@ class Room:
         self,
         room_id: str,
         settings: Settings,
-        dice: DieSource,
+        dice: DieSource | CommittedDice,
         config: ServerConfig,
         on_change: Callable[[Room], None],
         metrics: Metrics,
@@ -86,9 +87,10 @@ class Room:
         """The player id of whoever created the room."""
         self.address = address
         """The address the room was created from."""
-        # The dice it draws are written down with each entry of the room's log.
-        self.tape = RecordingDice(dice)
-        self.game = Game(settings, self.tape)
+        # Plain dice are written down with each entry of the room's log as they are
+        # drawn; committed dice are made again from the hand's secrets.
+        self.tape = None if isinstance(dice, CommittedDice) else RecordingDice(dice)
+        self.game = Game(settings, self.tape or dice)
         self.store = store
         self.log_n = 0
         """The number of the room's last log entry."""
@@ -407,10 +409,15 @@ class Room:
             if owner is None:
                 stream.publish(self._data(event, stream.next_seq()))
                 continue
-            # A private event: its owner gets it, everyone else its public form.
             public = event.public
-            if public is None or public.visible_to is not None:
-                raise AssertionError(f"private event without a public form: {event!r}")
+            if public is None:
+                # For its owner alone, with no place in the stream: a personal notice.
+                assert isinstance(event, ev.DiceOpened), event
+                stream.notify(owner, wire.dice_opened(self.id, event.hand, event.opening))
+                continue
+            # A private event: its owner gets it, everyone else its public form.
+            if public.visible_to is not None:
+                raise AssertionError(f"a public form that is private: {event!r}")
             seq = stream.next_seq()
             stream.publish_private(owner, self._data(event, seq), self._data(public, seq))
 
@@ -490,7 +497,11 @@ class Room:
         self.log.debug("hand_started", hand=hand.number, players=hand.players)
         self._publish(events)
         self._refresh_turns()
-        self._record("start")
+        if hand.fair is not None:
+            # The hand's secrets, to deal the same dice again after a restart.
+            self._record("start", x=[hand.fair.secret(p).hex() for p in hand.fair.players])
+        else:
+            self._record("start")
         self._on_change(self)
 
     def _spectators_moved(self) -> None:
@@ -514,7 +525,7 @@ class Room:
         of a hand the whole room."""
         self.log_n += 1
         entry: Data = {"k": kind, "s": self.stream.seq, **data}
-        faces = self.tape.take()
+        faces = self.tape.take() if self.tape is not None else ()
         if faces:
             entry["d"] = faces
         self.store.append(self.id, self.log_n, entry)

@@ -18,6 +18,7 @@ from protocol.types import RoomState
 from server.engine import events as ev
 from server.engine.actions import ActionKind
 from server.engine.errors import ErrorCode as EngineCode
+from server.engine.fair import SCHEME as FAIR_SCHEME
 from server.engine.game import LegalActions
 from server.engine.state import Phase
 from server.engine.view import TableView
@@ -35,6 +36,23 @@ ENGINE_ERRORS: dict[EngineCode, WireCode] = {
     )
     for code in EngineCode
 }
+
+
+def opening_data(opening: ev.Opening) -> dict[str, Any]:
+    return {
+        "player": opening.player,
+        "secret": opening.secret,
+        "commitment": opening.commitment,
+        "rolls": [
+            {"first_index": r.first_index, "faces": list(r.faces), "entropy": r.entropy}
+            for r in opening.rolls
+        ],
+    }
+
+
+def dice_opened(room: str, hand: int, opening: ev.Opening) -> dict[str, Any]:
+    """The personal notice of one's own opening (``DiceOpened``)."""
+    return {"type": "dice_opened", "room": room, "hand": hand, "opening": opening_data(opening)}
 
 
 def _pots(pots: tuple[ev.PotInfo, ...]) -> list[dict[str, Any]]:
@@ -62,6 +80,8 @@ _EVENTS: dict[type[ev.Event], _Converter] = {
                 {"player": a.player, "amount": a.amount, "stack": a.stack, "all_in": a.all_in}
                 for a in e.antes
             ],
+            "dice_scheme": FAIR_SCHEME if e.commitments else None,
+            "commitments": [{"player": p, "commitment": c} for p, c in e.commitments],
         },
     ),
     ev.AntePaid: (
@@ -133,7 +153,12 @@ _EVENTS: dict[type[ev.Event], _Converter] = {
     ),
     ev.HandEnded: (
         msg.HandEnded,
-        lambda e: {"hand": e.hand, "stacks": [{"player": p, "stack": s} for p, s in e.stacks]},
+        lambda e: {
+            "hand": e.hand,
+            "stacks": [{"player": p, "stack": s} for p, s in e.stacks],
+            "next_hand_at": None,
+            "openings": [opening_data(o) for o in e.openings],
+        },
     ),
 }
 

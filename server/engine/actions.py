@@ -25,8 +25,12 @@ class ActionKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Roll:
-    """Roll one's pending dice (four at the start of a hand, one on a stud street)."""
+    """Roll one's pending dice (four at the start of a hand, one on a stud street).
 
+    ``entropy``, with committed dice (``server.engine.fair``), is the player's
+    own contribution to them."""
+
+    entropy: str | None = None
     kind = ActionKind.ROLL
 
 
@@ -75,6 +79,7 @@ class Reroll:
     """Draw tali: pay the ante and roll die number ``die`` (0..3) again."""
 
     die: int
+    entropy: str | None = None
     kind = ActionKind.REROLL
 
 

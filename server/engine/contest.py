@@ -8,9 +8,8 @@ public ``RollOff`` event.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from server.engine.dice import DieSource
 from server.engine.events import ContestRoll, PlayerId, RollOff, RollOffReason
 from server.engine.scoring import evaluate
 
@@ -26,7 +25,7 @@ class ContestError(RuntimeError):
 def decide(
     pot: int,
     contenders: Sequence[tuple[PlayerId, tuple[int, ...]]],
-    dice: DieSource,
+    draw: Callable[[PlayerId, int], tuple[int, ...]],
 ) -> tuple[ContestRoll, list[RollOff]]:
     """Return the winner's deciding roll and the roll-offs it took to find them."""
     if not contenders:
@@ -44,7 +43,7 @@ def decide(
             reason, rolling = RollOffReason.TIE, leaders
         else:
             reason, rolling = RollOffReason.NO_WINNER, rolls
-        rolls = [(p, dice.roll(4)) for p, _ in rolling]
+        rolls = [(p, draw(p, 4)) for p, _ in rolling]
         roll_offs.append(
             RollOff(
                 pot=pot,

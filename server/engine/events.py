@@ -3,7 +3,8 @@
 Every event says who may see it: ``visible_to`` is ``None`` for everyone
 (players and spectators alike) or the id of the one player who may see it.
 A private event names what everyone else learns instead, at the same place
-in the stream: its ``public`` form. The transport must deliver by these two
+in the stream: its ``public`` form; a private event without one is a notice
+for its owner alone, with no place in the stream. The transport must deliver by these two
 fields alone; the engine never puts a hidden roll into an event whose
 ``visible_to`` is not its owner.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 PlayerId = str
 
@@ -37,13 +39,32 @@ class RollOffReason(StrEnum):
 class Event:
     visible_to: PlayerId | None = None
     public: Event | None = None
-    """For a private event (``visible_to`` set): the event everyone else receives in its place."""
+    """For a private event (``visible_to`` set): the event everyone else receives in its
+    place, if anyone is to learn anything of it."""
 
 
 @dataclass(frozen=True, slots=True)
 class PotInfo:
     amount: int
     eligible: tuple[PlayerId, ...]
+
+
+class FairRoll(NamedTuple):
+    """One roll as derived: its first die's index, the entropy it used, its faces."""
+
+    first_index: int
+    entropy: str | None
+    faces: tuple[int, ...]
+
+
+class Opening(NamedTuple):
+    """What a player (and, where their dice were shown, everyone) receives after the hand."""
+
+    player: PlayerId
+    secret: str
+    """64 lowercase hex digits."""
+    commitment: str
+    rolls: tuple[FairRoll, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +129,8 @@ class HandStarted(Event):
     sitting_out: tuple[tuple[PlayerId, SitOutReason], ...]
     antes: tuple[Payment, ...]
     """The entry antes, paid as the hand starts, in turn order (none in stud)."""
+    commitments: tuple[tuple[PlayerId, str], ...] = ()
+    """With committed dice: each player's commitment, published before anyone acts."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -244,3 +267,17 @@ class HandEnded(Event):
     hand: int
     stacks: tuple[tuple[PlayerId, int], ...]
     """Every player seated when the hand ended, in seat order, dealt in or not."""
+    openings: tuple[Opening, ...] = ()
+    """With committed dice: the openings of the players whose dice were shown anyway."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiceOpened(Event):
+    """With committed dice: a player's own opening, where their dice stayed hidden.
+
+    Private, with no public form: its owner alone receives it, after the hand.
+    """
+
+    hand: int
+    player: PlayerId
+    opening: Opening

@@ -31,9 +31,9 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Final, NamedTuple
+from typing import Final
 
-from server.engine.events import PlayerId
+from server.engine.events import FairRoll, Opening, PlayerId
 
 SCHEME: Final = "tali-fair-v1"
 SECRET_BYTES: Final = 32
@@ -69,24 +69,6 @@ def _short(value: str, what: str) -> bytes:
     if not 1 <= len(data) <= 255:
         raise ValueError(f"{what} is 1..255 bytes of UTF-8")
     return bytes((len(data),)) + data
-
-
-class FairRoll(NamedTuple):
-    """One roll as derived: its first die's index, the entropy it used, its faces."""
-
-    first_index: int
-    entropy: str | None
-    faces: tuple[int, ...]
-
-
-class Opening(NamedTuple):
-    """What a player (and, where their dice were shown, everyone) receives after the hand."""
-
-    player: PlayerId
-    secret: str
-    """64 lowercase hex digits."""
-    commitment: str
-    rolls: tuple[FairRoll, ...]
 
 
 class _Dice:
@@ -160,6 +142,18 @@ class HandSecrets:
     @property
     def players(self) -> tuple[PlayerId, ...]:
         return tuple(self._secrets)
+
+    def __eq__(self, other: object) -> bool:
+        """The same hand: the same secrets, rolled the same way so far."""
+        if not isinstance(other, HandSecrets):
+            return NotImplemented
+        return (self.room, self.hand, self._secrets) == (
+            other.room,
+            other.hand,
+            other._secrets,
+        ) and all(self.rolls(p) == other.rolls(p) for p in self._secrets)
+
+    __hash__ = None  # type: ignore[assignment]
 
     def commitments(self) -> dict[PlayerId, str]:
         """Each player's commitment, in the order they were dealt in: public from the start."""

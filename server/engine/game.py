@@ -72,6 +72,7 @@ from server.engine.events import (
     StreetStarted,
     TimedOut,
 )
+from server.engine.fair import CommittedDice, valid_entropy
 from server.engine.settings import Settings
 from server.engine.showdown import showdown, win_by_folds
 from server.engine.state import BettingState, GameState, HandState, Phase, Seat
@@ -131,9 +132,17 @@ class Game:
     __slots__ = ("dice", "state")
 
     def __init__(
-        self, settings: Settings, dice: DieSource, rules: VariantRules | None = None
+        self,
+        settings: Settings,
+        dice: DieSource | CommittedDice,
+        rules: VariantRules | None = None,
     ) -> None:
-        """A table of ``settings.variant``, or of any other ``rules`` given."""
+        """A table of ``settings.variant``, or of any other ``rules`` given.
+
+        With ``CommittedDice`` every hand's dice are committed to before anyone
+        acts and opened after it (``server.engine.fair``); a plain ``DieSource``
+        just rolls.
+        """
         self.state = GameState(settings=settings, rules=rules or VARIANTS[settings.variant])
         self.dice = dice
 
@@ -308,6 +317,8 @@ class Game:
             pending=list(order),
         )
         state.hand = hand
+        if isinstance(self.dice, CommittedDice):
+            hand.fair = self.dice.deal(hand.number, order)
         antes: list[Payment] = []
         if rules.entry_ante:
             ante = state.settings.ante
@@ -324,6 +335,7 @@ class Game:
                 players=tuple(order),
                 sitting_out=tuple(sitting_out),
                 antes=tuple(antes),
+                commitments=tuple(hand.fair.commitments().items()) if hand.fair else (),
             )
         ]
         if rules.rounds > 1:
@@ -390,6 +402,11 @@ class Game:
         if not isinstance(action, ACTION_TYPES):
             raise RuleError(ErrorCode.ILLEGAL_ACTION, f"not an action: {type(action).__name__}")
         kind = action.kind
+        entropy = getattr(action, "entropy", None)
+        if entropy is not None and (not isinstance(entropy, str) or not valid_entropy(entropy)):
+            raise RuleError(
+                ErrorCode.ILLEGAL_ACTION, "entropy is 1..64 characters of A-Z a-z 0-9 _ -"
+            )
         if kind not in ACTIONS_BY_PHASE[hand.phase]:
             raise RuleError(
                 ErrorCode.ILLEGAL_ACTION, f"{kind.value} is not an action of the {hand.phase} phase"
@@ -432,17 +449,27 @@ class Game:
         phase = hand.phase
         if isinstance(action, Fold):
             return self._fold(hand, player, reason)
-        if phase is Phase.ROLL:
-            return self._roll(hand, player)
+        if isinstance(action, Roll):
+            return self._roll(hand, player, action.entropy)
         if phase is Phase.BETTING:
             return self._bet(hand, player, action)
         if phase is Phase.DRAW:
             return self._draw(hand, player, action)
         return self._stud_ante(hand, player)
 
-    def _roll(self, hand: HandState, player: PlayerId) -> list[Event]:
+    def _dice_for(
+        self, hand: HandState, player: PlayerId, count: int, entropy: str | None = None
+    ) -> tuple[int, ...]:
+        """``count`` dice for ``player``: committed ones when the hand has secrets."""
+        if hand.fair is not None:
+            return hand.fair.roll(player, count, entropy)
+        dice = self.dice
+        assert not isinstance(dice, CommittedDice)
+        return dice.roll(count)
+
+    def _roll(self, hand: HandState, player: PlayerId, entropy: str | None) -> list[Event]:
         rules = self.state.rules
-        faces = self.dice.roll(rules.dice_per_roll)
+        faces = self._dice_for(hand, player, rules.dice_per_roll, entropy)
         kept = hand.dice[player]
         kept.extend(faces)
         hand.pending.remove(player)
@@ -486,7 +513,12 @@ class Game:
         hand.turn = None
         # ``street`` counts the rounds of a variant that has several; it is 0 otherwise.
         if max(hand.street, 1) >= self.state.rules.rounds:
-            return showdown(self.state, hand, self.dice, reveal=self.state.rules.secret_rolls)
+            return showdown(
+                self.state,
+                hand,
+                lambda player, count: self._dice_for(hand, player, count),
+                reveal=self.state.rules.secret_rolls,
+            )
         hand.street += 1
         hand.phase = Phase.ROLL
         hand.pending = hand.still_in
@@ -575,7 +607,7 @@ class Game:
         events: list[Event]
         if isinstance(action, Reroll):
             # The die first: a failing die source must not leave a half-applied turn.
-            (new,) = self.dice.roll(1)
+            (new,) = self._dice_for(hand, player, 1, action.entropy)
             hand.pending.pop(0)
             seat = self.state.seats[player]
             ante = self.state.settings.ante

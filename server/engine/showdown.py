@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from server.engine.contest import decide
-from server.engine.dice import DieSource
 from server.engine.events import (
     BetReturned,
     ContestRoll,
+    DiceOpened,
     Event,
     HandEnded,
+    Opening,
     PlayerBusted,
+    PlayerId,
     PotAwarded,
     PotInfo,
     Showdown,
@@ -48,7 +52,13 @@ def win_by_folds(state: GameState, hand: HandState) -> list[Event]:
     return events
 
 
-def showdown(state: GameState, hand: HandState, dice: DieSource, *, reveal: bool) -> list[Event]:
+def showdown(
+    state: GameState,
+    hand: HandState,
+    draw: Callable[[PlayerId, int], tuple[int, ...]],
+    *,
+    reveal: bool,
+) -> list[Event]:
     """Show the hands still in (revealing them in liars') and decide each pot,
     main pot first, by its own contest.
 
@@ -69,7 +79,7 @@ def showdown(state: GameState, hand: HandState, dice: DieSource, *, reveal: bool
         if len(pot.eligible) == 1:
             events.append(_award(state, hand, index, pot.eligible[0], pot.amount, None))
             continue
-        winner, roll_offs = decide(index, [(p, tuple(hand.dice[p])) for p in pot.eligible], dice)
+        winner, roll_offs = decide(index, [(p, tuple(hand.dice[p])) for p in pot.eligible], draw)
         events.extend(roll_offs)
         events.append(_award(state, hand, index, winner.player, pot.amount, winner.hand_name))
     events.extend(finish(state, hand))
@@ -92,10 +102,35 @@ def finish(state: GameState, hand: HandState) -> list[Event]:
     state.hands_played = hand.number
     seats = state.seats
     by_seat = sorted(seats.items(), key=lambda kv: kv[1].index)
+    shown, hidden = _openings(state, hand)
     events: list[Event] = [
-        HandEnded(hand=hand.number, stacks=tuple((p, seat.stack) for p, seat in by_seat))
+        HandEnded(
+            hand=hand.number,
+            stacks=tuple((p, seat.stack) for p, seat in by_seat),
+            openings=tuple(shown),
+        )
     ]
     events.extend(
         PlayerBusted(player=p) for p in hand.players if p in seats and seats[p].stack == 0
     )
+    # Hidden dice stay hidden: each of those players alone gets their own opening.
+    events.extend(
+        DiceOpened(hand=hand.number, player=o.player, opening=o, visible_to=o.player)
+        for o in hidden
+    )
     return events
+
+
+def _openings(state: GameState, hand: HandState) -> tuple[list[Opening], list[Opening]]:
+    """With committed dice, the openings of the hand: those whose dice everyone saw
+    (every player in the open variants; those revealed at a showdown), and the rest."""
+    if hand.fair is None:
+        return [], []
+    shown, hidden = [], []
+    for player in hand.players:
+        opening = hand.fair.opening(player)
+        if not state.rules.secret_rolls or player in hand.revealed:
+            shown.append(opening)
+        else:
+            hidden.append(opening)
+    return shown, hidden

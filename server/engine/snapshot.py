@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from server.engine.events import PotInfo
+from server.engine.fair import HandSecrets
 from server.engine.settings import BettingStructure, Settings, Variant
 from server.engine.state import BettingState, GameState, HandState, Phase, Seat
 from server.engine.variants import VARIANTS, VariantRules
@@ -114,7 +115,27 @@ def _dump_hand(hand: HandState) -> dict[str, Any]:
         "revealed": sorted(hand.revealed),
         "pots": [[pot.amount, list(pot.eligible)] for pot in hand.pots],
         "winners": list(hand.winners),
+        "fair": None if hand.fair is None else _dump_fair(hand.fair),
     }
+
+
+def _dump_fair(fair: HandSecrets) -> dict[str, Any]:
+    return {
+        "room": fair.room,
+        "secrets": {p: fair.secret(p).hex() for p in fair.players},
+        # Each roll as called (count and entropy): rolling them again restores the state.
+        "rolls": {p: [[len(r.faces), r.entropy] for r in fair.rolls(p)] for p in fair.players},
+    }
+
+
+def _load_fair(data: dict[str, Any], hand: int) -> HandSecrets:
+    fair = HandSecrets(
+        data["room"], hand, {p: bytes.fromhex(s) for p, s in data["secrets"].items()}
+    )
+    for player, rolls in data["rolls"].items():
+        for count, entropy in rolls:
+            fair.roll(player, count, entropy)
+    return fair
 
 
 def _load_hand(data: dict[str, Any]) -> HandState:
@@ -147,4 +168,5 @@ def _load_hand(data: dict[str, Any]) -> HandState:
             PotInfo(amount=amount, eligible=tuple(eligible)) for amount, eligible in data["pots"]
         ],
         winners=list(data["winners"]),
+        fair=None if data.get("fair") is None else _load_fair(data["fair"], data["number"]),
     )

@@ -15,6 +15,7 @@ from server.engine.events import PlayerId, PotInfo
 from server.engine.settings import Settings
 
 if TYPE_CHECKING:
+    from server.engine.fair import HandSecrets
     from server.engine.variants import VariantRules
 
 
@@ -74,6 +75,8 @@ class HandState:
     pots: list[PotInfo] = field(default_factory=list)
     winners: list[PlayerId] = field(default_factory=list)
     """Winner of each pot, in pot order, once the hand is complete."""
+    fair: HandSecrets | None = None
+    """With committed dice: the hand's secrets and the rolls derived from them."""
 
     @property
     def still_in(self) -> list[PlayerId]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from server.engine import Roll, ScriptedDice
+from server.engine import DieSource, Roll, ScriptedDice
 from server.engine.contest import ContestError, decide
 from server.engine.events import PotAwarded, RollOff, RollOffReason
 
@@ -15,8 +17,15 @@ LOSING = (4, 4, 4, 3)
 DOG = (1, 1, 1, 1)
 
 
+def draw_from(dice: DieSource) -> Callable[[str, int], tuple[int, ...]]:
+    """Roll-off dice for any player from one source, as a plain-dice table draws them."""
+    return lambda player, count: dice.roll(count)
+
+
 def test_single_best_roll_wins_without_roll_off() -> None:
-    winner, roll_offs = decide(0, [("a", (6, 1, 1, 1)), ("b", (6, 5, 3, 1))], ScriptedDice([]))
+    winner, roll_offs = decide(
+        0, [("a", (6, 1, 1, 1)), ("b", (6, 5, 3, 1))], draw_from(ScriptedDice([]))
+    )
     assert winner.player == "b"
     assert winner.hand_name == "Senio 10"
     assert roll_offs == []
@@ -27,7 +36,7 @@ def test_three_way_tie_then_a_no_winner_round_then_a_winner() -> None:
         [*LOSING, *(2, 2, 5, 5), *(3, 3, 2, 1), *(6, 2, 2, 1), *(6, 5, 5, 5), *LOSING]
     )
     winner, roll_offs = decide(
-        0, [("a", VENUS), ("b", VENUS), ("c", VENUS), ("d", (6, 6, 6, 4))], dice
+        0, [("a", VENUS), ("b", VENUS), ("c", VENUS), ("d", (6, 6, 6, 4))], draw_from(dice)
     )
     assert [r.reason for r in roll_offs] == [RollOffReason.TIE, RollOffReason.NO_WINNER]
     # Only the tied players roll; d, who lost to Venus, is out of it.
@@ -43,7 +52,7 @@ def test_three_way_tie_then_a_no_winner_round_then_a_winner() -> None:
 def test_tie_rolls_again_among_the_tied_only() -> None:
     dice = ScriptedDice([*DOG, *VENUS])
     winner, roll_offs = decide(
-        3, [("a", (6, 1, 1, 2)), ("b", (6, 3, 3, 2)), ("c", (6, 3, 3, 2))], dice
+        3, [("a", (6, 1, 1, 2)), ("b", (6, 3, 3, 2)), ("c", (6, 3, 3, 2))], draw_from(dice)
     )
     assert winner.player == "c"
     assert len(roll_offs) == 1
@@ -54,7 +63,7 @@ def test_tie_rolls_again_among_the_tied_only() -> None:
 
 def test_no_winner_means_everyone_rolls_again() -> None:
     dice = ScriptedDice([*LOSING, *(3, 3, 3, 3)])
-    winner, roll_offs = decide(0, [("a", LOSING), ("b", (2, 2, 2, 2))], dice)
+    winner, roll_offs = decide(0, [("a", LOSING), ("b", (2, 2, 2, 2))], draw_from(dice))
     assert [r.reason for r in roll_offs] == [RollOffReason.NO_WINNER]
     assert winner.player == "b"
     assert winner.hand_name == "Vultures (3s)"
@@ -66,7 +75,7 @@ def test_a_die_source_that_never_decides_is_an_error_not_a_hang() -> None:
             return VENUS[:count]
 
     with pytest.raises(ContestError):
-        decide(0, [("a", VENUS), ("b", VENUS)], AlwaysVenus())
+        decide(0, [("a", VENUS), ("b", VENUS)], draw_from(AlwaysVenus()))
 
 
 def test_simple_tali_three_way_tie_at_the_table() -> None:

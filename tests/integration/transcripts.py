@@ -143,7 +143,8 @@ async def simple(rec: Recorder) -> None:
 async def liars(rec: Recorder) -> None:
     room = await _table(rec, "liars", ["Aulus", "Brutus", "Cassia"])
     await _act(rec, "Brutus", room, {"type": "roll"}, 10)
-    await _act(rec, "Cassia", room, {"type": "roll"}, 10)
+    # Cassia sends entropy of her own with her roll (FAIRNESS.md); the others send none.
+    await _act(rec, "Cassia", room, {"type": "roll", "entropy": "Cassia-f3V9qK2x"}, 10)
     await _act(rec, "Aulus", room, {"type": "roll"}, 10)
     # Aulus drops and resumes mid-hand: the snapshot gives back his own dice.
     token = rec.clients["Aulus"].token or next(

@@ -66,6 +66,8 @@ def _strategy(schema: dict[str, Any], defs: dict[str, Any]) -> st.SearchStrategy
         low, high = schema.get("minLength", 0), schema.get("maxLength", 40)
         if "pattern" in schema:
             text = st.from_regex(schema["pattern"], fullmatch=True)
+            if "maxLength" not in schema:
+                return text  # the pattern bounds the length itself
             return text.filter(lambda s: low <= len(s) <= high)
         return st.text(min_size=low, max_size=min(high, 40))
     if kind == "integer":

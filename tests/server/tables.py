@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from protocol.types import Role
 from server.config import ServerConfig
-from server.engine import SeededDice, Settings
+from server.engine import DieSource, SeededDice, Settings
+from server.engine.fair import CommittedDice
 from server.metrics import Metrics
 from server.room import Room
 from server.session import Session
@@ -17,7 +18,11 @@ class Table:
     """A room with a fake clock, and a way to seat players whose frames are kept."""
 
     def __init__(
-        self, variant: str = "liars", store: Store | None = None, **settings: object
+        self,
+        variant: str = "liars",
+        store: Store | None = None,
+        dice: DieSource | CommittedDice | None = None,
+        **settings: object,
     ) -> None:
         self.clock = FakeClock()
         self.metrics = Metrics()
@@ -26,7 +31,7 @@ class Table:
         self.room = Room(
             "r_test",
             Settings.create(variant, **settings),
-            SeededDice(11),
+            dice or SeededDice(11),
             ServerConfig(store="memory"),
             self._changed,
             self.metrics,

@@ -9,7 +9,8 @@ import pytest
 from protocol.types import Role
 from server.config import ServerConfig
 from server.demo import choose
-from server.engine import Check, SeededDice, Settings
+from server.engine import Check, Roll, SeededDice, Settings
+from server.engine.fair import CommittedDice
 from server.metrics import Metrics
 from server.recovery import restore
 from server.room import RequestError, Room
@@ -53,9 +54,13 @@ def same(a: Room, b: Room) -> None:
 
 @pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
 @pytest.mark.parametrize("seed", range(3))
-def test_a_room_rebuilt_at_any_point_is_the_same_room(variant: str, seed: int) -> None:
+@pytest.mark.parametrize("committed", [True, False])
+def test_a_room_rebuilt_at_any_point_is_the_same_room(
+    variant: str, seed: int, committed: bool
+) -> None:
     rng = random.Random(seed)
-    table = Table(variant, next_hand_delay_seconds=1, turn_seconds=10, starting_chips=12)
+    dice = CommittedDice("r_test", random.Random(seed).randbytes) if committed else None
+    table = Table(variant, dice=dice, next_hand_delay_seconds=1, turn_seconds=10, starting_chips=12)
     names = ["Aulus", "Brutus", "Cassia", "Decima"]
     for name in names[:3]:
         table.join(name)
@@ -82,6 +87,8 @@ def test_a_room_rebuilt_at_any_point_is_the_same_room(variant: str, seed: int) -
         else:
             player = rng.choice(waiting)
             action = choose(room.game.legal_actions(player), rng)
+            if isinstance(action, Roll) and rng.random() < 0.5:
+                action = Roll(entropy=f"e{step}")  # the player's own entropy, in the log
             room.act(table.sessions[player.removeprefix("p_")], action)
     assert room.game.state.hands_played >= 1
     assert checks == 80
