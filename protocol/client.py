@@ -139,6 +139,14 @@ class Resync(RoomRequest):
     type: Literal["resync"]
 
 
+class HandHistory(RoomRequest):
+    """Ask for the room's last complete hands, as you saw them; the reply is ``hand_history``."""
+
+    type: Literal["hand_history"]
+    hands: Annotated[int, Field(ge=1, le=20)] | None = None
+    """How many of the latest hands (default 5)."""
+
+
 class Roll(RoomRequest):
     """Roll the dice you owe: four at the start of a hand, one on a stud street."""
 
@@ -234,6 +242,7 @@ ClientMessage = Annotated[
     | LeaveRoom
     | SetReady
     | Resync
+    | HandHistory
     | Roll
     | Check
     | Bet

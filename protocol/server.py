@@ -603,6 +603,48 @@ class HandEnded(RoomEvent):
     draw and stud; those revealed at a liars' showdown)."""
 
 
+HandEvent = Annotated[
+    HandStarted
+    | AntePaid
+    | DiceRolled
+    | RolledInSecret
+    | DrawRoundStarted
+    | StreetStarted
+    | TimedOut
+    | Checked
+    | BetPlaced
+    | Folded
+    | BetReturned
+    | Rerolled
+    | Passed
+    | Showdown
+    | RollOff
+    | PotAwarded
+    | HandEnded
+    | PlayerBusted,
+    Field(discriminator="type"),
+]
+"""The room events that tell a hand's story."""
+
+
+class PastHand(Strict):
+    """One hand as you saw it: its events in order, each with the seq it had."""
+
+    hand: HandNumber
+    events: Annotated[list[HandEvent], Field(max_length=2000)]
+    opening: DiceOpening | None = None
+    """Your own opening, if your dice stayed hidden in that hand (see ``dice_opened``)."""
+
+
+class HandHistoryReply(Reply):
+    """Answer to ``hand_history``: the room's last complete hands, oldest first, as you saw
+    them (your own hidden dice and nobody else's). Clock fields are not kept."""
+
+    type: Literal["hand_history"]
+    room: RoomId
+    hands: Annotated[list[PastHand], Field(max_length=20)]
+
+
 class DiceOpened(Strict):
     """Your own opening, for a hand in which your dice stayed hidden (liars' tali: you
     folded, or won by folds). Sent to you alone, after ``hand_ended``; no one else ever
@@ -628,6 +670,7 @@ ServerMessage = Annotated[
     | Result
     | Error
     | RoomList
+    | HandHistoryReply
     | Pong
     | LobbyUpdate
     | YourTurn

@@ -484,6 +484,16 @@ class Connection:
             self._result(message, room.id)
             self.reply(room.snapshot_for(session))
             return
+        elif isinstance(message, req.HandHistory):
+            room = lobby.room(message.room)
+            hands = room.history(session, message.hands or 5)
+            self.reply(
+                msg.HandHistoryReply.model_validate(
+                    {"type": "hand_history", "id": message.id, "room": room.id, "hands": hands},
+                    strict=False,
+                )
+            )
+            return
         elif isinstance(message, req.Resync):
             room = lobby.room(message.room)
             snapshot = room.snapshot_for(session)

@@ -30,6 +30,7 @@ from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
+from server.history import hand_history
 from server.journal import RecordingDice, encode_action
 from server.logs import get_logger
 from server.store import Data, Store
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
     from server.engine.dice import DieSource
     from server.metrics import Metrics
     from server.session import Session
+
+
+PRUNE_EVERY = 10
+"""Hands between two prunings of a room's log (down to ``history_hands``)."""
 
 
 class RequestError(Exception):
@@ -178,6 +183,14 @@ class Room:
             "creator": self.creator,
             "address": self.address,
         }
+
+    def history(self, session: Session, count: int) -> list[dict[str, Any]]:
+        """The last ``count`` complete hands as ``session`` saw them (``server.history``)."""
+        member = self._member(session)
+        viewer = session.player_id if member.role is Role.PLAYER else None
+        return hand_history(
+            self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
+        )
 
     def chips_conserved(self) -> bool:
         state = self.game.state
@@ -531,7 +544,10 @@ class Room:
         self.store.append(self.id, self.log_n, entry)
         if self._hand_over:
             self._hand_over = False
-            self.store.snapshot(self.id, self.log_n, self.game.state.hands_played, self.state())
+            hands = self.game.state.hands_played
+            self.store.snapshot(self.id, self.log_n, hands, self.state())
+            if hands % PRUNE_EVERY == 0:
+                self.store.prune(self.id, self.config.history_hands)
 
     def state(self) -> Data:
         """The whole room as plain data: a snapshot."""

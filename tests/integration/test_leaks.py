@@ -104,6 +104,26 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
                     assert roll["player"] in revealed[hand]  # type: ignore[index]
             check_no_foreign_dice(frame, me)
     assert checked > 10_000
+    # Hand history, as each member asks for it: never a die they could not see.
+    histories = 0
+    for client in [watcher] + [b.client for b in bots]:
+        reply = await client.request("hand_history", room=room, hands=20)
+        assert reply["type"] == "hand_history", reply
+        me = client.player_id
+        for past in reply["hands"]:
+            number = past["hand"]
+            for frame in past["events"]:
+                histories += 1
+                check_no_foreign_dice(frame, me)
+                if frame["type"] == "showdown":
+                    assert {h["player"] for h in frame["hands"]} == revealed[number]
+                if frame["type"] == "dice_rolled":
+                    assert frame["player"] == me and frame["dice"] == own[(me, number)]
+            opening = past["opening"]
+            if opening is not None:
+                assert opening["player"] == me
+                assert opening["player"] not in revealed[number]
+    assert histories > 500
     between = sum(
         1
         for c in connections

@@ -1,0 +1,84 @@
+"""Hand history: a room's last hands as one member saw them, read back from its log.
+
+The room's log (``server.journal``) holds every input and the dice; replaying
+a stretch of it through the same pure engine gives the very events the room
+published, each with the ``seq`` it had. Each one is then shown to the viewer
+exactly as the stream showed it: a private event (a liars' roll) to its owner,
+its public form to everyone else. Only the game's events are kept (from
+``hand_started`` to ``hand_ended`` and the busts), not the prompts, presence
+or chat around them; clock fields are not kept (``next_hand_at`` is null).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server import wire
+from server.engine import Game, Settings
+from server.engine import events as ev
+from server.engine.snapshot import load
+from server.journal import decode_action, replaying
+from server.store import Data, Store
+
+# Events about the table, not the hand: left out of a hand's story.
+_TABLE_EVENTS = (ev.PlayerSeated, ev.PlayerLeft, ev.ReadinessChanged)
+
+
+def hand_history(
+    store: Store,
+    room: str,
+    settings: Settings,
+    hands_played: int,
+    viewer: str | None,
+    count: int,
+) -> list[dict[str, Any]]:
+    """The last ``count`` complete hands of ``room``, oldest first, as ``viewer`` saw them
+    (``None``: a spectator, who sees what the public sees)."""
+    first = max(1, hands_played - count + 1)
+    snapshot, entries = store.hands(room, first - 1)
+    game = Game(settings, replaying({}, room))
+    seq = 0
+    if snapshot is not None:
+        game.state = load(snapshot["game"])
+        seq = snapshot["seq"]
+    hands: dict[int, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for _, entry in entries:
+        for event in _replay(game, entry, room):
+            if isinstance(event, ev.HandStarted):
+                current = {"hand": event.hand, "events": [], "opening": None}
+                if first <= event.hand <= hands_played:
+                    hands[event.hand] = current
+            if current is None or isinstance(event, _TABLE_EVENTS):
+                if not isinstance(event, ev.DiceOpened):
+                    seq += 1
+                continue
+            if isinstance(event, ev.DiceOpened):
+                if event.player == viewer:
+                    current["opening"] = wire.opening_data(event.opening)
+                continue
+            seq += 1
+            shown = event if event.visible_to in (None, viewer) else event.public
+            if shown is not None:
+                current["events"].append(wire.event_data(shown, room, seq))
+        seq = entry["s"]
+    return [hands[number] for number in sorted(hands)]
+
+
+def _replay(game: Game, entry: Data, room: str) -> list[ev.Event]:
+    """The engine events ``entry`` caused, applied again with its dice."""
+    game.dice = replaying(entry, room)
+    kind = entry["k"]
+    if kind == "sit":
+        return game.sit(entry["p"], entry["seat"])
+    if kind == "leave":
+        return game.leave(entry["p"]) if entry["p"] in game.state.seats else []
+    if kind == "ready":
+        return game.set_ready(entry["p"], entry["r"])
+    if kind == "act":
+        return game.act(entry["p"], decode_action(entry["a"]))
+    if kind == "timeout":
+        return [e for player in entry["ps"] for e in game.timeout(player)]
+    if kind == "start":
+        return game.start_hand()
+    return []

@@ -1,0 +1,88 @@
+"""Hand history: the room's last hands as each member saw them, read back from the log."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from protocol.types import Role
+from server.demo import choose
+from server.engine.fair import CommittedDice
+
+from .tables import Table
+
+HAND_EVENTS = {
+    "hand_started", "ante_paid", "dice_rolled", "rolled_in_secret", "draw_round_started",
+    "street_started", "timed_out", "checked", "bet_placed", "folded", "bet_returned",
+    "rerolled", "passed", "showdown", "roll_off", "pot_awarded", "hand_ended", "player_busted",
+}  # fmt: skip
+
+
+def seen_hands(frames: list[dict[str, object]]) -> dict[int, list[dict[str, object]]]:
+    """The game events of each hand a member received, clock fields set aside."""
+    hands: dict[int, list[dict[str, object]]] = {}
+    current: list[dict[str, object]] | None = None
+    for frame in frames:
+        if frame["type"] == "hand_started":
+            current = hands.setdefault(int(frame["hand"]), [])  # type: ignore[call-overload]
+        if current is not None and frame["type"] in HAND_EVENTS:
+            current.append({**frame, "next_hand_at": None} if "next_hand_at" in frame else frame)
+    return hands
+
+
+@pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
+def test_each_member_gets_back_exactly_what_it_saw(variant: str) -> None:
+    rng = random.Random(4)
+    table = Table(
+        variant,
+        dice=CommittedDice("r_test", random.Random(4).randbytes),
+        next_hand_delay_seconds=1,
+        turn_seconds=10,
+    )
+    names = ("Aulus", "Brutus", "Cassia")
+    for name in names:
+        table.join(name)
+    table.join("Watcher", Role.SPECTATOR)
+    for _ in range(600):
+        room = table.room
+        waiting = room.game.to_act()
+        if room.game.state.hands_played >= 6:
+            break
+        if not room.game.hand_in_progress and not room.game.can_start_hand():
+            for name in names:  # the busted sit down again with a fresh stack
+                if room.game.state.seats[f"p_{name}"].stack == 0:
+                    room.leave(table.sessions[name])
+                    room.join(table.sessions[name], Role.PLAYER, None)
+        if not waiting or rng.random() < 0.03:
+            table.clock.advance(rng.choice([1, 11]))
+            continue
+        player = rng.choice(waiting)
+        room.act(
+            table.sessions[player.removeprefix("p_")], choose(room.game.legal_actions(player), rng)
+        )
+    played = table.room.game.state.hands_played
+    assert played >= 6
+    for name in (*names, "Watcher"):
+        history = table.room.history(table.sessions[name], 4)
+        assert [h["hand"] for h in history] == list(range(played - 3, played + 1))
+        seen = seen_hands(table.inboxes[name].frames)
+        for past in history:
+            assert past["events"] == seen[past["hand"]], (name, past["hand"])
+        # A member's own opening for a hand whose dice stayed hidden: theirs alone.
+        opened = {f["hand"]: f["opening"] for f in table.inboxes[name].of_type("dice_opened")}
+        for past in history:
+            assert past["opening"] == opened.get(past["hand"])
+
+
+def test_history_reaches_back_only_as_far_as_kept() -> None:
+    table = Table("simple", next_hand_delay_seconds=1, turn_seconds=5)
+    table.join("Aulus")
+    table.join("Brutus")
+    for _ in range(40):
+        table.clock.advance(6)  # every hand times out: both rolled for
+    played = table.room.game.state.hands_played
+    assert played >= 12
+    history = table.room.history(table.sessions["Aulus"], 20)
+    assert history[-1]["hand"] == played
+    assert len(history) == 20 or history[0]["hand"] == 1
