@@ -118,7 +118,8 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
                 if frame["type"] == "showdown":
                     assert {h["player"] for h in frame["hands"]} == revealed[number]
                 if frame["type"] == "dice_rolled":
-                    assert frame["player"] == me and frame["dice"] == own[(me, number)]
+                    assert frame["player"] == me
+                    assert frame["dice"] == own[(me, number)]
             opening = past["opening"]
             if opening is not None:
                 assert opening["player"] == me
