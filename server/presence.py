@@ -1,0 +1,198 @@
+"""Presence: who a player is across connections, and their comings and goings.
+
+Everything about sessions lives here: ``hello`` (a new session, or a resumed
+one, taking over from a live connection if there is one), a connection
+closing (each room hears the player is away, and holds the place for its
+reconnect grace), the grace running out (the player leaves the room), and
+the session being forgotten. Sessions are written to the store (by the hash
+of their token: the token itself is kept nowhere), so they survive a
+restart; after one, everyone is away, with every grace counted from the
+restart (``restore``).
+
+The connection knows none of this: it asks ``hello`` for a session and tells
+``closed`` when it goes; rooms are reached through the ``Rooms`` the lobby
+gives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol
+
+from protocol.errors import ErrorCode as WireCode
+from server.clock import Clock, Timer
+from server.logs import get_logger
+from server.session import Ids, Outbox, Session
+from server.store import Data, Store
+
+if TYPE_CHECKING:
+    from server.config import ServerConfig
+    from server.room import Room
+
+
+class Rooms(Protocol):
+    def get(self, room: str) -> Room | None: ...
+
+
+class HelloRefused(Exception):
+    def __init__(self, code: WireCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def token_key(token: str) -> str:
+    """What is kept of a token: its SHA-256 (a token is 256 random bits: no salt needed)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Presence:
+    def __init__(
+        self, config: ServerConfig, ids: Ids, clock: Clock, store: Store, rooms: Rooms
+    ) -> None:
+        self.config = config
+        self.ids = ids
+        self.clock = clock
+        self.store = store
+        self.rooms = rooms
+        self._by_key: dict[str, Session] = {}
+        self._by_player: dict[str, Session] = {}
+        self._forget: dict[int, Timer] = {}
+        """The forget timer of each absent session, by ``id(session)``."""
+        self._holds: dict[tuple[int, str], Timer] = {}
+        """The grace timer of each room an absent session is held in."""
+        self.log = get_logger()
+
+    # -- hello -----------------------------------------------------------------
+
+    def open(self, name: str, address: str, outbox: Outbox) -> tuple[Session, str]:
+        """A new session for ``name``: it and its token (a secret for the client alone)."""
+        token = secrets.token_urlsafe(32)
+        session = Session(
+            player_id=self.ids.new("p", taken=self._by_player.__contains__),
+            key=token_key(token),
+            name=name,
+            address=address,
+        )
+        session.outbox = outbox
+        self._add(session)
+        self.store.save_session(
+            session.key,
+            {"key": session.key, "player": session.player_id, "name": name, "address": address},
+        )
+        return session, token
+
+    def _add(self, session: Session) -> None:
+        self._by_key[session.key] = session
+        self._by_player[session.player_id] = session
+
+    def resume(self, token: str, outbox: Outbox) -> tuple[Session, Outbox | None]:
+        """The session of ``token``, now on ``outbox``; and the outbox it was live on, if
+        any (the caller closes that connection: taken over)."""
+        session = self._by_key.get(token_key(token))
+        if session is None:
+            raise HelloRefused(WireCode.SESSION_NOT_FOUND, "that session is unknown or has expired")
+        old = session.outbox
+        session.outbox = outbox
+        forget = self._forget.pop(id(session), None)
+        if forget is not None:
+            forget.cancel()
+        if old is None:
+            # Back from being away: each room announces it, and stops holding the place.
+            for room_id in list(session.rooms):
+                hold = self._holds.pop((id(session), room_id), None)
+                if hold is not None:
+                    hold.cancel()
+                room = self.rooms.get(room_id)
+                if room is not None:
+                    room.reconnected(session)
+        return session, old
+
+    # -- going away ------------------------------------------------------------
+
+    def closed(self, session: Session, outbox: Outbox, *, shutting_down: bool = False) -> None:
+        """``outbox``'s connection closed. If it was the session's live one, the player is
+        away: each room holds the place for its grace, then the session is forgotten."""
+        if session.outbox is not outbox:
+            return  # taken over: the session lives on elsewhere
+        session.outbox = None
+        if shutting_down:
+            return  # nobody is told, nothing is scheduled: it all resumes after the restart
+        self._away(session)
+
+    def _away(self, session: Session) -> None:
+        graces = []
+        for room_id in list(session.rooms):
+            room = self.rooms.get(room_id)
+            if room is None:
+                continue
+            grace = self.clock.after(room.settings.reconnect_grace_seconds * self.config.time_scale)
+            graces.append(grace.at)
+            room.disconnected(session, grace.ms)
+            self._holds[(id(session), room_id)] = self.clock.call_at(
+                grace.at, lambda r=room, s=session: self._grace_over(r, s)
+            )
+        # A little past the longest grace, so that the rooms let the player go first.
+        at = max([self.clock.now() + self.config.session_seconds * self.config.time_scale, *graces])
+        self._forget[id(session)] = self.clock.call_at(at + 1.0, lambda: self.forget(session))
+
+    def _grace_over(self, room: Room, session: Session) -> None:
+        self._holds.pop((id(session), room.id), None)
+        if session.connected or room.closed or session.player_id not in room.members:
+            return
+        try:
+            room.leave(session)
+        except Exception:
+            room.log.exception("grace_removal_failed")
+
+    def forget(self, session: Session) -> None:
+        """Forget an absent session: out of every room, its token no longer resumes it."""
+        self._forget.pop(id(session), None)
+        if session.connected:
+            return
+        for room_id in list(session.rooms):
+            hold = self._holds.pop((id(session), room_id), None)
+            if hold is not None:
+                hold.cancel()
+            room = self.rooms.get(room_id)
+            if room is not None and session.player_id in room.members:
+                room.leave(session)
+        self._by_key.pop(session.key, None)
+        self._by_player.pop(session.player_id, None)
+        self.store.forget_session(session.key)
+        self.log.debug("session_forgotten", player=session.player_id)
+
+    # -- after a restart -------------------------------------------------------
+
+    def restore(self, records: list[Data]) -> None:
+        """The sessions a store kept, all away (nobody is connected to a new process)."""
+        for data in records:
+            self._add(
+                Session(
+                    player_id=data["player"],
+                    key=data["key"],
+                    name=data["name"],
+                    address=data["address"],
+                )
+            )
+
+    def after_restart(self) -> None:
+        """Every restored session is away: rooms hold their places from now."""
+        for session in list(self._by_key.values()):
+            if not session.connected:
+                self._away(session)
+
+    def by_player(self, player: str, name: str) -> Session:
+        """The session of ``player`` (for rooms restored from the store); a placeholder,
+        which no token resumes, if that session was forgotten meanwhile."""
+        session = self._by_player.get(player)
+        return session if session is not None else Session(player_id=player, key="", name=name)
+
+    def __iter__(self) -> Iterator[Session]:
+        return iter(list(self._by_key.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
