@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from server.bots.levels import Style
 from server.bots.moves import give_up
-from server.bots.odds import LEVEL, REROLLS, Hand
+from server.bots.odds import LEVEL, N_LEVELS, REROLLS, Hand
 from server.bots.seat import Situation
 from server.bots.stakes import Stakes, fees_layered
 from server.engine.actions import Action, ActionKind, Reroll
@@ -101,30 +101,7 @@ def stop_value(
     return stakes.value(share, mine)
 
 
-@lru_cache(maxsize=1 << 16)
-def _value(
-    hand: Hand,
-    depth: int,
-    rounds: int,
-    rivals: tuple[Rival, ...],
-    chasing: bool,
-    stakes: Stakes,
-    mine: int,
-    cost: float,
-) -> float:
-    """Expected chips from here: stop and take our share, or reroll (``depth`` more at most)."""
-    best = stop_value(LEVEL[hand], rivals, rounds, chasing, stakes, mine)
-    if depth:
-        fee = stakes.fee
-        for outcomes in REROLLS[hand].values():
-            total = sum(
-                _value(o, depth - 1, rounds - 1, rivals, chasing, stakes, mine + fee, cost)
-                for o in outcomes
-            )
-            best = max(best, total / 6 - cost)
-    return best
-
-
+@lru_cache(maxsize=1 << 14)
 def plan(
     hand: Hand,
     rivals: tuple[Rival, ...],
@@ -138,22 +115,49 @@ def plan(
 ) -> tuple[int | None, float]:
     """The face of the die to reroll (``None``: pass) and the expected chips it leads to.
 
-    ``rivals`` in order of their dice (order does not matter, and the caches
-    see more hits); ``mine`` is what we have put in so far; ``rounds`` the draw
-    rounds left, this one included; ``slack`` the share of each fee the player
-    is willing to overpay. Values are cached: a position seen before is a look-up.
+    ``mine`` is what we have put in so far; ``rounds`` the draw rounds left,
+    this one included; ``slack`` the share of each fee the player is willing
+    to overpay. Cached: a position seen before costs a look-up.
     """
     fee = stakes.fee
     cost = fee * (1 - slack)
+    stops: dict[tuple[int, int], float] = {}
+    memo: dict[tuple[Hand, int], float] = {}
+
+    def stop(level: int, made: int) -> float:
+        key = (level, made)
+        if key not in stops:
+            stops[key] = stop_value(
+                level, rivals, rounds - made, chasing, stakes, mine + made * fee
+            )
+        return stops[key]
+
+    last = [stop(level, horizon) for level in range(N_LEVELS)]
+
+    def value(h: Hand, made: int) -> float:
+        """Expected chips holding ``h`` after ``made`` rerolls: stop, or reroll again."""
+        key = (h, made)
+        found = memo.get(key)
+        if found is not None:
+            return found
+        best = stop(LEVEL[h], made)
+        if made == horizon:
+            return best
+        for outcomes in REROLLS[h].values():
+            if made + 1 == horizon:  # the hands it gives are final: look their value up
+                total = sum(last[LEVEL[o]] for o in outcomes)
+            else:
+                total = sum(value(o, made + 1) for o in outcomes)
+            best = max(best, total / 6 - cost)
+        memo[key] = best
+        return best
+
     best_face: int | None = None
-    best = _value(hand, 0, rounds, rivals, chasing, stakes, mine, cost)
+    best = stop(LEVEL[hand], 0)
     for face, outcomes in sorted(REROLLS[hand].items()):
-        total = sum(
-            _value(o, horizon - 1, rounds - 1, rivals, chasing, stakes, mine + fee, cost)
-            for o in outcomes
-        )
-        if total / 6 - cost > best + EPSILON:
-            best_face, best = face, total / 6 - cost
+        mean = sum(value(o, 1) for o in outcomes) / 6 - cost
+        if mean > best + EPSILON:
+            best_face, best = face, mean
     return best_face, best
 
 

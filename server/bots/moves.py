@@ -77,7 +77,11 @@ def passive(legal: LegalActions) -> Action:
         return Fold()
     if ActionKind.REROLL in legal.actions:
         return Reroll(0)
-    raise ValueError("no action is offered")
+    if span := bet_range(legal):
+        return Bet(span[0])
+    if span := raise_range(legal):
+        return Raise(span[0])
+    raise ValueError("no usable action is offered")
 
 
 def give_up(legal: LegalActions) -> Action:
