@@ -1,14 +1,16 @@
 """Draw tali: which die to reroll, if any, given every die on the table.
 
-All dice are public, so the bot knows each opponent's level exactly and
-takes them as they stand. Its own future is planned exactly: the value of a
-hand is its share of the pot (of the pots the engine forms: see ``stakes``),
-and a reroll is worth the mean value of the six hands it can give, with its
-stake one fee larger, less the fee. Planning looks
-``draw_horizon`` rerolls ahead (never beyond the rounds left or what the
-stack can pay), so it may buy a die that only pays off with a second one.
-Opponents are taken as they stand: a player who passes keeps their dice, and
-one who is behind and rerolls only adds to the pot the leader takes.
+All dice are public. The bot plans its own rerolls exactly, ``draw_horizon``
+ahead (never beyond the rounds left or what its stack can pay): a hand is
+worth the chips it would take from the pots the engine forms (``stakes``),
+and a reroll the mean worth of the six hands it can give, its stake one fee
+larger, less the fee; so it may buy a die that pays off only with a second.
+
+The expert also expects its rivals to answer (``draw_chasers``): one behind
+or level rerolls to catch up in each round left to it (``chase``), paying
+its fees into the pot; one ahead that can reroll a die without risk (a 2 or
+5 beside a 6) matches the bot's fees, so chasing it costs every chip. The
+beginner takes every rival's dice as final.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from functools import lru_cache
 
 from server.bots.levels import Style
 from server.bots.moves import give_up
-from server.bots.odds import LEVEL, N_LEVELS, REROLLS, Hand
+from server.bots.odds import LEVEL, N_LEVELS, REROLL_LEVELS, REROLLS, Hand
 from server.bots.seat import Situation
 from server.bots.stakes import Stakes, fees_layered
 from server.engine.actions import Action, ActionKind, Reroll
@@ -30,14 +32,14 @@ CHASE_HORIZON = 3
 """Rerolls a chasing rival is taken to have at most (beyond three they change little)."""
 
 
+Rival = tuple[Hand, int]
+"""An opponent still in: their dice, and 1 if they have already acted this round (else 0)."""
+
+
 def rounds_left(sit: Situation) -> int:
     """Draw rounds still to come, this one included."""
     limit = sit.setting("max_draw_rounds", 3) or DRAW_ROUNDS_CAP
     return max(1, limit - sit.hand.draw_round + 1)
-
-
-Rival = tuple[Hand, int]
-"""An opponent still in: their dice, and 1 if they have already acted this round (else 0)."""
 
 
 def _safe(hand: Hand) -> bool:
@@ -77,13 +79,13 @@ def stop_value(
 
     A rival ahead keeps their dice. With ``chasing``, a rival behind or level
     rerolls to catch up in every round left to them, paying each fee into the
-    pot; else they keep their dice too.
+    pot, and one ahead with a safe die matches our fees; else they keep their
+    dice too.
     """
     poly = [1.0]
     fees = [0.0] * len(rivals)
     if chasing and any(LEVEL[hand] > level and _safe(hand) for hand, _ in rivals):
-        # A rival ahead matches our fees (with dice it can reroll safely), so none come back.
-        return stakes.value(0.0, mine) - stakes.unmatched(mine)
+        return 0.0  # beaten, and every fee of ours matched: nothing comes back
     for i, (hand, acted) in enumerate(rivals):
         if LEVEL[hand] > level:
             return stakes.value(0.0, mine)
@@ -133,24 +135,31 @@ def plan(
         return stops[key]
 
     last = [stop(level, horizon) for level in range(N_LEVELS)]
+    near: dict[Hand, float] = {}
 
     def value(h: Hand, made: int) -> float:
         """Expected chips holding ``h`` after ``made`` rerolls: stop, or reroll again."""
+        if made == horizon:
+            return last[LEVEL[h]]
+        if made + 1 == horizon:
+            # The hands a reroll gives here are final: the inner loop, kept flat.
+            found = near.get(h)
+            if found is None:
+                found = stop(LEVEL[h], made)
+                for a, b, c, d, e, f in REROLL_LEVELS[h]:
+                    mean = (last[a] + last[b] + last[c] + last[d] + last[e] + last[f]) / 6
+                    found = max(found, mean - cost)
+                near[h] = found
+            return found
         key = (h, made)
         found = memo.get(key)
-        if found is not None:
-            return found
-        best = stop(LEVEL[h], made)
-        if made == horizon:
-            return best
-        for outcomes in REROLLS[h].values():
-            if made + 1 == horizon:  # the hands it gives are final: look their value up
-                total = sum(last[LEVEL[o]] for o in outcomes)
-            else:
-                total = sum(value(o, made + 1) for o in outcomes)
-            best = max(best, total / 6 - cost)
-        memo[key] = best
-        return best
+        if found is None:
+            found = stop(LEVEL[h], made)
+            for outcomes in REROLLS[h].values():
+                mean = sum(value(o, made + 1) for o in outcomes) / 6
+                found = max(found, mean - cost)
+            memo[key] = found
+        return found
 
     best_face: int | None = None
     best = stop(LEVEL[hand], 0)

@@ -29,6 +29,8 @@ TOP_SHARE = 0.45
 """Share of all hands a bettor of a tiny bet is taken to hold for value; bigger bets, fewer."""
 LOOSE = 0.45
 """Share of bettors taken to bet any hand (loose players, tilt, random play)."""
+LOOSE_CALLER = 0.75
+"""The same for the other players who have put chips in beside the biggest bettor."""
 COMMIT = 0.6
 """Above this share of its stack a bet or raise is made all-in: no small stack is left behind."""
 STRONG = 1.7
@@ -39,12 +41,15 @@ _QUANTUM = 4  # aggression is read in quarter-pots
 
 
 @cache
-def bettor_range(quarter_pots: int) -> Dist:
-    """The hands taken to be behind a bet of ``quarter_pots / 4`` times the pot before betting."""
+def bettor_range(quarter_pots: int, loose_players: float = LOOSE) -> Dist:
+    """The hands taken to be behind a bet of ``quarter_pots / 4`` times the pot before betting.
+
+    ``loose_players`` is the share of such bettors taken to hold any hand.
+    """
     ratio = quarter_pots / _QUANTUM
     top = TOP_SHARE / (1 + ratio / 2)
     # The rest bet like a balanced player: bluffs are r/(1+2r) of a bet of r pots.
-    loose = LOOSE + (1 - LOOSE) * ratio / (1 + 2 * ratio)
+    loose = loose_players + (1 - loose_players) * ratio / (1 + 2 * ratio)
     weights = [0.0] * N_LEVELS
     left = top
     for level in reversed(range(N_LEVELS)):
@@ -99,10 +104,15 @@ def decide(sit: Situation, legal: LegalActions, style: Style, rng: random.Random
     level = LEVEL[sit.dice]
     pot = sit.hand.pot
     base = max(pot - sit.round_bets, 1)
-    ranges = [
-        bettor_range(round(_QUANTUM * o.bet / base)) if style.reads_bets and o.bet > 0 else FRESH
-        for o in opponents
-    ]
+    ranges = [FRESH] * len(opponents)
+    if style.reads_bets:
+        top = max(range(len(opponents)), key=lambda i: opponents[i].bet)
+        for i, o in enumerate(opponents):
+            if o.bet > 0:
+                # Behind the biggest bet stands a bettor; the others may be callers,
+                # looser: reading each as a bettor would compound into folding all.
+                loose = LOOSE if i == top else LOOSE_CALLER
+                ranges[i] = bettor_range(round(_QUANTUM * o.bet / base), loose)
     equity = equity_of(level, ranges)
     strength = equity * (len(opponents) + 1)
     shift = rng.uniform(-style.jitter, style.jitter)

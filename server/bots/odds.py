@@ -79,6 +79,11 @@ def _rerolls(hand: Hand) -> dict[int, tuple[Hand, ...]]:
 
 
 REROLLS: dict[Hand, dict[int, tuple[Hand, ...]]] = {h: _rerolls(h) for h in hands(4)}
+REROLL_LEVELS: dict[Hand, tuple[tuple[int, ...], ...]] = {
+    h: tuple(tuple(LEVEL[o] for o in outcomes) for outcomes in faces.values())
+    for h, faces in REROLLS.items()
+}
+"""The levels of ``REROLLS[hand]``'s outcomes, face by face: for tight inner loops."""
 
 
 def reroll_dist(hand: Hand, face: int) -> Dist:

@@ -58,12 +58,6 @@ class Stakes:
         others = tuple(c + e for c, e in zip(self.others, extra, strict=True))
         return Stakes(others, self.dead, self.fee, self.layered)
 
-    def unmatched(self, mine: int) -> float:
-        """What of ours would come back for want of an opponent matching it."""
-        if not self.layered:
-            return 0.0
-        return max(0.0, mine - max(self.others, default=0))
-
     def value(self, share: float, mine: int) -> float:
         """Chips we take from the pot, having put in ``mine``, with ``share`` of what we contest."""
         if not self.layered:
