@@ -103,7 +103,6 @@ def stop_value(
     return stakes.value(share, mine)
 
 
-@lru_cache(maxsize=1 << 14)
 def plan(
     hand: Hand,
     rivals: tuple[Rival, ...],
@@ -119,7 +118,7 @@ def plan(
 
     ``mine`` is what we have put in so far; ``rounds`` the draw rounds left,
     this one included; ``slack`` the share of each fee the player is willing
-    to overpay. Cached: a position seen before costs a look-up.
+    to overpay.
     """
     fee = stakes.fee
     cost = fee * (1 - slack)

@@ -37,7 +37,8 @@ STRONG = 1.7
 """Strength of a hand worth building a big pot with."""
 BLUFF_RAISE = 0.06
 """Chance of re-raising a bet with nothing, heads-up, at bluff scale 1."""
-_QUANTUM = 4  # aggression is read in quarter-pots
+_QUANTUM = 4  # aggression is read in quarter-pots,
+_MOST = 400  # up to 100 pots: beyond, a bet says nothing more (and the cache stays small)
 
 
 @cache
@@ -112,7 +113,7 @@ def decide(sit: Situation, legal: LegalActions, style: Style, rng: random.Random
                 # Behind the biggest bet stands a bettor; the others may be callers,
                 # looser: reading each as a bettor would compound into folding all.
                 loose = LOOSE if i == top else LOOSE_CALLER
-                ranges[i] = bettor_range(round(_QUANTUM * o.bet / base), loose)
+                ranges[i] = bettor_range(min(_MOST, round(_QUANTUM * o.bet / base)), loose)
     equity = equity_of(level, ranges)
     strength = equity * (len(opponents) + 1)
     shift = rng.uniform(-style.jitter, style.jitter)

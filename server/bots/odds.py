@@ -94,11 +94,6 @@ def reroll_dist(hand: Hand, face: int) -> Dist:
     return tuple(dist)
 
 
-def point(level: int) -> Dist:
-    """The distribution of a roll known to be at ``level``."""
-    return tuple(1.0 if i == level else 0.0 for i in range(N_LEVELS))
-
-
 def _below(dist: Dist) -> list[float]:
     """``out[s]`` = chance of a level strictly below ``s``."""
     out = [0.0] * N_LEVELS

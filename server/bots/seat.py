@@ -32,10 +32,6 @@ class Situation:
         assert self.me.dice is not None  # one's own dice are always visible
         return tuple(sorted(self.me.dice))
 
-    @property
-    def in_hand(self) -> int:
-        return len(self.opponents) + 1
-
     def setting(self, name: str, default: int) -> int:
         value = self.settings.get(name, default)
         return value if isinstance(value, int) else default

@@ -43,7 +43,7 @@ def final_pot(sit: Situation, pay_now: int, streets_after: int) -> tuple[int, in
     return pot, future
 
 
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 14)
 def duel(mine: Hand, theirs: Hand, pot: float) -> float:
     """Heads-up, in antes: what holding ``mine`` against ``theirs`` is worth, this street paid.
 
