@@ -78,6 +78,13 @@ def _rerolls(hand: Hand) -> dict[int, tuple[Hand, ...]]:
     return out
 
 
+GROW: dict[Hand, tuple[Hand, ...]] = {
+    h: tuple(tuple(sorted((*h, face))) for face in FACES) for n in range(4) for h in hands(n)
+}
+"""The hand after one more die of each face, for up to three dice held."""
+LAST_LEVELS: dict[Hand, tuple[int, ...]] = {h: tuple(LEVEL[g] for g in GROW[h]) for h in hands(3)}
+"""The level after the fourth die of each face, for three dice held."""
+
 REROLLS: dict[Hand, dict[int, tuple[Hand, ...]]] = {h: _rerolls(h) for h in hands(4)}
 REROLL_LEVELS: dict[Hand, tuple[tuple[int, ...], ...]] = {
     h: tuple(tuple(LEVEL[o] for o in outcomes) for outcomes in faces.values())
