@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 from server.bots import Level, decide
 from server.engine import Game, SeededDice, Settings, view
-from server.engine.game import entry_cost
 
 STARTING_CHIPS = 100
 
@@ -94,7 +93,7 @@ def play(table: Table, first: Level, second: Level, hands: int, seed: int) -> Ma
     levels = {name: first if i == 0 else second for i, name in enumerate(names)}
     rngs = {name: random.Random(f"{seed}:{name}") for name in names}
     match = Match(table, first, second, choices={first: [], second: []})
-    need = entry_cost(settings)
+    need = game.state.rules.entry_cost(settings)
     for name in names:
         game.sit(name)
     # CPU time of this thread: on a shared machine, time spent descheduled is not the bot's.

@@ -96,6 +96,13 @@ def test_changing_a_hidden_die_in_a_copied_state_changes_nothing() -> None:
             assert ours == theirs
 
 
+def copy_of(game: Game) -> Game:
+    """An independent game in the same state (its dice are not used)."""
+    twin = Game(game.state.settings, SeededDice(0))
+    twin.state = copy.deepcopy(game.state)
+    return twin
+
+
 def sample_positions(variant: str, seed: int, **settings: object) -> list[tuple[str, Game]]:
     """Positions from a seeded game played by experts: (player to act, a copy of the game)."""
     game = Game(Settings.create(variant, **settings), SeededDice(seed))
@@ -109,7 +116,7 @@ def sample_positions(variant: str, seed: int, **settings: object) -> list[tuple[
             player = game.to_act()[0]
             options = game.legal_actions(player)
             if len(options.actions) > 1:
-                out.append((player, Game.from_state(copy.deepcopy(game.state), SeededDice(0))))
+                out.append((player, copy_of(game)))
             game.act(player, decide(view(game.state, player), options, Level.EXPERT, rng))
         if not game.can_start_hand():
             break

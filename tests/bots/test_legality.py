@@ -15,7 +15,6 @@ from typing import Any
 
 from server.bots import Level, decide
 from server.engine import Game, SeededDice, Settings, view
-from server.engine.game import entry_cost
 
 DECISIONS = int(os.environ.get("TALI_BOTS_DECISIONS", "100000"))
 HANDS_PER_TABLE = 25
@@ -61,7 +60,7 @@ def play_table(seed: int, tally: Tally) -> None:
     rngs = {name: random.Random(f"{seed}/{name}") for name in names}
     for name in names:
         game.sit(name)
-    need = entry_cost(settings)
+    need = game.state.rules.entry_cost(settings)
     for _ in range(HANDS_PER_TABLE):
         for i, name in enumerate(names):
             if game.state.seats[name].stack < need:
