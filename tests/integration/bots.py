@@ -68,6 +68,9 @@ class Bot:
 
     async def reconnect(self) -> Client:
         """Drop the connection and resume the session on a new one."""
+        # What already arrived is handled first: a player_busted left unread on
+        # the old connection would leave this bot seated without chips for ever.
+        await self.step()
         old = self.client
         await old.close()
         fresh = await open_client(self.server, old.label)
