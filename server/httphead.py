@@ -24,6 +24,8 @@ _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VALUE = re.compile(rb"[\t\x20-\x7e\x80-\xff]*")
 _TARGET = re.compile(rb"/[\x21-\x7e]*")
 _VERSIONS = (b"HTTP/1.1", b"HTTP/1.0")
+# What a request line may look like before its end has arrived.
+_PARTIAL_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]*( [\x21-\x7e]*( [\x21-\x7e]*\r?)?)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,9 @@ def parse_head(buffer: bytes | bytearray, limits: HeadLimits) -> RequestHead | N
     line_limit = limits.max_target + 32  # method, spaces and version around the target
     if first == -1 or first > line_limit:
         if first == -1 and len(buffer) <= line_limit:
+            if not _PARTIAL_LINE.fullmatch(buffer):
+                # Not even the start of a request line (binary, TLS on the plain port).
+                raise HeadError(HTTPStatus.BAD_REQUEST, "malformed request line")
             return None
         raise HeadError(HTTPStatus.REQUEST_URI_TOO_LONG, "request target too long")
     if end == -1:

@@ -726,6 +726,10 @@ class WsConnection(asyncio.Protocol):
         self._resume(_BUDGET)
 
     def _over_budget(self, reason: str) -> None:
+        if not self._open:
+            # Told to close already, and still over budget: no more waiting for it.
+            self.abort()
+            return
         self._server.stats["over_budget"] += 1
         self._server.log.warning("read_budget_exceeded", client=self._client, reason=reason)
         # What is still unread is dropped; what arrives later is only discarded.

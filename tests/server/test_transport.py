@@ -343,3 +343,17 @@ def test_a_dropped_connection_cancels_every_timer_and_reports_1006() -> None:
     assert rig.clock.pending() == []
     rig.conn.write(server_frame("late"))  # the app may still write: dropped
     assert rig.transport.take() == b""
+
+
+def test_a_flooder_that_goes_on_after_its_1008_is_aborted() -> None:
+    rig = opened()
+    rig.conn.data_received(masked(PING) * 20_000)
+    assert close_of(rig.read()[-1]).code == CloseCode.POLICY_VIOLATION
+    assert not rig.transport.aborted
+    for _ in range(100):
+        if rig.transport.aborted:
+            break
+        rig.conn.data_received(masked(TEXT, b"z" * 100) * 100)
+        rig.clock.advance(1.0)
+    assert rig.transport.aborted
+    assert rig.clock.now - 1000.0 < Limits().close_timeout
