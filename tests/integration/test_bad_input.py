@@ -93,14 +93,14 @@ async def test_an_oversized_frame_is_refused_and_closes_1009(strict_server: Tali
     error = await client.wait(lambda f: f["type"] == "error")
     assert (error["code"], error["closes"]) == ("message_too_large", True)
     await asyncio.wait_for(client.closed.wait(), 5)
-    assert client.ws.close_code == 1009
+    assert client.close_code == 1009
 
 
 async def test_a_huge_frame_is_cut_off_by_the_library(strict_server: TaliServer) -> None:
     client = await open_client(strict_server, "x", max_size=None)
     await client.ws.send("y" * 200_000)
     await asyncio.wait_for(client.closed.wait(), 5)
-    assert client.ws.close_code == 1009
+    assert client.close_code == 1009
 
 
 async def test_a_flood_is_rate_limited_then_closed(strict_server: TaliServer) -> None:
@@ -116,7 +116,7 @@ async def test_a_flood_is_rate_limited_then_closed(strict_server: TaliServer) ->
     codes = [f["code"] for f in client.of_type("error")]
     assert "rate_limited" in codes
     assert len(client.of_type("pong")) >= 39  # the burst of 40, less the hello, went through
-    assert client.ws.close_code == 1008
+    assert client.close_code == 1008
 
 
 async def test_abuse_in_one_room_leaves_another_game_untouched(server: TaliServer) -> None:
@@ -287,7 +287,7 @@ async def test_nothing_is_handled_after_the_servers_own_close(server: TaliServer
     assert not server.lobby.rooms
     client.ws.transport.resume_reading()
     await asyncio.wait_for(client.closed.wait(), 5)
-    assert client.ws.close_code == 1001
+    assert client.close_code == 1001
     assert all(f.get("id") != 5 for f in client.frames)
 
 
@@ -335,7 +335,7 @@ async def test_invalid_utf8_in_a_text_frame_closes_with_1007(server: TaliServer)
     client.ws.protocol.send_text(b'{"type": "ping", "data": "\xff\xfe"}')
     client.ws.send_data()
     await asyncio.wait_for(client.closed.wait(), 5)
-    assert client.ws.close_code == 1007
+    assert client.close_code == 1007
     other = await player(server, "Fine")
     await still_alive(other)
 

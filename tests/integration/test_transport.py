@@ -332,7 +332,7 @@ async def test_shutdown_aborts_a_client_that_never_finishes_closing() -> None:
         assert app.transport is not None
         assert not app.transport.connections
         await asyncio.wait_for(polite.closed.wait(), 5)
-        assert polite.ws.close_code == 1001
+        assert polite.close_code == 1001
     finally:
         await app.close()
 
