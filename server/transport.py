@@ -65,7 +65,7 @@ import structlog
 from websockets.datastructures import Headers
 from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import Event, State
+from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from server.budget import AddressLimits, Admission, TokenBucket
@@ -589,43 +589,61 @@ class WsConnection(asyncio.Protocol):
         """Feed the protocol what the budgets allow of the bytes read, chunk by chunk."""
         ws = self.ws
         assert ws is not None
-        frames = self._frames
+        budget, frames = self._bytes, self._frames
         while not self._paused and self._offset < len(self._inbox):
             inbox, start = self._inbox, self._offset
-            now = self._clock.time()
-            want = min(len(inbox) - start, self._chunk)
-            if self._bytes.level(now) < want or frames.level(now) < 1:
-                self._throttle(now, want)
-                return
-            self._bytes.tokens -= want
+            want = len(inbox) - start
+            if want > self._chunk:
+                want = self._chunk
+            if budget.tokens < want or frames.tokens < 1:
+                # Buckets are refilled only when they look short: the clock is
+                # read once in a while, not on every read (the hot path).
+                now = self._clock.time()
+                if budget.level(now) < want or frames.level(now) < 1:
+                    self._throttle(now, want)
+                    return
+            budget.tokens -= want
             self._offset = start + want
-            ws.receive_data(
-                inbox if start == 0 and want == len(inbox) else inbox[start : start + want]
-            )
+            ws.receive_data(inbox if want == len(inbox) else inbox[start : start + want])
             events = ws.events_received()
             out = ws.data_to_send()
             if out:
                 self._send(out)
             if events:
                 frames.tokens -= len(events)
-                self._receive(events)
+                self._receive(cast(list[Frame], events))
                 if frames.tokens < 0:
-                    # In debt: read nothing more (the kernel's buffers then hold
-                    # the client back) until it is paid, or close if it is deep.
-                    if frames.tokens < -frames.burst:
-                        self._over_budget("too many frames")
-                    elif not self._gone:
-                        self._throttle(now, 0)
-                    return
+                    now = self._clock.time()
+                    if frames.level(now) < 0:
+                        # In debt: read nothing more (the kernel's buffers then hold
+                        # the client back) until it is paid, or close if it is deep.
+                        if frames.tokens < -frames.burst:
+                            self._over_budget("too many frames")
+                        elif not self._gone:
+                            self._throttle(now, 0)
+                        return
         if self._offset >= len(self._inbox):
             self._inbox = b""
             self._offset = 0
 
-    def _receive(self, events: list[Event]) -> None:
+    def _receive(self, events: list[Frame]) -> None:
         for event in events:
-            assert isinstance(event, Frame)
             opcode = event.opcode
-            if opcode is _TEXT or opcode is _BINARY:
+            if opcode is _TEXT and event.fin:
+                # The common case, a whole text message, without a further call.
+                handler = self.handler
+                if not self._open or handler is None:
+                    continue  # closing: every frame still arriving is ignored
+                try:
+                    text = str(event.data, "utf-8")
+                except UnicodeDecodeError as exc:
+                    self._fail(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
+                    return
+                try:
+                    handler.on_message(text)
+                except Exception:
+                    self._server.log.exception("on_message_failed", client=self._client)
+            elif opcode is _TEXT or opcode is _BINARY:
                 if event.fin:
                     self._deliver(opcode, event.data)
                 else:

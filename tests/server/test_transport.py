@@ -47,6 +47,18 @@ def test_the_handshake_opens_the_websocket_and_stops_the_open_timer() -> None:
     assert not rig.transport.aborted
 
 
+def test_no_extension_is_negotiated_so_one_frame_fits_every_client() -> None:
+    rig = Rig()
+    rig.conn.data_received(
+        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n"
+    )
+    head = rig.transport.take()
+    assert head.startswith(b"HTTP/1.1 101 ")
+    assert b"Sec-WebSocket-Extensions" not in head
+
+
 def test_a_connection_that_sends_no_request_is_aborted_after_the_open_timeout() -> None:
     rig = Rig()
     rig.conn.data_received(b"GET / HTTP/1.1\r\n")  # and then nothing
