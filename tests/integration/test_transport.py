@@ -314,6 +314,8 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_droppe
         # The high-water mark plus at most one chunk of pongs: never the 1 MiB bound.
         assert max(buffered) < 65536 + 4096 * 2
         assert transport.stats["keepalive_timeout"] + transport.stats["slow_client"] >= 1
+        reply = await exchange(server.port, b"GET /metrics HTTP/1.0\r\n\r\n")
+        assert b'tali_transport_events_total{event="keepalive_timeout"}' in reply
 
 
 # -- keepalive, closing, shutdown ------------------------------------------------------------
