@@ -217,7 +217,8 @@ class WsServer:
 
     async def listen(self, host: str, port: int, *, ssl: SSLContext | None = None) -> None:
         loop = asyncio.get_running_loop()
-        self.clock  # noqa: B018 - bound to the running loop before the first connection
+        if self._clock is None:
+            self._clock = loop
         options: dict[str, Any] = {}
         if ssl is not None:
             options = {"ssl": ssl, "ssl_handshake_timeout": self.limits.open_timeout}
