@@ -195,4 +195,3 @@ class Presence:
 
     def __len__(self) -> int:
         return len(self._by_key)
-
