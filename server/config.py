@@ -166,8 +166,8 @@ class ServerConfig(BaseSettings):
     store_sync: Sync = Field(
         Sync.NORMAL,
         description=(
-            "normal: a commit survives the process crashing; full: it survives a power loss"
-            " too (an fsync per commit)."
+            "SQLite: normal, a commit survives the process crashing; full, it survives a power"
+            " loss too (an fsync per commit). PostgreSQL follows its server's synchronous_commit."
         ),
     )
     redis_url: str | None = Field(
