@@ -257,14 +257,28 @@ async def test_a_closed_room_stays_fenced(opener: Opener) -> None:
 
 @pytest.mark.asyncio
 @shared_stores
-async def test_a_writer_that_never_claimed_is_fenced_by_any_claim(opener: Opener) -> None:
+async def test_a_room_the_writer_never_claimed_is_fenced_by_any_claim(opener: Opener) -> None:
     writer, claimer = await opener(), await opener()
+    assert await writer.claim("r_own", "node-a", 1)  # a node of a cluster
     writer.open_room("r_a", {})
     await done(writer.commit())
     assert await claimer.claim("r_a", "node-b", 1)
     writer.append("r_a", 1, {})
-    with pytest.raises(Fenced):
+    writer.append("r_own", 1, {})
+    with pytest.raises(Fenced) as refused:
         await done(writer.commit())
+    assert refused.value.rooms == {"r_a"}
+
+
+@pytest.mark.asyncio
+@shared_stores
+async def test_a_store_that_never_claimed_is_a_single_nodes_and_unfenced(opener: Opener) -> None:
+    """No claim, no fencing read (a single node pays nothing for it)."""
+    single = await opener()
+    single.open_room("r_a", {})
+    single.append("r_a", 1, {})
+    await done(single.commit())
+    assert [n for n, _ in (await single.recover_async()).rooms[0].entries] == [1]
 
 
 # -- PostgreSQL: commits in order, merged while one is in flight ----------------------------
