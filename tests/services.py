@@ -129,11 +129,12 @@ class PostgresServer:
 
     def __init__(self) -> None:
         bin_dir = postgres_bin()
-        self.dir = Path(tempfile.mkdtemp(prefix="tali-pg-"))
+        user = _server_user()
+        # Another user must reach the directory: under /tmp, not a TMPDIR of root's own.
+        self.dir = Path(tempfile.mkdtemp(prefix="tali-pg-", dir="/tmp" if user else None))
         self.data = self.dir / "data"
         self.log = self.dir / "postgres.log"
         self.port = free_port()
-        user = _server_user()
         as_user: dict[str, object] = {}
         if user is not None:
             os.chown(self.dir, user.pw_uid, user.pw_gid)
