@@ -224,6 +224,8 @@ class PostgresStore:
 
     def commit(self) -> asyncio.Future[None] | None:
         loop = asyncio.get_running_loop()
+        if self._pool is None:
+            raise StoreError("the PostgreSQL store is not started (await store.start())")
         if self._failed is not None:
             failed: asyncio.Future[None] = loop.create_future()
             failed.set_exception(StoreError(f"an earlier commit failed: {self._failed!r}"))
