@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 NODE_TOOLS := tools/node
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
 
-.PHONY: run test lint typecheck unit system-packages bench bench-capacity transcripts clean
+.PHONY: run test lint typecheck unit system-packages bench bench-capacity bench-bots transcripts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -55,6 +55,9 @@ bench: $(STAMP)
 
 bench-capacity: $(STAMP)
 	$(BIN)/python -m benchmarks.capacity
+
+bench-bots: $(STAMP)
+	$(BIN)/python -m benchmarks.bots
 
 clean:
 	rm -rf $(VENV) $(NODE_TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -73,7 +73,10 @@ def showdown(
         hands.append(ContestRoll(player=player, dice=faces, hand_name=evaluate(faces).name))
     if reveal:
         hand.revealed.update(still_in)
-    hand.pots = form_pots(hand.contributed, still_in)
+    if state.rules.side_pots:
+        hand.pots = form_pots(hand.contributed, still_in)
+    else:
+        hand.pots = [PotInfo(amount=hand.pot_total, eligible=tuple(still_in))]
     events.append(Showdown(hands=tuple(hands), pots=tuple(hand.pots)))
     for index, pot in enumerate(hand.pots):
         if len(pot.eligible) == 1:

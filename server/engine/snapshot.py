@@ -78,6 +78,7 @@ def _dump_rules(rules: VariantRules) -> dict[str, Any]:
         "rounds": rules.rounds,
         "secret_rolls": rules.secret_rolls,
         "after_rolls": rules.after_rolls.value,
+        "side_pots": rules.side_pots,
     }
 
 

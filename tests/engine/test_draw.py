@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from server.engine import ActionKind, ErrorCode, Pass, Reroll, Roll, RuleError
-from server.engine.events import DrawRoundStarted, Passed, PotAwarded, Rerolled, RollOff
+from server.engine.events import DrawRoundStarted, Passed, PotAwarded, Rerolled, RollOff, Showdown
 
 from .helpers import conserved, of_type, stacks, start, table
 
@@ -92,3 +92,23 @@ def test_a_roll_off_in_draw_uses_fresh_rolls_without_draws() -> None:
     (off,) = of_type(events, RollOff)
     assert [r.dice for r in off.rolls] == [(6, 6, 1, 1), (6, 1, 1, 1)]
     assert of_type(events, PotAwarded)[0].player == "a"
+
+
+@pytest.mark.parametrize("rerolls", [1, 3])
+def test_reroll_fees_go_into_the_one_pot_the_winner_takes(rerolls: int) -> None:
+    # b rerolls and loses: its fees, unmatched by a, are a's too (RULES §4.3:
+    # "pays ante again into the pot"); layering them into a pot only b could win
+    # would make every reroll free.
+    dice = [6, 4, 3, 1, 2, 2, 2, 3] + [2] * rerolls
+    game = table("draw", players="ab", max_draw_rounds=0, dice=dice)
+    start(game, button="b")
+    events = game.act("a", Roll()) + game.act("b", Roll())
+    for _ in range(rerolls):
+        events += game.act("a", Pass()) + game.act("b", Reroll(3))
+    events += game.act("a", Pass()) + game.act("b", Pass())
+    (shown,) = of_type(events, Showdown)
+    assert [(p.amount, p.eligible) for p in shown.pots] == [(2 + rerolls, ("a", "b"))]
+    (award,) = of_type(events, PotAwarded)
+    assert (award.player, award.amount, award.hand_name) == ("a", 2 + rerolls, "Venus")
+    assert stacks(game) == {"a": 101 + rerolls, "b": 99 - rerolls}
+    assert conserved(game)

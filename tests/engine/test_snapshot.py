@@ -56,7 +56,12 @@ def test_every_state_round_trips_and_plays_on_alike(variant: Variant, seed: int)
 
 def test_a_toy_variant_keeps_its_rules() -> None:
     toy = VariantRules(
-        entry_ante=False, dice_per_roll=1, rounds=4, secret_rolls=True, after_rolls=Phase.STUD_ANTE
+        entry_ante=False,
+        dice_per_roll=1,
+        rounds=4,
+        secret_rolls=True,
+        after_rolls=Phase.STUD_ANTE,
+        side_pots=True,
     )
     game = Game(Settings.create("stud"), SeededDice(1), toy)
     assert through_json(game).state.rules == toy

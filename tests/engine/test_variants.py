@@ -14,7 +14,12 @@ from .helpers import conserved, of_type
 def test_a_toy_variant_in_a_few_lines_secret_stud() -> None:
     # Stud whose street dice are secret until the showdown.
     secret_stud = VariantRules(
-        entry_ante=False, dice_per_roll=1, rounds=4, secret_rolls=True, after_rolls=Phase.STUD_ANTE
+        entry_ante=False,
+        dice_per_roll=1,
+        rounds=4,
+        secret_rolls=True,
+        after_rolls=Phase.STUD_ANTE,
+        side_pots=True,
     )
     game = Game(Settings.create("stud"), ScriptedDice([6, 1, 4, 1, 3, 1, 1, 2]), secret_stud)
     game.sit("a")
@@ -41,7 +46,12 @@ def test_a_toy_variant_in_a_few_lines_secret_stud() -> None:
 
 def test_a_toy_variant_two_rounds_of_two_public_dice() -> None:
     twice_two = VariantRules(
-        entry_ante=True, dice_per_roll=2, rounds=2, secret_rolls=False, after_rolls=Phase.COMPLETE
+        entry_ante=True,
+        dice_per_roll=2,
+        rounds=2,
+        secret_rolls=False,
+        after_rolls=Phase.COMPLETE,
+        side_pots=False,
     )
     game = Game(Settings.create("simple"), ScriptedDice([6, 4, 1, 1, 3, 1, 1, 1]), twice_two)
     game.sit("a")
@@ -73,6 +83,7 @@ def test_rules_that_cannot_make_a_hand_are_refused(bad: dict[str, object]) -> No
         "rounds": 1,
         "secret_rolls": False,
         "after_rolls": Phase.COMPLETE,
+        "side_pots": False,
         **bad,
     }
     with pytest.raises(ValueError, match=r"four dice|decision phase"):
