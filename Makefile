@@ -44,7 +44,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict server protocol
 
-# Debian packages the tests use (node, npm, nginx, openssl): installed if missing.
+# Debian packages the tests use (node, npm, nginx, openssl, chromium, redis-server,
+# postgresql): installed if missing.
 system-packages:
 	scripts/ensure-system-packages
 

@@ -32,7 +32,7 @@ from server.logs import configure, get_logger
 from server.metrics import Metrics
 from server.session import Ids, Session, Sessions
 from server.static import StaticFiles, default_client_dir
-from server.store import MemoryStore, SqliteStore, Store
+from server.store import MemoryStore, SqliteStore, Store, commit_now
 from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
 
 # The protocol closes anything above this with 1009 before we see it; frames up
@@ -90,7 +90,7 @@ class TaliServer:
         self.store = open_store(config)
         self.lobby = Lobby(config, self.ids, self.metrics, LoopClock(), self.store)
         self.connections: set[Connection] = set()
-        self.outgoing = Outgoing(self.store.commit)
+        self.outgoing = Outgoing(lambda: commit_now(self.store))
         self.incoming = Incoming(self.outgoing)
         self._connection_numbers = itertools.count(1)
         self.transport: WsServer | None = None
@@ -273,8 +273,15 @@ class Monotonic:
 
 
 def open_store(config: ServerConfig) -> Store:
-    if config.store is StoreKind.MEMORY:
+    """The store the settings name: SQLite in the data directory (the default), memory, or
+    PostgreSQL at a URL (which connects in ``await store.start()``)."""
+    kind = config.store_kind
+    if kind is StoreKind.MEMORY:
         return MemoryStore()
+    if kind is StoreKind.POSTGRESQL:
+        from server.store_pg import PostgresStore  # asyncpg is imported only when used
+
+        return PostgresStore(config.store)
     return SqliteStore(config.data_dir / "tali.db", config.store_sync)
 
 

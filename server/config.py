@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from protocol.types import SETTING_BOUNDS
@@ -25,6 +25,10 @@ class LogFormat(StrEnum):
 class StoreKind(StrEnum):
     SQLITE = "sqlite"
     MEMORY = "memory"
+    POSTGRESQL = "postgresql"
+
+
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 class EventLoop(StrEnum):
@@ -271,9 +275,12 @@ class ServerConfig(BaseSettings):
         le=600,
         description="On SIGTERM, the longest wait for clients to close before exiting.",
     )
-    store: StoreKind = Field(
-        StoreKind.SQLITE,
-        description="Where rooms and sessions are kept: sqlite (durable) or memory (lost on exit).",
+    store: str = Field(
+        StoreKind.SQLITE.value,
+        description=(
+            "Where rooms and sessions are kept: sqlite (durable, one node), memory (lost on"
+            " exit), or a postgresql://user:password@host:port/db URL (shared by several nodes)."
+        ),
     )
     data_dir: Path = Field(
         Path("tali-data"), description="Directory of the SQLite store (created if missing)."
@@ -281,8 +288,44 @@ class ServerConfig(BaseSettings):
     store_sync: Sync = Field(
         Sync.NORMAL,
         description=(
-            "normal: a commit survives the process crashing; full: it survives a power loss"
-            " too (an fsync per commit)."
+            "SQLite: normal, a commit survives the process crashing; full, it survives a power"
+            " loss too (an fsync per commit). PostgreSQL follows its server's synchronous_commit."
+        ),
+    )
+    redis_url: str | None = Field(
+        None,
+        description=(
+            "redis://host:port/db of the Redis that nodes share (room directory, sessions, lobby,"
+            " presence); unset: a single node."
+        ),
+    )
+    redis_prefix: str = Field(
+        "tali:",
+        min_length=1,
+        max_length=64,
+        description="Prefix of every Redis key and channel (several clusters on one Redis).",
+    )
+    node_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="This node's name in the cluster, unique per process; unset: host-pid.",
+    )
+    public_url: str | None = Field(
+        None,
+        description=(
+            "The URL players reach this node at (ws:// or wss://), sent to clients routed here"
+            " from another node; unset: ws://host:port/."
+        ),
+    )
+    lease_seconds: float = Field(
+        10.0,
+        ge=1,
+        le=600,
+        description=(
+            "A node owns its rooms for this long unless it renews; a dead node's rooms move"
+            " to another node after it."
         ),
     )
     history_hands: int = Field(
@@ -312,3 +355,17 @@ class ServerConfig(BaseSettings):
         if self.outbound_pause_bytes > self.outbound_buffer_bytes:
             raise ValueError("outbound_pause_bytes must not exceed outbound_buffer_bytes")
         return self
+
+    @field_validator("store")
+    @classmethod
+    def _store_choice(cls, value: str) -> str:
+        if value in (StoreKind.SQLITE, StoreKind.MEMORY) or value.startswith(_POSTGRES_SCHEMES):
+            return value
+        raise ValueError("store must be sqlite, memory, or a postgresql:// URL")
+
+    @property
+    def store_kind(self) -> StoreKind:
+        """Which store ``store`` names (a URL names PostgreSQL)."""
+        if self.store.startswith(_POSTGRES_SCHEMES):
+            return StoreKind.POSTGRESQL
+        return StoreKind(self.store)

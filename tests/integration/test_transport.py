@@ -373,7 +373,9 @@ async def test_the_server_speaks_tls_when_given_a_context(certificate: tuple[Pat
     await app.start(ssl=server_context)
     try:
         async with connect(f"wss://127.0.0.1:{app.port}/", ssl=client_context) as ws:
-            await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "TLS", "id": 1}))
+            await ws.send(
+                json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "TLS", "id": 1})
+            )
             assert json.loads(await asyncio.wait_for(ws.recv(), 5))["type"] == "welcome"
             await ws.send(json.dumps({"type": "ping", "id": 2, "data": "secret"}))
             assert json.loads(await asyncio.wait_for(ws.recv(), 5))["data"] == "secret"
