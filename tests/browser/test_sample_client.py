@@ -225,10 +225,10 @@ async def test_static_files_have_their_content_types(
 
 async def test_a_forgotten_session_starts_afresh(server: TaliServer, browser: Browser) -> None:
     aulus = await Player.arrive(browser, server, "Aulus")
-    await aulus.page.evaluate("sessionStorage.setItem('tali.token', 'A'.repeat(43))")
+    await aulus.page.evaluate("localStorage.setItem('tali.token', 'A'.repeat(43))")
     await aulus.page.reload()
     await aulus.page.get_by_test_id("notice").get_by_text("expired").wait_for()
     await aulus.page.get_by_test_id("room-list").wait_for()
-    token = await aulus.page.evaluate("sessionStorage.getItem('tali.token')")
+    token = await aulus.page.evaluate("localStorage.getItem('tali.token')")
     assert token != "A" * 43
     assert aulus.errors == []
