@@ -14,7 +14,7 @@
 import { TaliClient } from "./tali-client.js";
 import * as store from "./state.js";
 import { createHandlers } from "./input.js";
-import { $, keepFocus, typing } from "./dom.js";
+import { $, keepFocus, nameNode, typing } from "./dom.js";
 import { renderLobby } from "./views/lobby.js";
 import { renderTable, tick } from "./views/table.js";
 import { firstControl, renderActions } from "./views/actions.js";
@@ -73,7 +73,7 @@ client.on("status", ({ status }) => {
 });
 
 client.on("welcome", (welcome) => {
-  $("me").textContent = welcome.name;
+  $("me").replaceChildren(nameNode(welcome.name));
   store.welcome(state, welcome);
   if (state.screen === "lobby") handlers.openLobby();
   render();

@@ -100,14 +100,12 @@ export function tableWinner(model) {
  */
 export function between(model) {
   const first = !model.hand;
+  const seated = model.seats.length;
+  const ready = model.seats.filter((s) => canPlay(model, s)).length;
+  if (seated < 2) return { text: seated ? "Waiting for one more player to sit down." : "Waiting for players to sit down." };
+  if (ready < 2) return { text: "Waiting for a second player who is sitting in and has chips for the ante." };
   if (model.next_hand_at) {
     return { text: first ? "The first hand starts in " : `Hand ${model.hand.number + 1} starts in `, deadline: model.next_hand_at };
-  }
-  const seated = model.seats.length;
-  if (seated < 2) return { text: seated ? "Waiting for one more player to sit down." : "Waiting for players to sit down." };
-  const ready = model.seats.filter((s) => canPlay(model, s));
-  if (ready.length < 2) {
-    return { text: "Waiting for a second player who is sitting in and has chips for the ante." };
   }
   return { text: first ? "The first hand starts in a moment." : "The next hand starts in a moment.", starting: true };
 }
@@ -117,13 +115,14 @@ export function myStanding(model) {
   const me = model.seats.find((s) => s.player === model.you);
   if (!me) return model.role === "spectator" ? "You are watching. Sit down from the lobby to play." : "";
   if (busted(model, me)) {
-    return `You are out of chips. To play on, buy in again: you sit down with a fresh ${model.settings.starting_chips}.`;
+    return `You are out of chips. To play on, buy in again: you sit down with a fresh stack of ${model.settings.starting_chips}.`;
   }
   if (live(model) && !me.in_hand) {
     const reason = model.sitting_out?.[me.player];
     return reason ? sitOutWords(reason, model) : "You sat down during this hand: you are dealt in from the next one.";
   }
   if (live(model) && me.folded) return "You folded: you are out of this hand.";
+  if (!me.ready && live(model)) return "You play this hand out, then sit out until you press “Sit in”.";
   if (!me.ready) return "You are sitting out: press “Sit in” to be dealt into the next hand.";
   return "";
 }

@@ -107,6 +107,7 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
     if (me && live(m) && me.in_hand && !me.folded) {
       $("confirm-leave-text").textContent =
         `You are in hand ${m.hand.number}. Leaving now folds your dice: the ${me.contributed} chips you put in stay in the pot, and you take your stack of ${me.stack} with you.`;
+      $("confirm-leave").returnValue = ""; // Escape must not repeat an earlier "leave"
       $("confirm-leave").showModal();
       return;
     }

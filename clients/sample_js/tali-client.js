@@ -211,7 +211,8 @@ export class TaliClient extends EventTarget {
       this.lastSeq.set(message.room, message.seq);
       this._emit("room_event", message);
     }
-    this._emit(message.type, message);
+    // "welcome" is emitted by _hello, once the client has taken in the session.
+    if (message.type !== "welcome") this._emit(message.type, message);
     this._emit("*", message);
   }
 }

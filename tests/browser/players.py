@@ -96,6 +96,10 @@ class Player:
     async def click(self, action: str) -> None:
         await self.page.get_by_test_id(f"action-{action}").click()
 
+    async def click_when_ready(self, action: str) -> None:
+        """Click an action as soon as it is offered (a hand starts 1.2 s after two sit down)."""
+        await self.page.get_by_test_id(f"action-{action}").click(timeout=20_000)
+
     async def actions(self) -> list[str]:
         ids = (
             await self.page.get_by_test_id("actions")

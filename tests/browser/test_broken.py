@@ -164,9 +164,7 @@ async def test_a_closed_tab_resumes_its_seat(
     # The browser comes back (a new tab, or after a restart): the same seat, no name asked.
     page = await context.new_page()
     await page.goto(f"http://127.0.0.1:{server.port}/")
-    await (
-        page.get_by_test_id(f"seat-{aulus_id}").get_by_test_id("you-badge").wait_for(timeout=5_000)
-    )
+    await page.get_by_test_id(f"seat-{aulus_id}").get_by_test_id("you-badge").wait_for()
     await brutus.wait(lambda f: f["type"] == "player_reconnected")
     assert [s.name for s in server.sessions].count("Aulus") == 1
     assert len(server.lobby.rooms[room].game.state.seats) == 2
@@ -182,7 +180,7 @@ async def test_a_second_tab_takes_over_and_play_here_takes_it_back(
     first = aulus.page
     second = await first.context.new_page()
     await second.goto(f"http://127.0.0.1:{server.port}/")
-    await second.get_by_test_id(f"seat-{aulus_id}").wait_for(timeout=5_000)
+    await second.get_by_test_id(f"seat-{aulus_id}").wait_for()
 
     # The first tab says it was taken over, and offers to play there again.
     await first.get_by_test_id("replaced").get_by_text("This tab was taken over").wait_for()

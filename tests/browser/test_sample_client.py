@@ -201,6 +201,7 @@ async def test_static_files_never_leave_the_client_directory(server: TaliServer,
         ("/index.html", "text/html; charset=utf-8"),
         ("/app.js", "text/javascript; charset=utf-8"),
         ("/tali-client.js", "text/javascript; charset=utf-8"),
+        ("/views/table.js", "text/javascript; charset=utf-8"),
         ("/style.css", "text/css; charset=utf-8"),
     ],
 )

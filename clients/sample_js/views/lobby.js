@@ -1,7 +1,7 @@
 // The lobby: the open rooms (name, variant, seats, players), the filters, and
 // the form to open a room.
 
-import { $, el, nameNode } from "../dom.js";
+import { $, el, nameNode, visibleText } from "../dom.js";
 import { VARIANT_NAMES, variantLabel } from "../describe.js";
 import { minorVersion, shownRooms } from "../state.js";
 
@@ -9,7 +9,8 @@ import { minorVersion, shownRooms } from "../state.js";
 export function roomItem(room, handlers = {}) {
   const s = room.settings;
   const full = room.seats_taken >= s.max_players;
-  const title = room.name ? el("bdi", { class: "room-name" }, room.name) : `${VARIANT_NAMES[s.variant] ?? s.variant} room`;
+  const plain = room.name ? visibleText(room.name) : `${VARIANT_NAMES[s.variant] ?? s.variant} room`;
+  const title = room.name ? el("bdi", { class: "room-name" }, plain) : plain;
   const players = Array.isArray(room.players) ? room.players : null;
   const playing = room.state === "in_hand" ? `playing hand ${room.hands_played + 1}` : "waiting";
   return el("li", { class: "room", "data-testid": `room-${room.room}`, "data-variant": s.variant },
@@ -24,11 +25,11 @@ export function roomItem(room, handlers = {}) {
     el("div", { class: "room-buttons" },
       el("button", {
         type: "button", "data-testid": `join-${room.room}`, onclick: () => handlers.join?.(room.room, "player"),
-        disabled: full, "aria-label": `Sit down: ${room.name ?? `${VARIANT_NAMES[s.variant]} room`}${full ? " (full)" : ""}`,
+        disabled: full, "aria-label": `${full ? "Full" : "Sit down"}: ${plain}`,
       }, full ? "Full" : "Sit down"),
       el("button", {
         type: "button", "data-testid": `watch-${room.room}`, onclick: () => handlers.join?.(room.room, "spectator"),
-        "aria-label": `Watch: ${room.name ?? `${VARIANT_NAMES[s.variant]} room`}`,
+        "aria-label": `Watch: ${plain}`,
       }, "Watch"),
     ),
   );
