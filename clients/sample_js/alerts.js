@@ -7,7 +7,6 @@ import { $ } from "./dom.js";
 const TITLE = "Tali";
 const TURN_TITLE = "▶ Your turn · Tali";
 let audio = null; // an AudioContext, made once sound is turned on (it needs a click)
-let waiting = false; // a turn is waiting for the player
 
 export function soundOn(storage = globalThis.localStorage) {
   return storage?.getItem("tali.sound") === "on";
@@ -43,7 +42,6 @@ export function announce(text) {
 
 /** A new decision is asked of the player (or none any more, with `null`). */
 export function turnChanged(prompt, words) {
-  waiting = Boolean(prompt);
   if (!prompt) {
     document.title = TITLE;
     return;
@@ -53,10 +51,6 @@ export function turnChanged(prompt, words) {
     document.title = TURN_TITLE;
     if (soundOn()) beep();
   }
-}
-
-export function turnWaiting() {
-  return waiting;
 }
 
 /** Two short rising notes. */

@@ -24,11 +24,6 @@ export function busted(model, seat) {
   return seat.stack === 0 && !(live(model) && seat.in_hand);
 }
 
-/** Who is still in the current hand (dealt in, not folded). */
-export function stillIn(model, seat) {
-  return live(model) && seat.in_hand && !seat.folded;
-}
-
 /** What a paid-back pot was made of, by variant: the chips nobody else matched. */
 const UNMATCHED = {
   draw: "reroll fees nobody else paid",

@@ -2,7 +2,7 @@
 // wrote safely, drawing dice, and keeping focus across redraws.
 // Everything a player or the server wrote goes in as text nodes, never as HTML.
 
-import { rollName } from "./scoring.js";
+import { rollLabel } from "./scoring.js";
 
 export const $ = (id) => document.getElementById(id);
 
@@ -78,9 +78,9 @@ export function coveredDie() {
   return el("span", { class: "die covered", role: "img", "aria-label": "hidden die", "data-testid": "covered-die" }, "?");
 }
 
-/** Four dice with the name of the roll they make ("Venus", "Senio 10", "no score"). */
+/** Four dice with the name of the roll they make ("Venus", "Senio 10", "no score (a losing roll)"). */
 export function diceWithName(dice, attrs = {}) {
-  const name = rollName(dice);
+  const name = rollLabel(dice);
   return el("span", { class: "dice-set", ...attrs },
     el("span", { class: "dice" }, dice.map((face) => die(face))),
     name ? el("span", { class: "hand-name" }, name) : "",

@@ -67,5 +67,3 @@ function describeSetting(message) {
   if (bounds) return `${label}: it must be a whole number from ${bounds[0]} to ${bounds[1]}, and it must apply to this game.`;
   return `${label}: that value is not allowed for this game.`;
 }
-
-export const KNOWN_CODES = Object.keys(SENTENCES);

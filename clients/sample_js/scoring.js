@@ -17,3 +17,11 @@ export function rollClass(name) {
   if (name.startsWith("Vultures") || name === "The Dog") return "Vultures";
   return "losing";
 }
+
+/** A roll's name with its class when the name does not say it: "The Dog (Vultures)", "no score (a losing roll)". */
+export function rollLabel(dice) {
+  const name = rollName(dice);
+  const kind = rollClass(name);
+  if (!name || name.startsWith(kind)) return name;
+  return `${name} (${kind === "losing" ? "a losing roll" : kind})`;
+}

@@ -66,6 +66,12 @@ async def test_roll_offs_are_shown_on_the_table_with_their_dice(
     assert "the pot" in result
     assert "in a roll-off" in result
     assert await page.get_by_test_id("log").get_by_text("Roll-off for the pot").count() >= 1
+    # Every set of four dice on the table is named, its class included.
+    for seat in (pid(server, "Aulus"), pid(server, "Brutus")):
+        name = await page.get_by_test_id(f"roll-name-{seat}").inner_text()
+        assert re.match(
+            r"(Venus|Senio \d+|Vultures|The Dog \(Vultures\)|no score \(a losing roll\))", name
+        )
     await aulus.screenshot(ARTIFACTS / f"roll-off-{viewport}.png")
     await aulus.assert_accessible()
 
@@ -198,7 +204,7 @@ async def test_the_rules_panel_explains_the_rolls_with_pictures(
     ]:  # fmt: skip
         assert words.lower() in text.lower(), words
     for faces, name in [("6431", "Venus"), ("6531", "Senio 10"), ("6666", "Vultures (6s)"),
-                        ("1111", "The Dog"), ("4443", "no score")]:  # fmt: skip
+                        ("1111", "The Dog (Vultures)"), ("4443", "no score (a losing roll)")]:  # fmt: skip
         dice = rules.get_by_test_id(f"rules-dice-{faces}")
         assert await dice.get_by_role("img").count() == 4
         assert name in await dice.inner_text()

@@ -5,7 +5,7 @@ import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom
 import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
 import { currentPrompt, msLeft } from "../state.js";
 import { potLabel } from "../room-model.js";
-import { rollName } from "../scoring.js";
+import { rollLabel } from "../scoring.js";
 
 export function renderTable(state, handlers) {
   const m = state.model;
@@ -36,7 +36,7 @@ function renderHead(state, handlers) {
     el("div", { class: "controls" },
       me && !busted(m, me)
         ? el("button", {
-          type: "button", "data-testid": "toggle-ready", "aria-pressed": String(!me.ready),
+          type: "button", "data-testid": "toggle-ready",
           onclick: () => handlers.setReady(!me.ready),
         }, me.ready ? "Sit out next hands" : "Sit in")
         : "",
@@ -107,12 +107,12 @@ function renderSeats(state, handlers) {
     else if (!seat.ready) notes.push("sitting out");
     if (seat.bet) notes.push(`bet ${seat.bet}`);
     const classes = ["seat", mine && "me", turn && "turn", seat.folded && isLive && "folded", !seat.connected && "away", !seat.ready && "out", out && "busted"];
-    const name = seat.dice?.length === 4 ? rollName(seat.dice) : "";
+    const name = seat.dice?.length === 4 ? rollLabel(seat.dice) : "";
     return el("div", { class: classes.filter(Boolean).join(" "), "data-testid": `seat-${seat.player}` },
       el("div", { class: "who" },
         nameNode(seat.name),
         mine ? el("span", { class: "you-badge", "data-testid": "you-badge" }, "You") : "",
-        seat.seat === m.button ? el("span", { class: "dealer", title: "dealer button", "aria-label": "dealer button" }, "D") : "",
+        seat.seat === m.button ? el("span", { class: "dealer", role: "img", title: "dealer button", "aria-label": "dealer button" }, "D") : "",
       ),
       el("div", { class: "stack" }, `stack ${seat.stack}`),
       notes.length ? el("div", { class: "state", "data-testid": `state-${seat.player}` }, notes.join(" · ")) : "",
