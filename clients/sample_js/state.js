@@ -62,7 +62,9 @@ export function welcome(state, message) {
   state.me = { playerId: message.player_id, name: message.name };
   state.protocol = message.protocol;
   state.history.prune(message.player_id, message.rooms);
-  if (message.rooms.length) {
+  if (state.room && message.rooms.includes(state.room)) {
+    // Back after a drop or a takeover: the room's snapshot follows; keep its log and chat.
+  } else if (message.rooms.length) {
     enterRoom(state, message.rooms[0]); // its snapshot follows
   } else {
     leaveRoom(state);
@@ -124,6 +126,7 @@ function resetHand(state) {
 export function snapshot(state, message) {
   if (message.room !== state.room) return false;
   const first = !state.model;
+  const missed = !first && message.seq > state.model.seq;
   state.model = message;
   state.prompt = message.your_turn ?? null;
   if (state.prompt) {
@@ -134,6 +137,7 @@ export function snapshot(state, message) {
   state.history.open(message.you, message.room);
   state.history.snapshot(message);
   if (first && live(message)) state.log = [[`Hand ${message.hand.number} in progress when you arrived`]];
+  if (missed) state.log.push(["The table is up to date again (some lines of this log may be missing)."]);
   state.screen = "table";
   return true;
 }
