@@ -373,6 +373,24 @@ async def test_a_single_legal_amount_is_a_plain_button(
     await aulus.page.get_by_test_id("log").get_by_text("Aulus bets 2").wait_for()
 
 
+async def test_pot_limit_presets_stop_at_the_pot(server: TaliServer, browser: Browser) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("liars", betting_structure="pot_limit")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    since = len(brutus.frames)
+    await aulus.click_when_ready("roll")
+    await brutus.request("roll", room=room)
+    await asked(brutus, "betting", since)
+    await brutus.request("check", room=room)
+    page = aulus.page
+    await page.get_by_test_id("amount-bet").wait_for()
+    # Pot 2: bets 1 to 2. Half the pot is the minimum (one button), the pot is the most.
+    presets = await page.locator("[data-testid^=preset-bet-]").all_inner_texts()
+    assert presets == ["Min 1", "Pot 2"]
+    assert await page.get_by_test_id("amount-bet").get_attribute("max") == "2"
+
+
 def error_codes() -> list[str]:
     """Every code in the protocol's table of error codes."""
     table = README.read_text().split("## Error codes", 1)[1].split("Notes:", 1)[0]
