@@ -96,16 +96,15 @@ async def test_the_hand_log_and_the_chat_show_their_newest_line(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
     aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
-    await aulus.open_room("liars", max_players=8)
+    await aulus.open_room("liars")
     room = only_room(server)
-    bots = [await bot(server, f"Bot {i}", room) for i in range(7)]
-    for i in range(6):
-        await bot(server, f"Watcher {i}", room, role="spectator")
+    # Watchers only: no hand starts (and clears the log) while the lines pile up.
+    bots = [await bot(server, f"Watcher {i}", room, role="spectator") for i in range(14)]
     for i in range(16):
         await bots[0].request("chat", room=room, text=f"line {i}")
     page = aulus.page
     await page.get_by_test_id("chat-log").get_by_text("line 15").wait_for()
-    await page.get_by_test_id("log").get_by_text("Watcher 5 is watching").wait_for()
+    await page.get_by_test_id("log").get_by_text("Watcher 13 is watching").wait_for()
     assert await page.evaluate(IN_VIEW, "chat-log")
     assert await page.evaluate(IN_VIEW, "log")
     # More lines while the lists are full: still the newest in view.

@@ -178,10 +178,13 @@ async def test_busted_players_are_marked_and_told_how_to_buy_in_and_the_winner_a
     assert "buy in again" in await standing.inner_text()
     await loser.assert_accessible()
     await loser.screenshot(ARTIFACTS / f"busted-{viewport}.png")
-    # Buying in again: a fresh stack, and the table plays on.
+    # Buying in again (the winner sits out first, so no hand starts): a fresh stack.
+    await winner.page.get_by_test_id("toggle-ready").click()
+    await loser.seat(pid(server, winner.name)).get_by_text("sitting out").wait_for()
     await loser.page.get_by_test_id("buy-in").click()
     await loser.seat(loser_id).get_by_text("stack 1").wait_for()
     await loser.page.get_by_test_id("table-winner").wait_for(state="detached")
+    assert await loser.page.get_by_test_id("standing").count() == 0
     assert winner.errors == loser.errors == []
 
 
@@ -281,7 +284,7 @@ async def test_your_seat_and_the_turn_look_different_the_timer_drains_and_a_hidd
     )
     await title(page, lambda t: "Your turn" in t)
     assert await page.evaluate("window.__tones") > 0
-    assert "Your turn" in await page.get_by_test_id("announce").inner_text()
+    await page.get_by_test_id("announce").get_by_text("Your turn").wait_for()
     await page.evaluate(
         """() => {
             delete document.visibilityState; delete document.hidden;
@@ -449,9 +452,19 @@ async def test_the_start_of_play_and_sitting_out_are_said(
     banner = page.get_by_test_id("next-hand")
     await banner.get_by_text("Waiting for one more player to sit down.").wait_for()
     await aulus.assert_accessible()
+    # The countdown lasts 1.2 s here: record every text the banner shows.
+    await page.evaluate(
+        """() => {
+            window.__banners = [];
+            const banner = document.querySelector("[data-testid=banner]");
+            new MutationObserver(() => window.__banners.push(banner.textContent))
+                .observe(banner, { childList: true, subtree: true, characterData: true });
+        }"""
+    )
     brutus = await bot(server, "Brutus", room)
-    await banner.get_by_text(re.compile(r"The first hand starts in \d+ s")).wait_for()
     await page.get_by_test_id("action-roll").wait_for(timeout=20_000)
+    shown = await page.evaluate("window.__banners")
+    assert any(re.search(r"The first hand starts in \d+ s", text) for text in shown), shown
 
     # Someone sitting down mid-hand hears when they play.
     cassia = await Player.arrive(browser, server, "Cassia", viewport=viewport)
@@ -724,7 +737,7 @@ async def test_earlier_hands_are_kept_as_they_were_seen(
     ids = await history.locator("[data-testid^=history-hand-]").evaluate_all(
         "nodes => nodes.map(n => n.dataset.testid)"
     )
-    assert ids[:2] == ["history-hand-2", "history-hand-1"]
+    assert ids[-2:] == ["history-hand-2", "history-hand-1"]
     summary = await first.locator("summary").inner_text()
     assert re.match(r"Hand 1: (Aulus|Brutus) won 2", summary), summary
     await first.locator("summary").click()
