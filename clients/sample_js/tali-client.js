@@ -23,15 +23,17 @@ export class TaliClient extends EventTarget {
   /**
    * @param {object} options
    * @param {string} options.url  e.g. "ws://localhost:8765/"
-   * @param {Storage} [options.storage]  where the session token is kept (default: sessionStorage)
+   * @param {Storage} [options.storage]  where the session token is kept (default: localStorage,
+   *   shared by a browser's tabs and kept across restarts, so a closed tab resumes its seat)
    */
-  constructor({ url, storage = globalThis.sessionStorage }) {
+  constructor({ url, storage = globalThis.localStorage }) {
     super();
     this.url = url;
     this.storage = storage;
     this.ws = null;
     this.name = null;
     this.playerId = null;
+    this.protocol = null; // the version the server speaks, from welcome
     this.status = "idle";
     this.lastSeq = new Map(); // room id -> last seq seen
     this._nextId = 1;
@@ -57,9 +59,15 @@ export class TaliClient extends EventTarget {
     return () => this.removeEventListener(type, listener);
   }
 
-  /** Connect and say hello (resuming the stored session if there is one). Resolves with `welcome`. */
+  /**
+   * Connect and say hello (resuming the stored session if there is one; the name
+   * is then used only if the server has forgotten it). Resolves with `welcome`.
+   * After a takeover (status "replaced"), calling it again takes the session back.
+   */
   connect(name = null) {
     if (name !== null) this.name = name;
+    this._attempt = 0;
+    clearTimeout(this._timer);
     this._stopped = false;
     return this._open();
   }
@@ -69,6 +77,14 @@ export class TaliClient extends EventTarget {
     this._stopped = true;
     clearTimeout(this._timer);
     this.ws?.close(1000, "bye");
+  }
+
+  /** Close and forget the session (its token), e.g. to start again under another name. */
+  forget() {
+    this.close();
+    this.token = null;
+    this.playerId = null;
+    this.lastSeq.clear();
   }
 
   /** Send a request; resolves with the direct reply, rejects with TaliError. */
@@ -149,6 +165,7 @@ export class TaliClient extends EventTarget {
     this.token = welcome.token;
     this.playerId = welcome.player_id;
     this.name = welcome.name;
+    this.protocol = welcome.protocol;
     this._setStatus("open");
     this._emit("welcome", welcome);
     return welcome;
@@ -194,7 +211,8 @@ export class TaliClient extends EventTarget {
       this.lastSeq.set(message.room, message.seq);
       this._emit("room_event", message);
     }
-    this._emit(message.type, message);
+    // "welcome" is emitted by _hello, once the client has taken in the session.
+    if (message.type !== "welcome") this._emit(message.type, message);
     this._emit("*", message);
   }
 }

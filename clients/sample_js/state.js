@@ -1,0 +1,208 @@
+// The client's state, and how each server message changes it. No DOM and no
+// sending here: app.js feeds messages in, the views read the state out, and
+// input.js sends requests. Reading this file tells what the page knows.
+
+import { applyEvent } from "./room-model.js";
+import { between, describeAward, live } from "./describe.js";
+import { HandHistory } from "./history.js";
+
+export function createState(storage = globalThis.localStorage) {
+  return {
+    screen: "welcome", // welcome | lobby | table | replaced
+    me: null, // { playerId, name }
+    protocol: "2.0", // the version the server speaks (welcome.protocol)
+    notice: "", // the latest problem, in words
+    lobby: { rooms: new Map(), variant: "", hasSeat: false, nextCursor: null },
+    room: null, // the room on screen
+    model: null, // its snapshot, kept current by events (room-model.js)
+    prompt: null, // our latest your_turn there, while it holds
+    log: [], // this hand's log lines
+    logEpoch: 0, // bumped when the log starts afresh
+    chat: [], // chat events of this room
+    chatEpoch: 0,
+    results: [], // this hand's award lines
+    rollOffs: [], // this hand's roll_off events
+    history: new HandHistory(storage),
+    clockOffset: 0, // server clock minus ours, learnt from prompts
+    timerTotals: new Map(), // deadline -> the whole turn's length in ms, for the time bars
+    startAsked: -1, // the seq at which we last asked when the next hand starts
+  };
+}
+
+/** The server's clock, as well as we know it. */
+export function serverNow(state) {
+  return Date.now() + state.clockOffset;
+}
+
+/** Milliseconds left until a deadline on the server's clock. */
+export function msLeft(state, deadline) {
+  return deadline - serverNow(state);
+}
+
+function learnTimer(state, deadline, fromSnapshot = false) {
+  if (!deadline || state.timerTotals.has(deadline)) return;
+  // Seen as the decision began: the time left is the whole turn. Seen later (a
+  // reload), the room's turn length is the best guess.
+  const total = fromSnapshot ? state.model.settings.turn_seconds * 1000 : msLeft(state, deadline);
+  state.timerTotals.set(deadline, Math.max(1, total));
+  if (state.timerTotals.size > 64) state.timerTotals.delete(state.timerTotals.keys().next().value);
+}
+
+function learnClock(state, prompt) {
+  state.clockOffset = prompt.deadline - (Date.now() + prompt.seconds_left * 1000);
+}
+
+export function minorVersion(state) {
+  return Number(String(state.protocol).split(".")[1] ?? 0);
+}
+
+// -- session -----------------------------------------------------------------
+
+export function welcome(state, message) {
+  state.me = { playerId: message.player_id, name: message.name };
+  state.protocol = message.protocol;
+  state.history.prune(message.player_id, message.rooms);
+  if (state.room && message.rooms.includes(state.room)) {
+    // Back after a drop or a takeover: the room's snapshot follows; keep its log and chat.
+  } else if (message.rooms.length) {
+    enterRoom(state, message.rooms[0]); // its snapshot follows
+  } else {
+    leaveRoom(state);
+  }
+}
+
+// -- lobby -------------------------------------------------------------------
+
+export function roomList(state, list, { append = false } = {}) {
+  if (!append) state.lobby.rooms = new Map();
+  for (const summary of list.rooms) state.lobby.rooms.set(summary.room, summary);
+  state.lobby.nextCursor = list.next_cursor ?? null;
+}
+
+export function lobbyUpdate(state, update) {
+  for (const room of update.removed) state.lobby.rooms.delete(room);
+  for (const summary of update.changed) state.lobby.rooms.set(summary.room, summary);
+}
+
+/** Rooms that pass the lobby's filters (applied here too, whether or not the server filtered). */
+export function shownRooms(state) {
+  const { variant, hasSeat } = state.lobby;
+  return [...state.lobby.rooms.values()].filter((room) =>
+    (!variant || room.settings.variant === variant) &&
+    (!hasSeat || room.seats_taken < room.settings.max_players));
+}
+
+// -- rooms -------------------------------------------------------------------
+
+export function enterRoom(state, room) {
+  if (state.room !== room) {
+    state.chat = [];
+    state.chatEpoch += 1;
+  }
+  state.room = room;
+  state.model = null;
+  state.prompt = null;
+  resetHand(state);
+}
+
+export function leaveRoom(state) {
+  state.room = null;
+  state.model = null;
+  state.prompt = null;
+  state.chat = [];
+  state.chatEpoch += 1;
+  resetHand(state);
+  state.history.close();
+  state.screen = "lobby";
+}
+
+function resetHand(state) {
+  state.log = [];
+  state.logEpoch += 1;
+  state.results = [];
+  state.rollOffs = [];
+}
+
+export function snapshot(state, message) {
+  if (message.room !== state.room) return false;
+  const first = !state.model;
+  const missed = !first && message.seq > state.model.seq;
+  state.model = message;
+  state.prompt = message.your_turn ?? null;
+  if (state.prompt) {
+    learnClock(state, state.prompt);
+    learnTimer(state, state.prompt.deadline, true);
+  }
+  if (message.hand?.deadline) learnTimer(state, message.hand.deadline, true);
+  state.history.open(message.you, message.room);
+  state.history.snapshot(message);
+  if (first && live(message)) state.log = [[`Hand ${message.hand.number} in progress when you arrived`]];
+  if (missed) state.log.push(["The table is up to date again (some lines of this log may be missing)."]);
+  state.screen = "table";
+  return true;
+}
+
+/** Apply a room event; returns "left" when it took us out of the room. */
+export function roomEvent(state, event) {
+  if (event.room !== state.room || !state.model) return null;
+  if (event.type === "chat") {
+    state.chat.push(event);
+    if (state.chat.length > 200) state.chat.splice(0, state.chat.length - 200);
+    return "chat";
+  }
+  const model = state.model;
+  state.history.record(event, model);
+  if (event.type === "hand_started") {
+    resetHand(state);
+    state.prompt = null;
+  }
+  if (event.type === "waiting_for") {
+    learnTimer(state, event.deadline);
+    if (!event.players.includes(model.you)) state.prompt = null;
+  }
+  if ((event.type === "timed_out" || event.type === "folded") && event.player === model.you) state.prompt = null;
+  if (event.type === "roll_off") state.rollOffs.push(event);
+  const award = event.type === "pot_awarded" ? describeAward(model, event, state.rollOffs) : null;
+  state.log.push(...applyEvent(model, event));
+  if (state.log.length > 300) state.log.splice(0, state.log.length - 300);
+  if (award) state.results.push(award);
+  if (event.type === "hand_ended") state.prompt = null;
+  if (event.type === "player_left" && event.player === model.you) {
+    leaveRoom(state);
+    return "left";
+  }
+  return "event";
+}
+
+export function yourTurn(state, prompt) {
+  if (prompt.room !== state.room) return false;
+  state.prompt = prompt;
+  learnClock(state, prompt);
+  learnTimer(state, prompt.deadline);
+  return true;
+}
+
+/** Our prompt, if it still holds for the hand on the table. */
+export function currentPrompt(state) {
+  const m = state.model;
+  if (!m || !live(m) || !state.prompt || state.prompt.hand !== m.hand.number) return null;
+  return state.prompt;
+}
+
+/** A key that changes exactly when the decision asked of us changes. */
+export function promptKey(prompt) {
+  return prompt ? JSON.stringify([prompt.room, prompt.hand, prompt.phase, prompt.deadline, prompt.legal]) : "";
+}
+
+/**
+ * Between hands, once two players can play, the server schedules the next
+ * hand, but only a snapshot says when. True when we should ask (a `resync`)
+ * for the countdown; asked once per seq.
+ */
+export function wantsStartTime(state) {
+  const m = state.model;
+  if (!m || live(m) || m.next_hand_at || state.startAsked === m.seq) return false;
+  if (!between(m).starting) return false;
+  state.startAsked = m.seq;
+  return true;
+}
