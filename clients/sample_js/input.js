@@ -9,12 +9,15 @@ import { describeError } from "./errors.js";
 import { SHORTCUTS } from "./views/actions.js";
 import { syncCreateForm } from "./views/lobby.js";
 import { SETTING_BOUNDS, SETTING_DEFAULTS } from "./facts.js";
-import { enterRoom, minorVersion, roomList } from "./state.js";
+import { enterRoom, roomList } from "./state.js";
 import { live } from "./describe.js";
 
 // Characters a name must not hold: controls, and invisible formatting (bidi
 // controls, zero-width characters and the like: Unicode category Cf).
 const UNSHOWABLE = /[\p{Cc}\p{Cf}]/u;
+
+/** Rooms the lobby asks for at a time ("Show more rooms" asks for the next page). */
+const LOBBY_PAGE = 50;
 
 /** Why a name would be refused, in words; "" if it looks fine (the server has the last word). */
 export function nameProblem(name) {
@@ -57,14 +60,11 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
   }
 
   async function listRooms({ more = false } = {}) {
-    const fields = {};
-    if (minorVersion(state) >= 1) {
-      // Protocol 2.1: the server filters and pages the list.
-      if (state.lobby.variant) fields.variant = state.lobby.variant;
-      if (state.lobby.hasSeat) fields.has_seat = true;
-      fields.limit = 50;
-      if (more && state.lobby.nextCursor) fields.cursor = state.lobby.nextCursor;
-    }
+    // The server filters and pages the list: PAGE rooms at a time, oldest first.
+    const fields = { limit: LOBBY_PAGE };
+    if (state.lobby.variant) fields.variant = state.lobby.variant;
+    if (state.lobby.hasSeat) fields.has_seat = true;
+    if (more && state.lobby.nextCursor) fields.cursor = state.lobby.nextCursor;
     const list = await attempt(client.request("list_rooms", fields), { keep: true });
     if (list) roomList(state, list, { append: more });
     render();
@@ -194,7 +194,7 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
       }
       const fields = { settings };
       const roomName = form.elements.name?.value.trim();
-      if (roomName && minorVersion(state) >= 1) fields.name = roomName;
+      if (roomName) fields.name = roomName;
       const created = await attempt(client.request("create_room", fields));
       if (created) await join(created.room, "player");
     });
@@ -203,8 +203,7 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
     $("lobby-filters").addEventListener("change", () => {
       state.lobby.variant = $("filter-variant").value;
       state.lobby.hasSeat = $("filter-seat").checked;
-      if (minorVersion(state) >= 1) listRooms();
-      else render();
+      listRooms();
     });
     $("more-rooms").addEventListener("click", () => listRooms({ more: true }));
     $("change-name").addEventListener("click", changeName);

@@ -10,7 +10,6 @@ export function createState(storage = globalThis.localStorage) {
   return {
     screen: "welcome", // welcome | lobby | table | replaced
     me: null, // { playerId, name }
-    protocol: "2.0", // the version the server speaks (welcome.protocol)
     notice: "", // the latest problem, in words
     lobby: { rooms: new Map(), variant: "", hasSeat: false, nextCursor: null },
     room: null, // the room on screen
@@ -52,15 +51,10 @@ function learnClock(state, prompt) {
   state.clockOffset = prompt.deadline - (Date.now() + prompt.seconds_left * 1000);
 }
 
-export function minorVersion(state) {
-  return Number(String(state.protocol).split(".")[1] ?? 0);
-}
-
 // -- session -----------------------------------------------------------------
 
 export function welcome(state, message) {
   state.me = { playerId: message.player_id, name: message.name };
-  state.protocol = message.protocol;
   state.history.prune(message.player_id, message.rooms);
   if (state.room && message.rooms.includes(state.room)) {
     // Back after a drop or a takeover: the room's snapshot follows; keep its log and chat.
@@ -79,12 +73,20 @@ export function roomList(state, list, { append = false } = {}) {
   state.lobby.nextCursor = list.next_cursor ?? null;
 }
 
+/**
+ * Apply a lobby_update: closed rooms go; changed rooms are updated. A room not
+ * listed yet lies on a page still to come (the list is oldest first), so it is
+ * added only once the list is complete; until then "more rooms" brings it.
+ */
 export function lobbyUpdate(state, update) {
-  for (const room of update.removed) state.lobby.rooms.delete(room);
-  for (const summary of update.changed) state.lobby.rooms.set(summary.room, summary);
+  const lobby = state.lobby;
+  for (const room of update.removed) lobby.rooms.delete(room);
+  for (const summary of update.changed) {
+    if (lobby.rooms.has(summary.room) || !lobby.nextCursor) lobby.rooms.set(summary.room, summary);
+  }
 }
 
-/** Rooms that pass the lobby's filters (applied here too, whether or not the server filtered). */
+/** Rooms that pass the lobby's filters (the server filters each page; updates are filtered here). */
 export function shownRooms(state) {
   const { variant, hasSeat } = state.lobby;
   return [...state.lobby.rooms.values()].filter((room) =>

@@ -520,7 +520,7 @@ async def test_the_lobby_shows_rooms_and_filters_them(
     await page.get_by_test_id("filter-variant").select_option("draw")
     await page.get_by_test_id(f"room-{rooms['simple']}").wait_for(state="detached")
     assert await page.locator("[data-testid^=room-r]").count() == 1
-    assert await page.get_by_test_id("room-count").inner_text() == "1 of 3 rooms shown"
+    assert await page.get_by_test_id("room-count").inner_text() == "1 room matches"
     await page.get_by_test_id("filter-variant").select_option("")
     await page.get_by_test_id("filter-seat").check()
     await page.get_by_test_id(f"room-{rooms['simple']}").wait_for(state="detached")
@@ -530,12 +530,18 @@ async def test_the_lobby_shows_rooms_and_filters_them(
     await bot(server, "Eppia", rooms["draw"])
     await bot(server, "Fabia", rooms["draw"])
     await page.get_by_test_id(f"room-{rooms['draw']}").wait_for(state="detached")
-    # The room name field is a protocol 2.1 feature: hidden while the server speaks 2.0.
-    assert await page.get_by_test_id("room-name").is_hidden()
+    # A room opened with a name shows it, and its players, in everyone's lobby.
+    cassia = await Player.arrive(browser, server, "Cassia", viewport=viewport)
+    await cassia.page.get_by_test_id("room-name").fill("Saturnalia")
+    await cassia.open_room("stud")
+    named = next(r for r in server.lobby.rooms if r not in rooms.values())
+    item = page.get_by_test_id(f"room-{named}")
+    await item.get_by_text("Saturnalia").wait_for()
+    await item.get_by_test_id("room-players").get_by_text("Cassia").wait_for()
 
 
 async def test_a_room_summary_with_a_name_and_players(server: TaliServer, browser: Browser) -> None:
-    """Protocol 2.1 adds `name` and `players` to a room summary: shown when present."""
+    """A summary's `name` (isolated, bidi controls shown) and `players`; no name: the variant."""
     aulus = await Player.arrive(browser, server, "Aulus")
     summary = {
         "room": "r_1", "name": "Forum \u202enaive", "players": ["Aulus", "Brutus"],
@@ -547,10 +553,11 @@ async def test_a_room_summary_with_a_name_and_players(server: TaliServer, browse
     assert "At the table: Aulus, Brutus" in text
     assert "Liars' (no limit) · ante 2" in text
     assert "2/4 seats taken · 1 watching · playing hand 4" in text
-    summary.pop("name")
-    summary.pop("players")
+    summary["name"] = None
+    summary["players"] = []
     text = await module(aulus.page, "/views/lobby.js", "m.roomItem(argument).innerText", summary)
     assert text.startswith("Liars' room")
+    assert "At the table" not in text
 
 
 # -- 14. leaving mid-hand -------------------------------------------------------------------

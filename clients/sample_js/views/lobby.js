@@ -3,24 +3,23 @@
 
 import { $, el, nameNode, visibleText } from "../dom.js";
 import { VARIANT_NAMES, variantLabel } from "../describe.js";
-import { minorVersion, shownRooms } from "../state.js";
+import { shownRooms } from "../state.js";
 
-/** One room of the list. Uses `name` and `players` when the server sends them (protocol 2.1). */
+/** One room of the list: its name (or its variant, if it has none), settings, seats and players. */
 export function roomItem(room, handlers = {}) {
   const s = room.settings;
   const full = room.seats_taken >= s.max_players;
   const plain = room.name ? visibleText(room.name) : `${VARIANT_NAMES[s.variant] ?? s.variant} room`;
   const title = room.name ? el("bdi", { class: "room-name" }, plain) : plain;
-  const players = Array.isArray(room.players) ? room.players : null;
   const playing = room.state === "in_hand" ? `playing hand ${room.hands_played + 1}` : "waiting";
   return el("li", { class: "room", "data-testid": `room-${room.room}`, "data-variant": s.variant },
     el("div", { class: "room-title" }, el("strong", {}, title), " ", el("span", { class: "room-variant" }, `${variantLabel(s)} · ante ${s.ante}`)),
     el("div", { class: "room-facts" },
       el("span", { "data-testid": "room-seats" }, `${room.seats_taken}/${s.max_players} seats taken`),
       ` · ${room.spectators} watching · ${playing}`),
-    players && players.length
+    room.players.length
       ? el("div", { class: "room-players", "data-testid": "room-players" }, "At the table: ",
-        players.flatMap((name, i) => [i ? ", " : "", nameNode(name)]))
+        room.players.flatMap((name, i) => [i ? ", " : "", nameNode(name)]))
       : "",
     el("div", { class: "room-buttons" },
       el("button", {
@@ -38,17 +37,15 @@ export function roomItem(room, handlers = {}) {
 export function renderLobby(state, handlers) {
   const list = $("room-list");
   const rooms = shownRooms(state);
-  const all = state.lobby.rooms.size;
+  const filtered = Boolean(state.lobby.variant || state.lobby.hasSeat);
+  const more = Boolean(state.lobby.nextCursor);
   list.replaceChildren(...rooms.map((room) => roomItem(room, handlers)));
-  if (!rooms.length) {
-    list.append(el("li", { class: "empty" }, all ? "No room matches these filters." : "No rooms yet: open one below."));
+  if (!rooms.length && !more) {
+    list.append(el("li", { class: "empty" }, filtered ? "No room matches these filters." : "No rooms yet: open one below."));
   }
-  $("room-count").textContent = all === rooms.length ? `${all} room${all === 1 ? "" : "s"}` : `${rooms.length} of ${all} rooms shown`;
-  $("more-rooms").hidden = !state.lobby.nextCursor;
-  // A room name is a protocol 2.1 field: offered only when the server speaks it.
-  for (const node of document.querySelectorAll("[data-needs-minor]")) {
-    node.hidden = minorVersion(state) < Number(node.dataset.needsMinor);
-  }
+  const count = `${rooms.length} room${rooms.length === 1 ? "" : "s"}`;
+  $("room-count").textContent = more ? `${count} shown, more to come` : `${count}${filtered ? (rooms.length === 1 ? " matches" : " match") : ""}`;
+  $("more-rooms").hidden = !more;
   $("lobby-me").replaceChildren(state.me ? el("span", {}, "You play as ", nameNode(state.me.name)) : "");
 }
 
