@@ -96,15 +96,21 @@ async def test_the_hand_log_and_the_chat_show_their_newest_line(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
     aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
-    await aulus.open_room("liars")
+    await aulus.open_room("liars", max_players=8)
     room = only_room(server)
-    # Watchers only: no hand starts (and clears the log) while the lines pile up.
-    bots = [await bot(server, f"Watcher {i}", room, role="spectator") for i in range(14)]
+    page = aulus.page
+    # Nobody stays ready beside one other: no hand starts (and clears the log) while
+    # the lines pile up.
+    await page.get_by_test_id("toggle-ready").click()
+    await page.get_by_test_id("log").get_by_text("Aulus sits out").wait_for()
+    bots = []
+    for i in range(7):
+        bots.append(await bot(server, f"Player {i}", room))
+        await bots[-1].request("set_ready", room=room, ready=False)
     for i in range(16):
         await bots[0].request("chat", room=room, text=f"line {i}")
-    page = aulus.page
     await page.get_by_test_id("chat-log").get_by_text("line 15").wait_for()
-    await page.get_by_test_id("log").get_by_text("Watcher 13 is watching").wait_for()
+    await page.get_by_test_id("log").get_by_text("Player 6 sits out").wait_for()
     assert await page.evaluate(IN_VIEW, "chat-log")
     assert await page.evaluate(IN_VIEW, "log")
     # More lines while the lists are full: still the newest in view.
