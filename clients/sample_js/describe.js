@@ -24,26 +24,42 @@ export function busted(model, seat) {
   return seat.stack === 0 && !(live(model) && seat.in_hand);
 }
 
-/** What a paid-back pot was made of, by variant: the chips nobody else matched. */
-const UNMATCHED = {
-  draw: "reroll fees nobody else paid",
-  stud: "antes nobody else could match",
-  liars: "chips nobody else could match",
-  simple: "chips nobody else could match",
-};
+/**
+ * The chips of a player's own in a pot they alone may win (liars' and stud side
+ * pots): what they put in above the next highest total of a player still in
+ * (rules §4.2.3). The rest of such a pot is chips that folded players left in it.
+ */
+function ownShare(model, award) {
+  const total = (player) => model.seats.find((s) => s.player === player)?.contributed;
+  const mine = total(award.player);
+  const others = (model.hand?.still_in ?? []).filter((p) => p !== award.player).map(total);
+  if (mine === undefined || others.some((t) => t === undefined)) return award.amount;
+  return Math.min(award.amount, Math.max(0, mine - Math.max(0, ...others)));
+}
 
 /**
- * The line for a pot award: a contest won (and what it beat), a hand won by
- * folds, or chips handed back because nobody else contested them.
+ * The line for the chips a hand hands out: a returned bet (a refund), a pot
+ * only one player could win (a refund, plus any chips folded players left in
+ * it), a hand won by folds, or a contest won (and what it beat). Built from
+ * the room as it was before the event.
  */
 export function describeAward(model, award, rollOffs = []) {
   const hand = model.hand;
   const winner = who(model, award.player);
+  if (award.type === "bet_returned") {
+    const bet = model.seats.find((s) => s.player === award.player)?.bet ?? award.amount;
+    const called = bet - award.amount;
+    return [winner, ` gets ${award.amount} back: ${called > 0 ? `nobody matched more than ${called} of that bet` : "nobody called that bet"}.`];
+  }
   const pots = hand?.pots ?? [];
   const label = potLabel(award.pot, pots.length);
   if (!award.hand_name) {
     if (!hand?.showdown) return [winner, ` wins ${award.amount}: nobody else was left in.`];
-    return [winner, ` gets ${award.amount} back: ${UNMATCHED[model.settings?.variant] ?? "chips nobody else matched"}, so nobody contested them.`];
+    const own = ownShare(model, award);
+    if (own >= award.amount) {
+      return [winner, ` gets ${award.amount} back: ${label} held only chips nobody still in could match, so nobody contested it.`];
+    }
+    return [winner, ` gets ${own} back and takes the ${award.amount - own} that folded players left in ${label}: nobody still in could match that much, so nobody contested it.`];
   }
   // After a roll-off, its last round decided; otherwise the dice on the table did.
   const last = rollOffs.filter((r) => r.pot === award.pot).at(-1);

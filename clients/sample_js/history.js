@@ -129,11 +129,10 @@ export function replay(record) {
   const winners = [];
   for (const event of record.events) {
     if (event.type === "roll_off") rollOffs.push(event);
-    if (event.type === "pot_awarded") {
-      results.push(describeAward(model, event, rollOffs));
-      winners.push(event);
-    }
+    const before = event.type === "bet_returned" || event.type === "pot_awarded" ? describeAward(model, event, rollOffs) : null;
+    if (event.type === "pot_awarded") winners.push(event);
     lines.push(...applyEvent(model, event));
+    if (before) results.push(before);
   }
   const dice = model.seats
     .filter((s) => s.in_hand && s.dice?.length === 4)

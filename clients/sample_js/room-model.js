@@ -129,7 +129,7 @@ export function applyEvent(model, e) {
     case "bet_returned":
       if (seat) { seat.stack = e.stack; seat.bet -= e.amount; seat.contributed -= e.amount; }
       if (hand) hand.pot -= e.amount;
-      return [[`${e.amount} that nobody called goes back to `, name]];
+      return [[name, ` gets ${e.amount} back (uncalled)`]];
     case "rerolled":
       if (seat) { seat.dice = e.dice; seat.stack = e.stack; seat.contributed += e.paid; }
       if (hand) hand.pot += e.paid;
@@ -137,7 +137,7 @@ export function applyEvent(model, e) {
     case "passed":
       return [[name, " passes"]];
     case "showdown": {
-      if (hand) { hand.pots = e.pots; hand.showdown = true; hand.to_act = []; }
+      if (hand) { hand.pots = e.pots; hand.showdown = true; hand.to_act = []; hand.still_in = e.hands.map((h) => h.player); }
       const lines = e.hands.map((h) => {
         const shown = seatOf(model, h.player);
         if (shown) { shown.dice = h.dice; shown.dice_count = 4; }
@@ -161,7 +161,9 @@ export function applyEvent(model, e) {
         hand.pot = Math.max(0, hand.pot - e.amount); // paid out: no longer in the pot
       }
       const label = potLabel(e.pot, hand?.pots.length ?? 1);
-      return [[name, e.hand_name ? ` wins ${label} (${e.amount}) with ${e.hand_name}` : ` takes ${label} (${e.amount})`]];
+      if (e.hand_name) return [[name, ` wins ${label} (${e.amount}) with ${e.hand_name}`]];
+      if (hand?.showdown) return [[name, ` gets ${label} (${e.amount}) back: nobody else could win it`]];
+      return [[name, ` takes ${label} (${e.amount})`]];
     }
     case "hand_ended":
       for (const { player, stack } of e.stacks) {

@@ -164,7 +164,7 @@ export function roomEvent(state, event) {
   }
   if ((event.type === "timed_out" || event.type === "folded") && event.player === model.you) state.prompt = null;
   if (event.type === "roll_off") state.rollOffs.push(event);
-  const award = event.type === "pot_awarded" ? describeAward(model, event, state.rollOffs) : null;
+  const award = event.type === "pot_awarded" || event.type === "bet_returned" ? describeAward(model, event, state.rollOffs) : null;
   state.log.push(...applyEvent(model, event));
   if (state.log.length > 300) state.log.splice(0, state.log.length - 300);
   if (award) state.results.push(award);

@@ -133,7 +133,104 @@ async def test_pots_have_the_same_names_in_the_log_and_the_results(
 # -- 7. refunds -----------------------------------------------------------------------
 
 
-async def test_a_refunded_reroll_fee_reads_as_a_refund(
+async def test_a_returned_bet_reads_as_a_refund(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    await aulus.open_room("liars")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    since = len(brutus.frames)
+    await aulus.click_when_ready("roll")
+    await brutus.request("roll", room=room)
+    await asked(brutus, "betting", since)  # left of the button: Brutus bets first
+    await brutus.request("bet", room=room, amount=5)
+    await aulus.click_when_ready("fold")
+    result = await aulus.wait_result()
+    assert "Brutus gets 5 back: nobody called that bet." in result
+    assert "Brutus wins 2: nobody else was left in." in result
+    assert (
+        await aulus.page.get_by_test_id("log").get_by_text("Brutus gets 5 back (uncalled)").count()
+    )
+    await aulus.assert_accessible()
+
+
+LONE_POTS = [
+    {  # Stud: Aulus all in for 1 of a street ante of 2; Brutus's other chip only he could win.
+        "room": "r_s", "hand": 2, "you": "p_a", "variant": "stud",
+        "settings": {"variant": "stud", "ante": 2}, "names": {"p_a": "Aulus", "p_b": "Brutus"},
+        "events": [
+            {"type": "hand_started", "room": "r_s", "seq": 1, "hand": 2, "variant": "stud", "button": 0,
+             "players": ["p_b", "p_a"], "sitting_out": [], "antes": [], "commitments": []},
+            {"type": "ante_paid", "room": "r_s", "seq": 2, "player": "p_b", "amount": 2, "stack": 40, "all_in": False},
+            {"type": "ante_paid", "room": "r_s", "seq": 3, "player": "p_a", "amount": 1, "stack": 0, "all_in": True},
+            {"type": "showdown", "room": "r_s", "seq": 4,
+             "hands": [{"player": "p_b", "dice": [6, 4, 3, 3], "hand_name": "Senio 16"},
+                       {"player": "p_a", "dice": [6, 6, 3, 1], "hand_name": "Senio 16"}],
+             "pots": [{"amount": 2, "eligible": ["p_b", "p_a"]}, {"amount": 1, "eligible": ["p_b"]}]},
+            {"type": "pot_awarded", "room": "r_s", "seq": 5, "pot": 0, "player": "p_a", "amount": 2,
+             "hand_name": "Senio 16", "stack": 2},
+            {"type": "pot_awarded", "room": "r_s", "seq": 6, "pot": 1, "player": "p_b", "amount": 1,
+             "hand_name": None, "stack": 41},
+            {"type": "hand_ended", "room": "r_s", "seq": 7, "hand": 2, "stacks": [], "next_hand_at": None},
+        ],
+    },
+    {  # Liars': Aulus all in for 5; Brutus bets 20, Cassia raises to 50, Brutus folds.
+        "room": "r_l", "hand": 3, "you": "p_a", "variant": "liars",
+        "settings": {"variant": "liars", "ante": 1},
+        "names": {"p_a": "Aulus", "p_b": "Brutus", "p_c": "Cassia"},
+        "events": [
+            {"type": "hand_started", "room": "r_l", "seq": 1, "hand": 3, "variant": "liars", "button": 0,
+             "players": ["p_b", "p_c", "p_a"], "sitting_out": [], "commitments": [],
+             "antes": [{"player": p, "amount": 1, "stack": 99, "all_in": False} for p in ("p_b", "p_c", "p_a")]},
+            {"type": "bet_placed", "room": "r_l", "seq": 2, "player": "p_b", "action": "bet", "added": 20,
+             "total": 20, "stack": 79, "all_in": False},
+            {"type": "bet_placed", "room": "r_l", "seq": 3, "player": "p_c", "action": "raise", "added": 50,
+             "total": 50, "stack": 49, "all_in": False},
+            {"type": "bet_placed", "room": "r_l", "seq": 4, "player": "p_a", "action": "call", "added": 5,
+             "total": 5, "stack": 0, "all_in": True},
+            {"type": "folded", "room": "r_l", "seq": 5, "player": "p_b", "reason": "action"},
+            {"type": "bet_returned", "room": "r_l", "seq": 6, "player": "p_c", "amount": 30, "stack": 79},
+            {"type": "showdown", "room": "r_l", "seq": 7,
+             "hands": [{"player": "p_c", "dice": [2, 2, 5, 5], "hand_name": "no score"},
+                       {"player": "p_a", "dice": [6, 4, 3, 1], "hand_name": "Venus"}],
+             "pots": [{"amount": 18, "eligible": ["p_c", "p_a"]}, {"amount": 30, "eligible": ["p_c"]}]},
+            {"type": "pot_awarded", "room": "r_l", "seq": 8, "pot": 0, "player": "p_a", "amount": 18,
+             "hand_name": "Venus", "stack": 18},
+            {"type": "pot_awarded", "room": "r_l", "seq": 9, "pot": 1, "player": "p_c", "amount": 30,
+             "hand_name": None, "stack": 109},
+            {"type": "hand_ended", "room": "r_l", "seq": 10, "hand": 3, "stacks": [], "next_hand_at": None},
+        ],
+    },
+]  # fmt: skip
+
+TEXT = (
+    "(() => { const h = m.replay(argument); return {"
+    " lines: h.lines.map((l) => l.map((p) => typeof p === 'string' ? p : p.name ?? p.dice.join(' ')).join('')),"
+    " results: h.results.map((l) => l.map((p) => typeof p === 'string' ? p : p.name).join('')) }; })()"
+)
+
+
+async def test_a_pot_only_one_player_could_win_reads_as_a_refund(
+    server: TaliServer, browser: Browser
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    stud = await module(aulus.page, "/history.js", TEXT, LONE_POTS[0])
+    assert stud["results"][-1] == (
+        "Brutus gets 1 back: side pot 1 held only chips nobody still in could match,"
+        " so nobody contested it."
+    )
+    assert "Brutus gets side pot 1 (1) back: nobody else could win it" in stud["lines"]
+    liars = await module(aulus.page, "/history.js", TEXT, LONE_POTS[1])
+    assert liars["results"] == [
+        "Cassia gets 30 back: nobody matched more than 20 of that bet.",
+        "Aulus wins the main pot (18) with Venus: Venus beats Cassia's no score.",
+        "Cassia gets 15 back and takes the 15 that folded players left in side pot 1:"
+        " nobody still in could match that much, so nobody contested it.",
+    ]
+
+
+async def test_draw_has_no_refund_the_winner_takes_every_fee(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
     aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
@@ -147,8 +244,10 @@ async def test_a_refunded_reroll_fee_reads_as_a_refund(
     await brutus.request("reroll", room=room, die=0)
     await aulus.click_when_ready("pass")
     result = await aulus.wait_result()
+    # One pot of 3 (two antes and Brutus's fee), to the contest's winner: no refund.
+    assert re.search(r"(Aulus|Brutus) wins the pot \(3\) with ", result), result
+    assert "back" not in result
     assert "nobody else was left in" not in result
-    assert "Brutus gets 1 back: reroll fees nobody else paid" in result
     await aulus.assert_accessible()
 
 
@@ -653,7 +752,9 @@ async def test_chat_and_names_cannot_reorder_what_others_wrote(
     aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
     await aulus.open_room("simple")
     room = only_room(server)
-    mallory = await bot(server, "Mal\u2067lory", room)
+    # The server refuses direction characters in names (protocol 2.0); a right-to-left
+    # name is fine, and is isolated from the text around it.
+    mallory = await bot(server, "\u05de\u05dc\u05d5\u05e8\u05d9", room)
     await mallory.request("chat", room=room, text="\u202eevil\u202c ok")
     await mallory.request("chat", room=room, text="next line")
     chat = aulus.page.get_by_test_id("chat-log")
@@ -661,12 +762,12 @@ async def test_chat_and_names_cannot_reorder_what_others_wrote(
     text = await chat.inner_text()
     assert not BIDI.search(text), repr(text)
     assert "[RLO]evil[PDF] ok" in text
-    assert "Mal[RLI]lory" in text
+    assert "\u05de\u05dc\u05d5\u05e8\u05d9" in text
     # Each message and name is isolated from the text around it.
     assert await chat.locator("bdi.name").count() == 2
     assert await chat.locator("[dir=auto]").count() == 2
     seats = await aulus.page.get_by_test_id("seats").inner_text()
-    assert "Mal[RLI]lory" in seats
+    assert "\u05de\u05dc\u05d5\u05e8\u05d9" in seats
     assert not BIDI.search(seats)
     await aulus.assert_accessible()
 
@@ -757,18 +858,3 @@ async def test_earlier_hands_are_kept_as_they_were_seen(
     # Kept across a reload.
     await page.reload()
     await page.get_by_test_id("history").get_by_test_id("history-hand-1").wait_for()
-
-
-async def test_a_server_hand_history_fills_the_same_view(
-    server: TaliServer, browser: Browser
-) -> None:
-    """A later `hand_history` request can fill the view: HandHistory.fill takes the same records."""
-    aulus = await Player.arrive(browser, server, "Aulus")
-    kept = await module(
-        aulus.page,
-        "/history.js",
-        "(() => { const h = new m.HandHistory(null); h.fill([argument]);"
-        " return h.finished().map((r) => m.replay(r).summary.map((p) => typeof p === 'string' ? p : p.name).join('')); })()",
-        SIDE_POT_HAND,
-    )
-    assert kept == ["Hand 4: Aulus won 30 with Venus"]
