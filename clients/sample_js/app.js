@@ -5,7 +5,8 @@
 //   state.js         what the page knows, and how each server message changes it
 //   room-model.js    a room kept current by its events; the hand log's lines
 //   describe.js      the game in words (pots, awards, who sits out, what's next)
-//   history.js       the hands this player saw, kept and replayed
+//   history.js       earlier hands (the server's hand_history), replayed for the panel
+//   fair-check.js    each hand's dice checked against the server's commitments
 //   views/*.js       drawing: lobby, table, actions, panels (log, chat, history), rules
 //   input.js         forms, buttons and keyboard shortcuts: everything that sends
 //   alerts.js        "your turn": live region, tab title, optional sound
@@ -22,6 +23,7 @@ import { renderChat, renderHistory, renderLog } from "./views/panels.js";
 import { setUpRules } from "./views/rules.js";
 import { setUpAlerts, turnChanged } from "./alerts.js";
 import { promptHint } from "./describe.js";
+import { checkHand } from "./fair-check.js";
 
 const client = new TaliClient({ url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/` });
 const state = store.createState();
@@ -59,6 +61,36 @@ function render() {
   tick(state);
 }
 
+// -- the dice check and the earlier hands ------------------------------------------
+
+/**
+ * Check a finished hand's dice (fair-check.js) and keep the verdict. Our own
+ * entropy is checked when this page saw the hand, or this browser kept what it sent.
+ */
+async function checkDice(room, hand, events, opening, source) {
+  const you = state.model?.you;
+  const sent = state.history.sentFor(hand);
+  const sentKnown = source === "live" || Object.keys(sent).length > 0;
+  const verdict = await checkHand({ room, hand, you, events, opening, sent, sentKnown });
+  if (store.diceChecked(state, room, hand, { ...verdict, source })) render();
+}
+
+/** The hand on the table, as this page saw it, once it is over (and again when our opening comes). */
+function checkCurrent() {
+  const hand = state.current;
+  if (hand?.ended) checkDice(state.room, hand.number, hand.events, hand.opening, "live");
+}
+
+/** Ask the server for the room's latest hands, as we saw them, for the panel; check their dice too. */
+async function loadHistory(hands) {
+  const room = state.room;
+  const reply = await client.request("hand_history", { room, hands }).catch(() => null);
+  if (!reply || room !== state.room || !state.model) return;
+  state.history.fill(reply.hands, { room, you: state.model.you, settings: state.model.settings });
+  render();
+  for (const h of reply.hands) checkDice(room, h.hand, h.events, h.opening, "history");
+}
+
 // -- from the server -------------------------------------------------------------
 
 client.on("status", ({ status }) => {
@@ -88,12 +120,23 @@ client.on("lobby_update", (update) => {
   if (state.screen === "lobby") render();
 });
 client.on("snapshot", (snapshot) => {
-  if (store.snapshot(state, snapshot)) render();
+  // A room entered (or reloaded, or resumed after missing events): its earlier hands from the server.
+  const fresh = !state.model || state.model.room !== snapshot.room || snapshot.seq > state.model.seq;
+  if (!store.snapshot(state, snapshot)) return;
+  render();
+  if (fresh) loadHistory(20);
 });
 client.on("room_event", (event) => {
   const what = store.roomEvent(state, event);
   if (what === "left") handlers.openLobby();
   else if (what) render();
+  if (what && event.type === "hand_ended") {
+    checkCurrent();
+    loadHistory(1);
+  }
+});
+client.on("dice_opened", (message) => {
+  if (store.diceOpened(state, message)) checkCurrent();
 });
 client.on("your_turn", (prompt) => {
   if (store.yourTurn(state, prompt)) render();

@@ -1,111 +1,109 @@
-// The hands a player saw, as they saw them: for each hand, the room events it
-// received (its own hidden dice included, nobody else's), kept in order with
-// the names of the players at the table. A record is plain data, so the same
-// view shows hands recorded here and hands a server could one day send back
-// (a `hand_history` request): `fill()` takes those.
+// The hands a player saw, as they saw them. The server keeps each room's last
+// hands and sends them back on a `hand_history` request, each as the asking
+// player saw it (their own hidden dice included, nobody else's): that is what
+// the "earlier hands" panel shows, so it is the same on a new device.
 //
-// Records are kept per player and room in `storage` (localStorage), so a
-// reload or a reopened tab still has them; the newest LIMIT are kept.
+// What the server's record lacks, this page keeps in `storage` (localStorage),
+// per player and room: the names of the players it has seen (the events carry
+// ids only), and the entropy it sent with each of its rolls, so that a hand's
+// dice can be checked after a reload too (fair-check.js).
 
 import { applyEvent } from "./room-model.js";
 import { describeAward } from "./describe.js";
 
-const LIMIT = 30;
-// The events that belong to a hand (chat and comings and goings do not).
-const HAND_EVENTS = new Set([
-  "hand_started", "ante_paid", "dice_rolled", "rolled_in_secret", "draw_round_started", "street_started",
-  "timed_out", "checked", "bet_placed", "folded", "bet_returned", "rerolled", "passed", "showdown",
-  "roll_off", "pot_awarded", "hand_ended", "player_busted",
-]);
+const LIMIT = 20; // hands shown (the most one hand_history request returns)
+const KEPT = 30; // hands whose sent entropy is kept
 
 export class HandHistory {
   constructor(storage = globalThis.localStorage) {
     this.storage = storage;
     this.key = null;
-    this.hands = []; // records, oldest first
+    this.names = {}; // player id -> name, for hands whose players have left
+    this.sent = {}; // hand number -> { seq -> entropy we sent }
+    this.hands = []; // records, oldest first: { room, you, settings, names, hand, events, opening }
   }
 
-  /** Start keeping the hands of `room` for `player` (loading any kept before). */
+  /** Start on `room` for `player`, loading what this browser kept of it. */
   open(player, room) {
-    const key = `tali.hands.${player}.${room}`;
+    const key = `tali.room.${player}.${room}`;
     if (key === this.key) return;
     this.key = key;
+    this.hands = [];
+    let kept;
     try {
-      this.hands = JSON.parse(this.storage?.getItem(key) ?? "[]");
+      kept = JSON.parse(this.storage?.getItem(key) ?? "{}") ?? {};
     } catch {
-      this.hands = [];
+      kept = {};
     }
+    this.names = kept.names ?? {};
+    this.sent = kept.sent ?? {};
   }
 
   close() {
     this.key = null;
+    this.names = {};
+    this.sent = {};
     this.hands = [];
   }
 
-  /** Forget the hands of every room but these (called with the rooms a session is in). */
+  /** Forget what was kept of every room but these (called with the rooms a session is in). */
   prune(player, rooms) {
     if (!this.storage) return;
-    const keep = new Set(rooms.map((room) => `tali.hands.${player}.${room}`));
+    const keep = new Set(rooms.map((room) => `tali.room.${player}.${room}`));
     for (let i = this.storage.length - 1; i >= 0; i -= 1) {
       const key = this.storage.key(i);
-      if (key?.startsWith("tali.hands.") && !keep.has(key)) this.storage.removeItem(key);
+      if ((key?.startsWith("tali.room.") && !keep.has(key)) || key?.startsWith("tali.hands.")) this.storage.removeItem(key);
     }
   }
 
-  get current() {
-    const last = this.hands.at(-1);
-    return last && !last.complete ? last : null;
-  }
-
-  /** Record an event as it arrived. `model` is the room before the event is applied. */
-  record(event, model) {
-    if (!HAND_EVENTS.has(event.type)) return;
-    if (event.type === "hand_started") {
-      const unfinished = this.current;
-      if (unfinished) Object.assign(unfinished, { complete: true, gap: true });
-      const names = Object.fromEntries(model.seats.map((s) => [s.player, s.name]));
-      this.hands.push({
-        room: event.room, hand: event.hand, you: model.you, variant: event.variant,
-        settings: model.settings, names, events: [], complete: false, gap: false,
-      });
+  /** Remember players' names (`{player: name}`), for hands they played before leaving. */
+  learnNames(names) {
+    let changed = false;
+    for (const [player, name] of Object.entries(names)) {
+      if (this.names[player] !== name) {
+        this.names[player] = name;
+        changed = true;
+      }
     }
-    const target = this.current ?? (event.type === "player_busted" ? this.hands.at(-1) : null);
-    if (!target || (event.hand !== undefined && event.hand !== target.hand)) return;
-    target.events.push(event);
-    if (event.type === "hand_ended") target.complete = true;
-    if (event.type === "hand_ended" || event.type === "player_busted") this.save();
+    if (changed) this.save();
   }
 
-  /** A snapshot arrived (a reload, a resync): events of the open hand may have been missed. */
-  snapshot(model) {
-    const open = this.current;
-    if (!open) return;
-    const last = open.events.at(-1)?.seq ?? 0;
-    if (!model.hand || model.hand.number !== open.hand || model.seq > last) open.gap = true;
-    if (!model.hand || model.hand.number !== open.hand) open.complete = true;
+  /** The entropy we sent with the roll that became event `seq` of `hand`. */
+  recordSent(hand, seq, entropy) {
+    (this.sent[hand] ??= {})[seq] = entropy;
+    const hands = Object.keys(this.sent).map(Number).sort((a, b) => a - b);
+    for (const old of hands.slice(0, Math.max(0, hands.length - KEPT))) delete this.sent[old];
     this.save();
   }
 
-  /** Add records from elsewhere (e.g. a server's hand history), replacing those of the same hands. */
-  fill(records) {
+  sentFor(hand) {
+    return this.sent[hand] ?? {};
+  }
+
+  /**
+   * Take hands from the server's `hand_history` (`[{hand, events, opening}]`),
+   * replacing any shown for the same hands. `context` gives the room, who we
+   * are and the settings.
+   */
+  fill(hands, { room, you, settings }) {
     const byHand = new Map(this.hands.map((r) => [r.hand, r]));
-    for (const record of records) byHand.set(record.hand, { gap: false, complete: true, ...record });
+    for (const h of hands) {
+      byHand.set(h.hand, { room, you, settings, names: { ...this.names }, hand: h.hand, events: h.events, opening: h.opening ?? null });
+    }
     this.hands = [...byHand.values()].sort((a, b) => a.hand - b.hand).slice(-LIMIT);
-    this.save();
   }
 
-  /** Finished hands, newest first. */
+  /** The hands to show, newest first. */
   finished() {
-    return this.hands.filter((r) => r.complete).reverse();
+    return [...this.hands].reverse();
   }
 
   save() {
     if (!this.key || !this.storage) return;
-    this.hands = this.hands.slice(-LIMIT);
     try {
-      this.storage.setItem(this.key, JSON.stringify(this.hands));
+      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent }));
     } catch {
-      // storage full or refused: the history stays in memory
+      // storage full or refused: kept in memory only
     }
   }
 }
@@ -115,11 +113,13 @@ export class HandHistory {
  * results, each player's last dice, and a one-line summary.
  */
 export function replay(record) {
+  const players = record.events.find((e) => e.type === "hand_started")?.players ?? [];
+  const ids = [...new Set([...players, ...Object.keys(record.names)])];
   const model = {
     you: record.you, settings: record.settings ?? { variant: record.variant }, names: { ...record.names },
-    seats: Object.entries(record.names).map(([player, name], seat) => ({
-      player, name, seat, stack: 0, ready: true, connected: true, in_hand: false, folded: false,
-      dice: [], dice_count: 0, bet: 0, contributed: 0,
+    seats: ids.map((player, seat) => ({
+      player, name: record.names[player] ?? (player === record.you ? "you" : "a player"), seat, stack: 0,
+      ready: true, connected: true, in_hand: false, folded: false, dice: [], dice_count: 0, bet: 0, contributed: 0,
     })),
     spectators: 0, hand: null,
   };
@@ -139,7 +139,7 @@ export function replay(record) {
     .map((s) => ({ player: s.player, name: s.name, dice: s.dice, folded: s.folded }));
   const top = winners.filter((w) => w.hand_name || !model.hand?.showdown).at(0) ?? winners.at(0);
   const summary = top
-    ? [`Hand ${record.hand}: `, { name: record.names[top.player] ?? "a player" }, ` won ${top.amount}${top.hand_name ? ` with ${top.hand_name}` : ""}`]
+    ? [`Hand ${record.hand}: `, { name: record.names[top.player] ?? (top.player === record.you ? "you" : "a player") }, ` won ${top.amount}${top.hand_name ? ` with ${top.hand_name}` : ""}`]
     : [`Hand ${record.hand}`];
-  return { lines, results, dice, summary, gap: record.gap };
+  return { lines, results, dice, summary };
 }

@@ -9,7 +9,8 @@ import { describeError } from "./errors.js";
 import { SHORTCUTS } from "./views/actions.js";
 import { syncCreateForm } from "./views/lobby.js";
 import { SETTING_BOUNDS, SETTING_DEFAULTS } from "./facts.js";
-import { enterRoom, roomList } from "./state.js";
+import { enterRoom, entropyFor, roomList } from "./state.js";
+import { newEntropy } from "./fairness.js";
 import { live } from "./describe.js";
 
 // Characters a name must not hold: controls, and invisible formatting (bidi
@@ -91,9 +92,11 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
 
   async function act(kind, fields = {}) {
     const prompt = state.prompt;
+    // Our own share of the dice: fresh entropy for each roll or reroll (the same if sent again).
+    const entropy = prompt && (kind === "roll" || kind === "reroll") ? { entropy: entropyFor(state, prompt, newEntropy) } : {};
     state.prompt = null; // the bar goes at once: the action feels instant
     render();
-    const done = await attempt(client.request(kind, { room: state.room, ...fields }));
+    const done = await attempt(client.request(kind, { room: state.room, ...fields, ...entropy }));
     if (!done && prompt && state.prompt === null && state.model) {
       state.prompt = prompt; // refused: the choice is still ours
       render();

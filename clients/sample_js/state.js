@@ -6,6 +6,13 @@ import { applyEvent } from "./room-model.js";
 import { between, describeAward, live } from "./describe.js";
 import { HandHistory } from "./history.js";
 
+// The events that make up a hand's story (chat and comings and goings do not).
+const HAND_EVENTS = new Set([
+  "hand_started", "ante_paid", "dice_rolled", "rolled_in_secret", "draw_round_started", "street_started",
+  "timed_out", "checked", "bet_placed", "folded", "bet_returned", "rerolled", "passed", "showdown",
+  "roll_off", "pot_awarded", "hand_ended",
+]);
+
 export function createState(storage = globalThis.localStorage) {
   return {
     screen: "welcome", // welcome | lobby | table | replaced
@@ -21,7 +28,10 @@ export function createState(storage = globalThis.localStorage) {
     chatEpoch: 0,
     results: [], // this hand's award lines
     rollOffs: [], // this hand's roll_off events
-    history: new HandHistory(storage),
+    history: new HandHistory(storage), // earlier hands (the server's hand_history), names, sent entropy
+    current: null, // the hand on the table as this page saw it, from its start: { number, events, opening }
+    verdicts: new Map(), // hand number -> its dice check (fair-check.js), in the room on screen
+    outgoing: null, // the entropy of our roll or reroll in flight: { key, room, hand, entropy }
     clockOffset: 0, // server clock minus ours, learnt from prompts
     timerTotals: new Map(), // deadline -> the whole turn's length in ms, for the time bars
     startAsked: -1, // the seq at which we last asked when the next hand starts
@@ -100,6 +110,8 @@ export function enterRoom(state, room) {
   if (state.room !== room) {
     state.chat = [];
     state.chatEpoch += 1;
+    state.verdicts = new Map();
+    state.current = null;
   }
   state.room = room;
   state.model = null;
@@ -113,6 +125,8 @@ export function leaveRoom(state) {
   state.prompt = null;
   state.chat = [];
   state.chatEpoch += 1;
+  state.verdicts = new Map();
+  state.current = null;
   resetHand(state);
   state.history.close();
   state.screen = "lobby";
@@ -137,9 +151,11 @@ export function snapshot(state, message) {
   }
   if (message.hand?.deadline) learnTimer(state, message.hand.deadline, true);
   state.history.open(message.you, message.room);
-  state.history.snapshot(message);
+  state.history.learnNames(Object.fromEntries(message.seats.map((s) => [s.player, s.name])));
   if (first && live(message)) state.log = [[`Hand ${message.hand.number} in progress when you arrived`]];
   if (missed) state.log.push(["The table is up to date again (some lines of this log may be missing)."]);
+  // Events were missed: this hand can no longer be checked from what we saw (the server's record can).
+  if (first || missed) state.current = null;
   state.screen = "table";
   return true;
 }
@@ -153,11 +169,15 @@ export function roomEvent(state, event) {
     return "chat";
   }
   const model = state.model;
-  state.history.record(event, model);
   if (event.type === "hand_started") {
     resetHand(state);
     state.prompt = null;
+    state.current = { number: event.hand, events: [], opening: null };
   }
+  if (HAND_EVENTS.has(event.type) && state.current && !state.current.ended) state.current.events.push(event);
+  if (event.type === "hand_ended" && state.current) state.current.ended = true;
+  if (event.type === "player_joined") state.history.learnNames({ [event.player]: event.name });
+  if (event.player === model.you) ownRoll(state, event);
   if (event.type === "waiting_for") {
     learnTimer(state, event.deadline);
     if (!event.players.includes(model.you)) state.prompt = null;
@@ -174,6 +194,55 @@ export function roomEvent(state, event) {
     return "left";
   }
   return "event";
+}
+
+/**
+ * Our own dice events: the entropy we sent goes with the roll or reroll it
+ * made (kept by seq, for the dice check); after a timeout, the timer rolled.
+ */
+function ownRoll(state, event) {
+  const out = state.outgoing;
+  if (event.type === "timed_out") state.outgoing = null;
+  if ((event.type !== "dice_rolled" && event.type !== "rerolled") || !out) return;
+  if (out.room === event.room && out.hand === state.model.hand?.number) state.history.recordSent(out.hand, event.seq, out.entropy);
+  state.outgoing = null;
+}
+
+/**
+ * The entropy to send with a roll or reroll for `prompt`: fresh (from `make`)
+ * for each new decision, the same again when the same decision is sent again
+ * (protocol/FAIRNESS.md §7, step 2).
+ */
+export function entropyFor(state, prompt, make) {
+  const key = promptKey(prompt);
+  if (state.outgoing?.key !== key) state.outgoing = { key, room: prompt.room, hand: prompt.hand, entropy: make() };
+  return state.outgoing.entropy;
+}
+
+/** Our own opening (dice_opened), for a hand whose dice stayed hidden. */
+export function diceOpened(state, message) {
+  if (message.room !== state.room) return false;
+  if (state.current?.number === message.hand) state.current.opening = message.opening;
+  return true;
+}
+
+/**
+ * A dice check's result for a hand. A failure stays; a check from what this
+ * page saw ("live") outranks one from the server's record ("history").
+ */
+export function diceChecked(state, room, hand, verdict) {
+  if (room !== state.room) return false;
+  const before = state.verdicts.get(hand);
+  const settled = (v) => v && (v.status === "verified" || v.status === "failed");
+  if (before?.status === "failed") return false;
+  if (verdict.status !== "failed" && settled(before) && !(verdict.source === "live" && settled(verdict))) return false;
+  state.verdicts.set(hand, verdict);
+  return true;
+}
+
+/** The hands whose dice check failed, oldest first. */
+export function failedHands(state) {
+  return [...state.verdicts.entries()].filter(([, v]) => v.status === "failed").sort((a, b) => a[0] - b[0]);
 }
 
 export function yourTurn(state, prompt) {

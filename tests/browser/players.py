@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,21 @@ class Player:
 
     @classmethod
     async def open(
-        cls, browser: Browser, server: TaliServer, name: str, *, viewport: str = "desktop"
+        cls,
+        browser: Browser,
+        server: TaliServer,
+        name: str,
+        *,
+        viewport: str = "desktop",
+        setup: Callable[[Page], Awaitable[None]] | None = None,
     ) -> Player:
-        """A fresh browser (its own storage) on the client's page, not yet named."""
+        """A fresh browser (its own storage) on the client's page, not yet named.
+        ``setup`` runs on the page before it loads (e.g. to route its WebSocket)."""
         context = await browser.new_context(viewport=VIEWPORTS[viewport])  # type: ignore[arg-type]
         page = await context.new_page()
         page.set_default_timeout(TIMEOUT)
+        if setup is not None:
+            await setup(page)
         await page.goto(f"http://127.0.0.1:{server.port}/")
         return cls(page, name)
 
@@ -52,8 +62,11 @@ class Player:
         *,
         phone: bool = False,
         viewport: str = "desktop",
+        setup: Callable[[Page], Awaitable[None]] | None = None,
     ) -> Player:
-        player = await cls.open(browser, server, name, viewport="phone" if phone else viewport)
+        player = await cls.open(
+            browser, server, name, viewport="phone" if phone else viewport, setup=setup
+        )
         await player.page.get_by_test_id("name-input").fill(name)
         await player.page.get_by_test_id("name-submit").click()
         await player.page.get_by_test_id("room-list").wait_for()

@@ -34,22 +34,24 @@ export function renderChat(state) {
 /** Earlier hands, newest first, each folded into a <details> with its log, dice and results. */
 export function renderHistory(state) {
   const hands = state.history.finished();
-  const key = hands.map((r) => `${r.room}:${r.hand}:${r.events.length}:${r.gap}`).join("|");
+  const key = hands.map((r) => `${r.room}:${r.hand}:${r.events.length}:${state.verdicts.get(r.hand)?.status}`).join("|");
   if (key === shown.history) return;
   shown.history = key;
   const list = $("history");
   const open = new Set([...list.querySelectorAll("details[open]")].map((d) => d.dataset.hand));
   list.replaceChildren(...hands.map((record) => {
     const hand = replay(record);
+    const status = state.verdicts.get(record.hand)?.status;
+    const mark = { verified: ["✓ dice verified", "ok"], failed: ["⚠ dice check failed", "failed"] }[status];
     return el("li", { "data-testid": `history-hand-${record.hand}` },
       el("details", { "data-hand": record.hand, open: open.has(String(record.hand)) },
-        lineNode("summary", hand.summary),
+        el("summary", {}, lineNode("span", hand.summary),
+          mark ? el("span", { class: `fair-mark ${mark[1]}`, "data-testid": `history-check-${record.hand}` }, ` · ${mark[0]}`) : ""),
         hand.dice.length ? el("ul", { class: "history-dice" }, hand.dice.map((d) =>
           el("li", {}, nameNode(d.name), d.folded ? " (folded) " : " ", diceWithName(d.dice)))) : "",
         el("ol", { class: "history-log" }, hand.lines.map((line) => lineNode("li", line))),
         hand.results.map((line) => lineNode("p", line, { class: "history-result" })),
-        hand.gap ? el("p", { class: "hint" }, "You were away for part of this hand: some of it is missing.") : "",
       ));
   }));
-  if (!hands.length) list.append(el("li", { class: "empty" }, "Finished hands appear here."));
+  if (!hands.length) list.append(el("li", { class: "empty" }, "Finished hands appear here, as you saw them."));
 }

@@ -3,7 +3,7 @@
 
 import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom.js";
 import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
-import { currentPrompt, msLeft } from "../state.js";
+import { currentPrompt, failedHands, msLeft } from "../state.js";
 import { potLabel } from "../room-model.js";
 import { rollLabel } from "../scoring.js";
 
@@ -14,10 +14,53 @@ export function renderTable(state, handlers) {
   renderBanner(state, handlers);
   renderSeats(state, handlers);
   renderRollOffs(state);
+  renderFairAlert(state);
   const winner = tableWinner(m);
   $("result").replaceChildren(
     ...state.results.map((line) => lineNode("p", line)),
+    !live(m) && m.hand ? diceCheck(state.verdicts.get(m.hand.number), m.role === "player") : "",
     winner ? lineNode("p", [{ name: winner.name }, ` wins the table: ${winner.player === m.you ? "you hold" : "they hold"} all ${winner.stack} chips.`], { class: "table-winner", "data-testid": "table-winner" }) : "",
+  );
+}
+
+/** The name of a player in a dice check (who may have left since). */
+function nameOf(state, player) {
+  const m = state.model;
+  return m.seats.find((s) => s.player === player)?.name ?? state.history.names[player] ?? m.names?.[player] ?? "a player";
+}
+
+/** The quiet mark under a finished hand: were its dice the ones committed to? */
+export function diceCheck(verdict, playing = true) {
+  const status = verdict?.status ?? "waiting";
+  const text = {
+    verified: verdict?.source === "history"
+      ? "✓ Dice verified, from the server's record of the hand: they are the dice committed to before it began."
+      : `✓ Dice verified: they are the dice the server committed to before the hand began${playing ? ", mixed with your own entropy" : ""}.`,
+    waiting: "Checking the dice…",
+    unchecked: verdict?.reason === "partial" ? "This page missed the start of the hand: its dice are checked from the server's record." : "No dice were shown in this hand: nothing to check.",
+    failed: "⚠ The dice check failed for this hand: see the warning at the top of the table.",
+  }[status];
+  return el("p", { class: `dice-check ${status}`, "data-testid": "dice-check", "data-status": status }, text);
+}
+
+/** The loud warning: every hand in this room whose dice did not match the commitments. */
+function renderFairAlert(state) {
+  const failed = failedHands(state);
+  const box = $("fair-alert");
+  box.hidden = !failed.length;
+  if (!failed.length) {
+    box.replaceChildren();
+    return;
+  }
+  const key = JSON.stringify(failed);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.replaceChildren(
+    el("h3", {}, "⚠ Warning: the dice failed the fairness check"),
+    el("p", {}, "Before each hand the server commits to every player's dice. For the hands below, what it showed does not match that commitment, so the server could have chosen those dice. Think twice before playing on at this table."),
+    el("ul", {}, failed.flatMap(([hand, verdict]) => verdict.problems.map((problem) => lineNode("li", [
+      `Hand ${hand}: `, ...(problem.player ? [{ name: nameOf(state, problem.player) }, " — "] : []), problem.text, ".",
+    ])))),
   );
 }
 
