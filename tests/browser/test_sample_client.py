@@ -95,6 +95,11 @@ async def test_a_liars_hand_through_the_ui(server: TaliServer, browser: Browser)
     await assert_no_foreign_dice(server, [first, second], [watcher], {third.name})
     await watcher.screenshot(ARTIFACTS / "showdown.png")
     await brutus.screenshot(ARTIFACTS / "showdown-phone.png")
+    # Every page checked the dice it could: the folded player's own, by dice_opened.
+    for page in [*players, watcher]:
+        check = page.page.get_by_test_id("history-check-1")
+        await check.get_by_text("dice verified").wait_for()
+        assert await page.page.get_by_test_id("fair-alert").is_hidden()
     for page in [*players, watcher]:
         assert page.errors == []
 
