@@ -11,7 +11,12 @@ NODE_TOOLS := tools/node
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
 ESLINT := $(NODE_TOOLS)/node_modules/.bin/eslint
 
-.PHONY: run test lint typecheck unit system-packages bench bench-capacity bench-bots transcripts clean
+# The lowest websockets release we support: the lower bound in pyproject.toml.
+WEBSOCKETS_MIN := $(shell sed -n 's/^ *"websockets>=\([0-9.]*\),.*/\1/p' pyproject.toml)
+MIN_VENV := .venv-websockets-min
+MIN_STAMP := $(MIN_VENV)/.installed-stamp
+
+.PHONY: run test lint typecheck unit test-websockets-min system-packages bench bench-capacity bench-bots transcripts clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -38,7 +43,7 @@ run: $(RUN_STAMP)
 	@echo "Tali: play at http://localhost:$${TALI_PORT:-8765}/ (Ctrl-C stops the server)"
 	$(BIN)/python -m server
 
-test: lint typecheck unit
+test: lint typecheck unit test-websockets-min
 
 lint: $(STAMP) $(NODE_STAMP)
 	$(ESLINT) --config $(NODE_TOOLS)/eslint.config.mjs clients/sample_js
@@ -53,12 +58,25 @@ lint: $(STAMP) $(NODE_STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict server protocol
 
-# Debian packages the tests use (node, npm, nginx, openssl): installed if missing.
+# Debian packages the tests use (node, npm, nginx, openssl, chromium, redis-server,
+# postgresql): installed if missing.
 system-packages:
 	scripts/ensure-system-packages
 
 unit: $(STAMP) system-packages $(NODE_STAMP)
 	$(BIN)/pytest
+
+# The integration and transport tests again, on the lowest websockets release
+# supported, in a second environment (the test extra only: about a minute).
+$(MIN_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MIN_VENV)/bin/python -m pip install --quiet -e '.[test]' 'websockets==$(WEBSOCKETS_MIN)'
+	touch $(MIN_STAMP)
+
+test-websockets-min: $(MIN_STAMP) system-packages $(NODE_STAMP)
+	$(MIN_VENV)/bin/python -c 'import websockets; assert websockets.__version__ == "$(WEBSOCKETS_MIN)"'
+	$(MIN_VENV)/bin/pytest -q tests/integration tests/server
 
 # Record protocol/transcripts/*.json again from the real server (after a protocol change).
 transcripts: $(STAMP)
@@ -74,4 +92,4 @@ bench-bots: $(STAMP)
 	$(BIN)/python -m benchmarks.bots
 
 clean:
-	rm -rf $(VENV) $(NODE_TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(MIN_VENV) $(NODE_TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

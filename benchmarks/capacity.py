@@ -112,11 +112,12 @@ HUMAN_PACE = 1.4
 def start_game_server(root: Path = ROOT) -> tuple[Process, int]:
     """The game server of the checkout at ``root`` (its own ``server`` package)."""
     # The shipped defaults (JSON logs at info, a line a hand) but for the
-    # limits meant for people: one generator plays thousands of them.
+    # limits meant for people: one generator plays thousands of them, all from
+    # one address (an older checkout ignores settings it does not know).
     data = tempfile.mkdtemp(prefix="tali-bench-")
     env = {"TALI_EVENT_LOOP": EVENT_LOOP, "TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_HOST": HOST,
            "TALI_RATE_PER_SECOND": "1000", "TALI_RATE_BURST": "1000", "TALI_MAX_ROOMS_PER_PLAYER": "100",
-           "TALI_MAX_ROOMS": "100000", "TALI_MAX_ROOMS_PER_ADDRESS": "100000",
+           "TALI_MAX_ROOMS": "100000", "TALI_MAX_ROOMS_PER_ADDRESS": "100000", "TALI_ADDRESS_LIMITS": "false",
            "TALI_STORE": STORE, "TALI_DATA_DIR": data}  # fmt: skip
     process = Process(["-c", _GAME_LAUNCHER], env, cwd=root)
     process.scratch = data

@@ -260,6 +260,9 @@ class HandView(Strict):
     draw_round: Annotated[int, Field(ge=0, le=20)]
     pots: Annotated[list[Pot], Field(max_length=8)]
     winners: Annotated[list[PlayerId], Field(max_length=8)]
+    deadline: UnixMillis | None
+    """When the turn timer acts for those in ``to_act`` (the last ``waiting_for``'s
+    deadline); ``null`` when the table waits for nobody."""
 
 
 class Snapshot(Strict):
@@ -346,6 +349,18 @@ class SpectatorsChanged(RoomEvent):
 
     type: Literal["spectators_changed"]
     spectators: Count
+
+
+class NextHand(RoomEvent):
+    """The next hand was scheduled (``at``), or its schedule cancelled (``null``).
+
+    Sent when this changes outside ``hand_ended``, which says it itself: a
+    second player able to play sat down or got ready, too few are left, or
+    the server restarted.
+    """
+
+    type: Literal["next_hand"]
+    at: UnixMillis | None
 
 
 class ReadinessChanged(RoomEvent):
@@ -682,6 +697,7 @@ ServerMessage = Annotated[
     | PlayerDisconnected
     | PlayerReconnected
     | SpectatorsChanged
+    | NextHand
     | ReadinessChanged
     | PlayerBusted
     | HandStarted

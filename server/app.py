@@ -1,8 +1,10 @@
-"""The server: websockets' asyncio server around the lobby, sessions and rooms.
+"""The server: our WebSocket transport around the lobby, sessions and rooms.
 
 One port serves the game (WebSocket on ``/``) and plain HTTP for operators:
 ``/healthz`` (the process is alive), ``/readyz`` (accepting players) and
-``/metrics`` (Prometheus).
+``/metrics`` (Prometheus; or on its own localhost port, ``metrics_port``).
+TaliServer is the transport's Listener: it answers plain requests
+(server.http) and makes a Connection, the Handler, for each WebSocket.
 """
 
 from __future__ import annotations
@@ -13,34 +15,70 @@ import itertools
 import signal
 import time
 from collections.abc import Callable
-from http import HTTPStatus
+from ssl import SSLContext
 
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.datastructures import Headers
 from websockets.frames import CloseCode
-from websockets.http11 import Request, Response
+from websockets.http11 import Response
 
 import protocol.server as msg
 from server.clock import LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
-from server.connection import (
-    SESSION_REPLACED,
-    Connection,
-    DirectConnection,
-    Incoming,
-    Outgoing,
-)
+from server.connection import SESSION_REPLACED, Connection, Incoming, Outgoing
 from server.frames import message_frame
+from server.http import Endpoints
+from server.httphead import HeadLimits
 from server.lobby import Lobby
 from server.logs import configure, get_logger
-from server.metrics import CONTENT_TYPE, Metrics
+from server.metrics import Metrics
 from server.session import Ids, Session, Sessions
-from server.static import SECURITY_HEADERS, StaticFiles, default_client_dir
-from server.store import MemoryStore, SqliteStore, Store
+from server.static import StaticFiles, default_client_dir
+from server.store import MemoryStore, SqliteStore, Store, commit_now
+from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
 
-# The library closes anything above this with 1009 before we see it; frames up
+# The protocol closes anything above this with 1009 before we see it; frames up
 # to it are read and refused by our own, smaller limit with an error first.
 HARD_FRAME_LIMIT = 64 * 1024
+
+
+def transport_limits(config: ServerConfig) -> Limits:
+    """The transport's limits from the server's settings."""
+    return Limits(
+        max_message_bytes=max(HARD_FRAME_LIMIT, config.max_frame_bytes),
+        open_timeout=config.open_timeout_seconds,
+        close_timeout=config.close_timeout_seconds,
+        ping_interval=config.ping_interval_seconds,
+        ping_timeout=config.ping_timeout_seconds,
+        outbound_buffer_bytes=config.outbound_buffer_bytes,
+        outbound_pause_bytes=config.outbound_pause_bytes,
+        read_bytes_per_second=config.read_bytes_per_second,
+        read_bytes_burst=config.read_bytes_burst,
+        read_frames_per_second=config.read_frames_per_second,
+        read_frames_burst=config.read_frames_burst,
+        throttle_close_seconds=config.read_throttle_close_seconds,
+        head=HeadLimits(
+            max_target=config.http_max_target_bytes,
+            max_header_bytes=config.http_max_header_bytes,
+            max_headers=config.http_max_headers,
+        ),
+        address_limits=config.address_limits,
+        max_connections_per_address=config.max_connections_per_address,
+        connection_rate_per_address=config.connection_rate_per_address,
+        connection_burst_per_address=config.connection_burst_per_address,
+        trusted_proxy=config.trusted_proxy,
+    )
+
+
+class _MetricsPort:
+    """The Listener of the separate metrics port: plain requests only."""
+
+    def __init__(self, endpoints: Endpoints) -> None:
+        self._endpoints = endpoints
+
+    def http(self, request: HttpRequest) -> Response | None:
+        return self._endpoints.answer(request)
+
+    def opened(self, peer: Peer) -> Handler:
+        raise AssertionError("the metrics port accepts no WebSocket")
 
 
 class TaliServer:
@@ -52,10 +90,11 @@ class TaliServer:
         self.store = open_store(config)
         self.lobby = Lobby(config, self.ids, self.metrics, LoopClock(), self.store)
         self.connections: set[Connection] = set()
-        self.outgoing = Outgoing(self.store.commit)
+        self.outgoing = Outgoing(lambda: commit_now(self.store))
         self.incoming = Incoming(self.outgoing)
         self._connection_numbers = itertools.count(1)
-        self.server: Server | None = None
+        self.transport: WsServer | None = None
+        self.metrics_transport: WsServer | None = None
         self.ready = False
         self.log = get_logger()
         self.metrics.watch(self)
@@ -68,70 +107,66 @@ class TaliServer:
             chat_per_minute=config.chat_per_minute,
             max_rooms_per_player=config.max_rooms_per_player,
         )
+        self.endpoints = self._endpoints(static=self.static, metrics=config.metrics_port is None)
         if config.seed is not None:
             self.log.warning("seeded_dice", note="dice and ids are reproducible: for tests only")
 
-    async def start(self) -> Server:
-        self.server = await serve(
-            self._handle,
-            self.config.host,
-            self.config.port,
-            process_request=self._http,
-            max_size=max(HARD_FRAME_LIMIT, self.config.max_frame_bytes),
-            ping_interval=self.config.ping_interval_seconds,
-            ping_timeout=self.config.ping_timeout_seconds,
-            compression=None,
-            create_connection=DirectConnection,
-        )
+    async def start(self, ssl: SSLContext | None = None) -> WsServer:
+        """Listen on the game port (with TLS if ``ssl`` is given) and the metrics port if set."""
+        config = self.config
+        limits = transport_limits(config)
+        self.transport = WsServer(self, limits)
+        await self.transport.listen(config.host, config.port, ssl=ssl)
+        if config.metrics_port is not None:
+            endpoints = self._endpoints(static=None, metrics=True)
+            self.metrics_transport = WsServer(
+                _MetricsPort(endpoints), Limits(address_limits=False, head=limits.head)
+            )
+            await self.metrics_transport.listen("127.0.0.1", config.metrics_port)
         self.ready = True
         self.log.info(
             "listening",
-            host=self.config.host,
+            host=config.host,
             port=self.port,
+            metrics_port=self.metrics_port,
             event_loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
-        return self.server
+        return self.transport
 
     @property
     def port(self) -> int:
-        assert self.server is not None
-        port: int = next(iter(self.server.sockets)).getsockname()[1]
-        return port
+        assert self.transport is not None
+        return self.transport.port
 
-    # -- HTTP ------------------------------------------------------------------
+    @property
+    def metrics_port(self) -> int | None:
+        return None if self.metrics_transport is None else self.metrics_transport.port
 
-    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        """Answer plain HTTP requests; return None to go on with a WebSocket handshake."""
-        path = request.path.split("?", 1)[0]
-        if path == "/healthz":
-            return _response(HTTPStatus.OK, b"ok\n")
-        if path == "/readyz":
-            if self.ready:
-                return _response(HTTPStatus.OK, b"ready\n")
-            return _response(HTTPStatus.SERVICE_UNAVAILABLE, b"shutting down\n")
-        if path == "/metrics":
-            return _response(HTTPStatus.OK, self.metrics.exposition(), CONTENT_TYPE)
-        if request.headers.get("Upgrade", "").lower() == "websocket":
-            if path != "/":
-                return _response(HTTPStatus.NOT_FOUND, b"the game is at /\n")
-            if not self.ready:
-                return _response(HTTPStatus.SERVICE_UNAVAILABLE, b"shutting down\n")
-            return None
-        status, body, content_type = self.static.find(path)
-        return _response(status, body, content_type, SECURITY_HEADERS)
+    # -- the transport's Listener ------------------------------------------------
+
+    def http(self, request: HttpRequest) -> Response | None:
+        """Answer a plain request, or say whether a WebSocket may open (None: yes)."""
+        return self.endpoints.answer(request)
+
+    def opened(self, peer: Peer) -> Handler:
+        connection = Connection(peer, self)
+        self.connections.add(connection)
+        return connection
+
+    def _endpoints(self, *, static: StaticFiles | None, metrics: bool) -> Endpoints:
+        return Endpoints(
+            self.config,
+            Monotonic(),
+            ready=lambda: self.ready,
+            exposition=self.metrics.exposition,
+            static=static,
+            metrics=metrics,
+        )
 
     # -- connections -----------------------------------------------------------
 
     def next_connection_number(self) -> int:
         return next(self._connection_numbers)
-
-    async def _handle(self, ws: ServerConnection) -> None:
-        connection = Connection(ws, self)
-        self.connections.add(connection)
-        try:
-            await connection.run()
-        finally:
-            self.connections.discard(connection)
 
     def take_over(self, session: Session, connection: Connection) -> None:
         """A resumed session moves to ``connection``; an older live one is closed."""
@@ -145,6 +180,7 @@ class TaliServer:
             session.forget_timer = None
 
     def connection_closed(self, connection: Connection) -> None:
+        self.connections.discard(connection)
         session = connection.session
         if session is None or session.outbox is not connection:
             return
@@ -184,25 +220,27 @@ class TaliServer:
 
     async def shutdown(self, reason: str = "the server is restarting") -> None:
         """Stop gracefully: not ready, tell every client, close with 1001, stop listening."""
-        if self.server is None:
+        transport = self.transport
+        if transport is None:
             return
         started = time.monotonic()
         self.ready = False
         self.log.info("shutting_down", reason=reason, connections=len(self.connections))
         if self.config.shutdown_drain_seconds:
             await asyncio.sleep(self.config.shutdown_drain_seconds)
-        self.server.close(close_connections=False)
+        transport.stop_listening()
         notice = message_frame(msg.ServerShutdown(type="server_shutdown", reason=reason))
         clients = list(self.connections)
         for connection in clients:
             connection.enqueue(notice, "server_shutdown")
             connection.close(CloseCode.GOING_AWAY, "server shutting down")
         in_hand = sum(1 for room in self.lobby.rooms.values() if room.game.hand_in_progress)
-        try:
-            await asyncio.wait_for(self.server.wait_closed(), self.config.shutdown_timeout_seconds)
-        except TimeoutError:
-            self.log.warning("shutdown_timeout", left=len(self.connections))
-            self.server.close(close_connections=True)
+        closed = await transport.shutdown(
+            CloseCode.GOING_AWAY, "server shutting down", self.config.shutdown_timeout_seconds
+        )
+        if not closed:
+            self.log.warning("shutdown_timeout", left=len(transport.connections))
+        await self._stop_metrics()
         self.lobby.close_all()
         self.log.info(
             "stopped",
@@ -215,32 +253,35 @@ class TaliServer:
     async def close(self) -> None:
         """Stop at once (tests): no notice, no drain."""
         self.ready = False
-        if self.server is not None:
-            self.server.close()
-            await self.server.wait_closed()
+        if self.transport is not None:
+            await self.transport.shutdown(
+                CloseCode.GOING_AWAY, "", self.config.shutdown_timeout_seconds
+            )
+        await self._stop_metrics()
         self.lobby.close_all()
 
+    async def _stop_metrics(self) -> None:
+        if self.metrics_transport is not None:
+            await self.metrics_transport.shutdown(CloseCode.GOING_AWAY, "", 1.0)
 
-def _response(
-    status: HTTPStatus,
-    body: bytes,
-    content_type: str = "text/plain; charset=utf-8",
-    extra: tuple[tuple[str, str], ...] = (),
-) -> Response:
-    headers = Headers(
-        [
-            ("Content-Type", content_type),
-            ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-cache"),
-            *extra,
-        ]
-    )
-    return Response(status.value, status.phrase, headers, body)
+
+class Monotonic:
+    """The clock of the HTTP budgets (the event loop's is monotonic too)."""
+
+    def time(self) -> float:
+        return time.monotonic()
 
 
 def open_store(config: ServerConfig) -> Store:
-    if config.store is StoreKind.MEMORY:
+    """The store the settings name: SQLite in the data directory (the default), memory, or
+    PostgreSQL at a URL (which connects in ``await store.start()``)."""
+    kind = config.store_kind
+    if kind is StoreKind.MEMORY:
         return MemoryStore()
+    if kind is StoreKind.POSTGRESQL:
+        from server.store_pg import PostgresStore  # asyncpg is imported only when used
+
+        return PostgresStore(config.store)
     return SqliteStore(config.data_dir / "tali.db", config.store_sync)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from protocol.types import SETTING_BOUNDS
@@ -25,6 +25,10 @@ class LogFormat(StrEnum):
 class StoreKind(StrEnum):
     SQLITE = "sqlite"
     MEMORY = "memory"
+    POSTGRESQL = "postgresql"
+
+
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 class EventLoop(StrEnum):
@@ -117,7 +121,129 @@ class ServerConfig(BaseSettings):
         1_048_576,
         ge=4096,
         le=1_073_741_824,
-        description="Bytes waiting to be sent to a slow client before it is disconnected (1013).",
+        description=(
+            "Bytes waiting to be sent to a slow client (frames, pongs, close frames) "
+            "before it is disconnected (1013)."
+        ),
+    )
+    outbound_pause_bytes: int = Field(
+        65536,
+        ge=1024,
+        le=1_073_741_824,
+        description=(
+            "Unsent bytes above which the server stops reading from a client "
+            "(its pings are not even parsed) until they drain to a quarter of this."
+        ),
+    )
+    open_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description="Time a new connection has for its TLS handshake and HTTP request.",
+    )
+    close_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description="Time a closing connection has to finish closing before it is cut.",
+    )
+    read_bytes_per_second: float = Field(
+        32768.0,
+        gt=0,
+        le=1_073_741_824,
+        description="Bytes a client may send per second, sustained; more wait unread.",
+    )
+    read_bytes_burst: int = Field(
+        131072, ge=1024, le=1_073_741_824, description="Bytes a client may send in a burst."
+    )
+    read_frames_per_second: float = Field(
+        50.0,
+        gt=0,
+        le=1_000_000,
+        description=(
+            "WebSocket frames of every kind (pings, pongs, closes included) a client may "
+            "send per second, sustained; more wait unread."
+        ),
+    )
+    read_frames_burst: int = Field(
+        100,
+        ge=1,
+        le=1_000_000,
+        description=(
+            "Frames a client may send in a burst; a further burst beyond it closes the "
+            "connection (1008)."
+        ),
+    )
+    read_throttle_close_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description=(
+            "Seconds within any 30 a client may be held back by its read budget before "
+            "its connection is closed (1008)."
+        ),
+    )
+    address_limits: bool = Field(
+        True,
+        description=(
+            "Per-address connection limits; turn off behind a proxy that hides client "
+            "addresses unless trusted_proxy is set."
+        ),
+    )
+    max_connections_per_address: int = Field(
+        64,
+        ge=0,
+        le=1_000_000,
+        description="Open connections one client address may hold (0: no limit); more get 429.",
+    )
+    connection_rate_per_address: float = Field(
+        10.0,
+        ge=0,
+        le=1_000_000,
+        description=(
+            "New connections per second one client address may open, sustained "
+            "(0: no limit); more get 429."
+        ),
+    )
+    connection_burst_per_address: int = Field(
+        40, ge=1, le=1_000_000, description="New connections one address may open in a burst."
+    )
+    trusted_proxy: str | None = Field(
+        None,
+        description=(
+            "Address of the reverse proxy whose X-Forwarded-For (its last hop) names the "
+            "client; unset: the header is ignored."
+        ),
+    )
+    http_max_target_bytes: int = Field(
+        4096,
+        ge=64,
+        le=65536,
+        description="Longest HTTP request target (path and query); longer gets 414.",
+    )
+    http_max_header_bytes: int = Field(
+        16384, ge=1024, le=1_048_576, description="Largest HTTP header block; larger gets 431."
+    )
+    http_max_headers: int = Field(
+        64, ge=4, le=1000, description="Most HTTP header fields in a request; more get 431."
+    )
+    http_rate_per_second: float = Field(
+        10.0,
+        gt=0,
+        le=1_000_000,
+        description=(
+            "Static-file and /metrics requests per second per address, sustained "
+            "(/metrics counts 5); more get 429."
+        ),
+    )
+    http_rate_burst: int = Field(
+        40, ge=5, le=1_000_000, description="Static-file and /metrics requests in a burst."
+    )
+    metrics_port: int | None = Field(
+        None,
+        ge=0,
+        le=65535,
+        description="Serve /metrics on this port of 127.0.0.1 only, not on the game port.",
     )
     default_turn_seconds: int = Field(
         30,
@@ -149,9 +275,12 @@ class ServerConfig(BaseSettings):
         le=600,
         description="On SIGTERM, the longest wait for clients to close before exiting.",
     )
-    store: StoreKind = Field(
-        StoreKind.SQLITE,
-        description="Where rooms and sessions are kept: sqlite (durable) or memory (lost on exit).",
+    store: str = Field(
+        StoreKind.SQLITE.value,
+        description=(
+            "Where rooms and sessions are kept: sqlite (durable, one node), memory (lost on"
+            " exit), or a postgresql://user:password@host:port/db URL (shared by several nodes)."
+        ),
     )
     data_dir: Path = Field(
         Path("tali-data"), description="Directory of the SQLite store (created if missing)."
@@ -159,8 +288,44 @@ class ServerConfig(BaseSettings):
     store_sync: Sync = Field(
         Sync.NORMAL,
         description=(
-            "normal: a commit survives the process crashing; full: it survives a power loss"
-            " too (an fsync per commit)."
+            "SQLite: normal, a commit survives the process crashing; full, it survives a power"
+            " loss too (an fsync per commit). PostgreSQL follows its server's synchronous_commit."
+        ),
+    )
+    redis_url: str | None = Field(
+        None,
+        description=(
+            "redis://host:port/db of the Redis that nodes share (room directory, sessions, lobby,"
+            " presence); unset: a single node."
+        ),
+    )
+    redis_prefix: str = Field(
+        "tali:",
+        min_length=1,
+        max_length=64,
+        description="Prefix of every Redis key and channel (several clusters on one Redis).",
+    )
+    node_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="This node's name in the cluster, unique per process; unset: host-pid.",
+    )
+    public_url: str | None = Field(
+        None,
+        description=(
+            "The URL players reach this node at (ws:// or wss://), sent to clients routed here"
+            " from another node; unset: ws://host:port/."
+        ),
+    )
+    lease_seconds: float = Field(
+        10.0,
+        ge=1,
+        le=600,
+        description=(
+            "A node owns its rooms for this long unless it renews; a dead node's rooms move"
+            " to another node after it."
         ),
     )
     history_hands: int = Field(
@@ -184,3 +349,23 @@ class ServerConfig(BaseSettings):
         ge=0,
         description="Seeded dice and ids for tests and transcripts. Never in production.",
     )
+
+    @model_validator(mode="after")
+    def _pause_below_bound(self) -> ServerConfig:
+        if self.outbound_pause_bytes > self.outbound_buffer_bytes:
+            raise ValueError("outbound_pause_bytes must not exceed outbound_buffer_bytes")
+        return self
+
+    @field_validator("store")
+    @classmethod
+    def _store_choice(cls, value: str) -> str:
+        if value in (StoreKind.SQLITE, StoreKind.MEMORY) or value.startswith(_POSTGRES_SCHEMES):
+            return value
+        raise ValueError("store must be sqlite, memory, or a postgresql:// URL")
+
+    @property
+    def store_kind(self) -> StoreKind:
+        """Which store ``store`` names (a URL names PostgreSQL)."""
+        if self.store.startswith(_POSTGRES_SCHEMES):
+            return StoreKind.POSTGRESQL
+        return StoreKind(self.store)

@@ -1,10 +1,11 @@
 """One client connection: the hello handshake, limits, and dispatch to lobby and rooms.
 
-Frames in are parsed by the protocol in one call; every request gets its
+A Connection is the transport's Handler for one WebSocket (server.transport):
+messages in are parsed by the protocol in one call; every request gets its
 reply (``result`` or a typed ``error``) and nothing a client sends can raise
-out of here. Frames out are queued and written at the end of the event-loop
-turn without waiting, so a room never waits on a slow socket; a client whose
-unsent bytes pile up past a bound is cut off.
+out of here. Frames out are queued and written to the Peer at the end of the
+event-loop turn without waiting, so a room never waits on a slow socket; the
+transport cuts off a client whose unsent bytes pile up past a bound.
 """
 
 from __future__ import annotations
@@ -13,14 +14,9 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
-from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
-from websockets.frames import CloseCode, Frame, Opcode
-from websockets.protocol import Event, State
-from websockets.streams import StreamReader
+from websockets.frames import CloseCode
 
 import protocol.client as req
 import protocol.server as msg
@@ -37,11 +33,7 @@ from server.session import Ids, Session
 
 if TYPE_CHECKING:
     from server.app import TaliServer
-
-try:
-    from websockets.speedups import apply_mask
-except ImportError:  # pragma: no cover - the library's pure-Python build
-    from websockets.utils import apply_mask
+    from server.transport import Peer
 
 SERVER_VERSION = "0.1.0"
 SESSION_REPLACED = 4001  # private-use close code: the session resumed on another connection
@@ -58,118 +50,6 @@ _ACTIONS: dict[type[Any], Any] = {
     req.Pass: lambda m: engine.Pass(),
     req.Ante: lambda m: engine.Ante(),
 }
-
-
-class DirectConnection(ServerConnection):
-    """websockets' server connection, handing whole text messages straight to ``on_text``.
-
-    The library queues each message for a task awaiting ``recv()``; a room
-    handles a message synchronously anyway, so that hop (a queue, a future and
-    a task switch per message) is skipped. Anything unusual (a fragmented or
-    binary message, invalid UTF-8, a message that arrives before ``on_text``
-    is set) takes the library's own path, for that message and every later
-    one on the connection, so order is kept and the library still applies
-    its rules (1007 for bad UTF-8, reassembly, limits).
-    """
-
-    on_text: Callable[[str], None] | None = None
-    direct = True
-    fast = False
-    """Whether the library's parser stands between frames with nothing buffered, so
-    that ``data_received`` may parse plain text frames itself (see there)."""
-
-    def data_received(self, data: bytes) -> None:
-        # The common case, a read holding whole, masked, unfragmented text frames,
-        # is parsed here in one pass instead of by the library's generator-based
-        # parser. Any other read (a control frame, a partial or fragmented frame,
-        # a binary or oversized one, bad UTF-8) goes to the library whole: it
-        # starts at a frame boundary, since the library saw nothing since the last
-        # one, so its parsing and its rules apply exactly as if this path did not
-        # exist. Afterwards this path resumes once the library is between frames.
-        on_text = self.on_text
-        # The state is checked on every read, not only after the library's: the
-        # library may have closed or failed the connection since (a keepalive
-        # timeout, the server's own close), and then it discards what it reads.
-        if self.fast and on_text is not None and self.protocol.state is State.OPEN:
-            limit = self.protocol.max_message_size
-            texts = _text_frames(data, 65535 if limit is None else limit)
-            if texts is not None:
-                for text in texts:
-                    on_text(text)
-                return
-        super().data_received(data)
-        self.fast = self.direct and self.on_text is not None and self._between_frames()
-
-    def _between_frames(self) -> bool:
-        """Whether the library's parser waits for the next frame with nothing buffered."""
-        protocol = self.protocol
-        if (
-            protocol.state is not State.OPEN
-            or protocol.reader.buffer
-            or protocol.current_size is not None
-        ):
-            return False
-        # Between frames, the parser is suspended in StreamReader.at_eof; within
-        # one (its header read, say, but not its payload yet) it is elsewhere.
-        generator: object = protocol.parser
-        while isinstance(generator, GeneratorType) and generator.gi_yieldfrom is not None:
-            generator = generator.gi_yieldfrom
-        return isinstance(generator, GeneratorType) and generator.gi_code is _AT_EOF
-
-    def process_event(self, event: Event) -> None:
-        if (
-            not self.direct
-            or self.request is None
-            or not isinstance(event, Frame)
-            or event.opcode not in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
-        ):
-            super().process_event(event)
-            return
-        on_text = self.on_text
-        if on_text is not None and event.opcode is Opcode.TEXT and event.fin:
-            try:
-                text = str(event.data, "utf-8")
-            except UnicodeDecodeError:
-                pass
-            else:
-                on_text(text)
-                return
-        self.direct = False
-        super().process_event(event)
-
-
-_AT_EOF = StreamReader.at_eof.__code__
-
-
-def _text_frames(data: bytes, limit: int) -> list[str] | None:
-    """The messages in ``data``, if it is nothing but whole text frames as a client
-    must send them (final, masked, no extension bits) of at most ``limit`` bytes of
-    valid UTF-8; else None."""
-    texts = []
-    i, end = 0, len(data)
-    while i < end:
-        if end - i < 6 or data[i] != 0x81:
-            return None
-        n = data[i + 1]
-        if n < 0x80:  # unmasked
-            return None
-        n &= 0x7F
-        if n < 126:
-            start = i + 6
-        elif n == 126 and end - i >= 8:
-            n = data[i + 2] << 8 | data[i + 3]
-            start = i + 8
-        else:
-            return None
-        stop = start + n
-        if stop > end or n > limit:
-            return None
-        try:
-            texts.append(str(apply_mask(data[start:stop], data[start - 4 : start]), "utf-8"))
-        except UnicodeDecodeError:
-            return None
-        i = stop
-    return texts
 
 
 class Outgoing:
@@ -223,9 +103,9 @@ class Incoming:
 
     def __init__(self, outgoing: Outgoing) -> None:
         self._outgoing = outgoing
-        self._queue: deque[tuple[Connection, str, float]] = deque()
+        self._queue: deque[tuple[Connection, str | bytes, float]] = deque()
 
-    def add(self, connection: Connection, text: str) -> None:
+    def add(self, connection: Connection, text: str | bytes) -> None:
         if not self._queue:
             asyncio.get_running_loop().call_soon(self._handle)
         self._queue.append((connection, text, time.perf_counter()))
@@ -248,8 +128,10 @@ class Incoming:
 
 
 class Connection:
-    def __init__(self, ws: ServerConnection, app: TaliServer) -> None:
-        self.ws = ws
+    """The transport's Handler for one WebSocket: a player's (or spectator's) connection."""
+
+    def __init__(self, peer: Peer, app: TaliServer) -> None:
+        self.peer = peer
         self.app = app
         self.config = app.config
         self.metrics = app.metrics
@@ -263,15 +145,17 @@ class Connection:
         self._refilled = self._loop.time()
         self._limited: deque[float] = deque()
         self.log = get_logger(conn=self.number)
-        if isinstance(ws, DirectConnection):
-            ws.on_text = self._read
+        self._hello_timer = self._loop.call_later(
+            self.config.hello_timeout_seconds, self._hello_timeout
+        )
+        self.log.info("connected", peer=peer.remote_address)
 
     # -- output --------------------------------------------------------------
     #
     # Frames arrive already framed (server.frames), often shared by every member
     # of a room, and are written once per event-loop turn: all the frames one
     # action causes for this client leave in a single write. Control frames
-    # (ping, pong, close) are still written by the library itself.
+    # (ping, pong, close) are written by the transport.
 
     def enqueue(self, frame: bytes, kind: str) -> None:
         if self.push(frame):
@@ -292,18 +176,10 @@ class Connection:
             return
         data = b"".join(self._out)
         self._out.clear()
-        transport = self.ws.transport
-        # Checked when writing, not when queueing: the library may have begun
-        # closing (a close frame sent) in between, and nothing may follow that.
-        if self.ws.protocol.state is not State.OPEN or transport.is_closing():
-            return
-        transport.write(data)
-        if (
-            transport.get_write_buffer_size() > self.config.outbound_buffer_bytes
-            and not self.closing
-        ):
-            self.log.warning("slow_client_dropped", buffered=transport.get_write_buffer_size())
-            self.close(CloseCode.TRY_AGAIN_LATER, "too slow to keep up")
+        # The transport writes only while the WebSocket is open (nothing may
+        # follow a close frame) and fails a client whose unsent bytes pass the
+        # outbound bound (1013).
+        self.peer.write(data)
 
     def reply(self, message: Any) -> None:
         self.enqueue(message_frame(message), message.type)
@@ -337,36 +213,23 @@ class Connection:
             return
         self.flush()
         self.closing = True
-        self._loop.create_task(self.ws.close(code, reason))
+        self.peer.close(code, reason)
 
-    # -- input ---------------------------------------------------------------
+    # -- input (the transport's Handler) ---------------------------------------
 
-    async def run(self) -> None:
-        hello_timer = self._loop.call_later(self.config.hello_timeout_seconds, self._hello_timeout)
-        self.log.info("connected", peer=_peer(self.ws))
-        try:
-            async for frame in self.ws:
-                # Once closing, keep reading (and dropping) frames: a full
-                # incoming queue would stop the library from reading the
-                # peer's close frame.
-                if not self.closing:
-                    self.handle(frame)
-        except ConnectionClosed:
-            pass
-        finally:
-            hello_timer.cancel()
-            self.closing = True
-            if isinstance(self.ws, DirectConnection):
-                self.ws.on_text = None  # no cycle keeping both alive after the close
-            self.app.connection_closed(self)
-            self.log.info("disconnected", code=self.ws.close_code)
+    def on_message(self, data: str | bytes) -> None:
+        """A message read: handled in its turn with the others read now (see Incoming)."""
+        self.app.incoming.add(self, data)
 
-    def _read(self, frame: str) -> None:
-        """A message handed over directly by the connection (see DirectConnection)."""
-        self.app.incoming.add(self, frame)
+    def on_closed(self, code: int | None) -> None:
+        self._hello_timer.cancel()
+        self.closing = True
+        self._out.clear()
+        self.app.connection_closed(self)
+        self.log.info("disconnected", code=code)
 
-    def receive(self, frame: str, received: float) -> None:
-        """Handle a message read directly (at ``received``), in its turn (see Incoming)."""
+    def receive(self, frame: str | bytes, received: float) -> None:
+        """Handle a message read at ``received``, in its turn (see Incoming)."""
         if self.closing:
             return
         try:
@@ -549,7 +412,7 @@ class Connection:
                 player_id=app.ids.new("p"),
                 token=Ids.token(),
                 name=name,
-                address=_address(self.ws),
+                address=self.peer.remote_address,
             )
             app.sessions.add(session)
             session.outbox = self
@@ -577,14 +440,3 @@ class Connection:
                 if room is not None:
                     room.reconnected(session)
                     self.reply(room.snapshot_for(session))
-
-
-def _address(ws: ServerConnection) -> str:
-    """The client's address, without the port: what per-address limits count."""
-    address = ws.remote_address
-    return str(address[0]) if isinstance(address, tuple) else str(address)
-
-
-def _peer(ws: ServerConnection) -> str:
-    address = ws.remote_address
-    return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)

@@ -1,8 +1,9 @@
 """WebSocket text frames built once and written to many connections.
 
-The server runs without compression (``serve(compression=None)``) and its
-frames are unmasked, so one encoded frame is byte for byte the same for every
-recipient: a room builds each distinct frame once, however many members get it.
+The transport negotiates no extension (no compression) and server frames are
+unmasked, so one encoded frame is byte for byte the same for every recipient:
+a room builds each distinct frame once, however many members get it, and
+hands the same bytes to each member's Peer (server.transport).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from server.engine import Game, Settings
 from server.engine import events as ev
 from server.engine.snapshot import load
 from server.journal import decode_action, replaying
-from server.store import Data, Store
+from server.store import Data, LocalStore, Store
 
 # Events about the table, not the hand: left out of a hand's story.
 _TABLE_EVENTS = (ev.PlayerSeated, ev.PlayerLeft, ev.ReadinessChanged)
@@ -33,9 +33,39 @@ def hand_history(
     count: int,
 ) -> list[dict[str, Any]]:
     """The last ``count`` complete hands of ``room``, oldest first, as ``viewer`` saw them
-    (``None``: a spectator, who sees what the public sees)."""
+    (``None``: a spectator, who sees what the public sees). For a store that reads at once
+    (SQLite, memory); ``hand_history_async`` for any store."""
+    if not isinstance(store, LocalStore):
+        raise TypeError(f"{type(store).__name__} reads asynchronously: use hand_history_async")
     first = max(1, hands_played - count + 1)
     snapshot, entries = store.hands(room, first - 1)
+    return _story(room, settings, hands_played, viewer, first, snapshot, entries)
+
+
+async def hand_history_async(
+    store: Store,
+    room: str,
+    settings: Settings,
+    hands_played: int,
+    viewer: str | None,
+    count: int,
+) -> list[dict[str, Any]]:
+    """``hand_history``, for any store (PostgreSQL reads asynchronously)."""
+    first = max(1, hands_played - count + 1)
+    snapshot, entries = await store.hands_async(room, first - 1)
+    return _story(room, settings, hands_played, viewer, first, snapshot, entries)
+
+
+def _story(
+    room: str,
+    settings: Settings,
+    hands_played: int,
+    viewer: str | None,
+    first: int,
+    snapshot: Data | None,
+    entries: list[tuple[int, Data]],
+) -> list[dict[str, Any]]:
+    """Replay ``entries`` after ``snapshot``: hands ``first`` on, as ``viewer`` saw them."""
     game = Game(settings, replaying({}, room))
     seq = 0
     if snapshot is not None:

@@ -126,6 +126,18 @@ class _StateCollector(Collector):
             for kind, count in sorted(tally.items()):
                 counter.add_metric([kind], count)
             yield counter
+        events = CounterMetricFamily(
+            "tali_transport_events",
+            "What the transport refused, held back or cut off, by event.",
+            labels=["event"],
+        )
+        counts: Tally[str] = Tally()
+        for server in (app.transport, app.metrics_transport):
+            if server is not None:
+                counts.update(server.stats)
+        for event, count in sorted(counts.items()):
+            events.add_metric([event], count)
+        yield events
         yield self.metrics.action_seconds.family(
             "tali_action_handling_seconds",
             "From receiving a game action to having queued every frame it caused.",

@@ -173,7 +173,16 @@ class Room:
             spectators=self.spectators,
             your_turn=msg.YourTurn.model_validate(prompt, strict=False) if prompt else None,
             next_hand_at=self._next_hand_ms,
+            deadline=self._deadline_ms(),
         )
+
+    def _deadline_ms(self) -> int | None:
+        """The deadline of the decisions the table waits for, if it waits for any."""
+        for player in self.game.to_act():
+            deadline = self.turns.deadlines.get(player)
+            if deadline is not None:
+                return deadline.ms
+        return None
 
     def meta(self) -> Data:
         """What the store keeps of the room besides its log: how to make it again."""
@@ -380,11 +389,11 @@ class Room:
         if player == self.creator:
             # The creator's room cap counts the rooms they made and are still in.
             member.session.created_rooms.discard(self.id)
+        self._maybe_schedule_hand()
         self._record("leave", p=player)
         self._spectators_moved()
         if not self.members:
             self.schedule_empty_close()
-        self._maybe_schedule_hand()
         self._on_change(self)
 
     def _after(self, events: list[ev.Event]) -> None:
@@ -394,20 +403,23 @@ class Room:
 
     def _publish_hand(self, events: list[ev.Event]) -> None:
         hand = self.game.hand
-        if hand is not None and hand.phase is Phase.COMPLETE:
+        if (
+            hand is not None
+            and hand.phase is Phase.COMPLETE
+            and any(isinstance(e, ev.HandEnded) for e in events)
+        ):
             # Scheduled first, so that hand_ended can say when the next hand starts.
-            self._maybe_schedule_hand()
-            if any(isinstance(e, ev.HandEnded) for e in events):
-                self._hand_over = True
-                self.metrics.hands.labels(self.settings.variant.value).inc()
-                # The one line a hand at info: a busy box plays a thousand hands a second.
-                self.log.info(
-                    "hand_ended",
-                    hand=hand.number,
-                    players=hand.players,
-                    pot=sum(p.amount for p in hand.pots),
-                    winners=hand.winners,
-                )
+            self._maybe_schedule_hand(announce=False)
+            self._hand_over = True
+            self.metrics.hands.labels(self.settings.variant.value).inc()
+            # The one line a hand at info: a busy box plays a thousand hands a second.
+            self.log.info(
+                "hand_ended",
+                hand=hand.number,
+                players=hand.players,
+                pot=sum(p.amount for p in hand.pots),
+                winners=hand.winners,
+            )
         self._publish(events)
 
     def _move_on(self) -> None:
@@ -488,16 +500,31 @@ class Room:
         if timed_out:
             self._record("timeout", ps=timed_out)
 
-    def _maybe_schedule_hand(self) -> None:
-        if (
-            self._start_timer is not None
-            or self.game.hand_in_progress
-            or not self.game.can_start_hand()
-        ):
+    def _maybe_schedule_hand(self, announce: bool = True) -> None:
+        """Schedule the next hand once one can start, or cancel a schedule that can no
+        longer be kept, and tell the table (``hand_ended`` tells it itself: no
+        ``announce`` there)."""
+        if self.game.hand_in_progress:
             return
-        start = self._clock.after(self.settings.next_hand_delay_seconds * self.config.time_scale)
-        self._next_hand_ms = start.ms
-        self._start_timer = self._clock.call_at(start.at, lambda: self._guarded(self._start_hand))
+        can_start = self.game.can_start_hand()
+        if self._start_timer is not None:
+            if can_start:
+                return
+            self._start_timer.cancel()
+            self._start_timer = None
+            self._next_hand_ms = None
+        elif can_start:
+            start = self._clock.after(
+                self.settings.next_hand_delay_seconds * self.config.time_scale
+            )
+            self._next_hand_ms = start.ms
+            self._start_timer = self._clock.call_at(
+                start.at, lambda: self._guarded(self._start_hand)
+            )
+        else:
+            return
+        if announce:
+            self.stream.publish(wire.next_hand(self.id, self.stream.next_seq(), self._next_hand_ms))
 
     def _start_hand(self) -> None:
         self._start_timer = None

@@ -15,7 +15,37 @@ plain data. A restart loads each open room's latest snapshot and replays the
 entries after it through the same pure engine, with the recorded dice.
 
 ``Store`` is the interface; ``MemoryStore`` keeps everything in this process
-(tests, benchmarks that want none), ``SqliteStore`` in one SQLite file.
+(tests, benchmarks that want none), ``SqliteStore`` in one SQLite file,
+``server.store_pg.PostgresStore`` in a PostgreSQL database that several nodes
+share (``open_store`` picks one from the settings).
+
+Commits and their awaitables
+----------------------------
+``commit`` returns ``None`` when the batch is durable on return (SQLite,
+memory), or an awaitable that completes when it is (PostgreSQL, whose I/O is
+asynchronous): the server holds the turn's frames until then. Batches become
+durable in the order of their ``commit`` calls, and the awaitable of a
+commit completes only once everything written before it is durable (a turn
+that wrote nothing gets the awaitable of the batch still in flight, if any).
+A failed batch fails every later one too: a store whose log has a hole is
+not written to again (the process must restart and recover). ``done``
+awaits either kind of result.
+
+Fencing by lease generation
+---------------------------
+Several nodes may share one store, each room owned by one node at a time
+under a *generation* number (``server.directory`` hands them out, each new
+owner a larger one). A node ``claim``s a room with its generation before
+writing; the store keeps the generation in the room's row, and every commit
+checks, in its own transaction, the rows of the rooms it writes: the writes
+of a room whose stored generation is newer than the writer's claim (0 for a
+room it never claimed) are dropped, the rest of the batch is committed, and
+the commit raises ``Fenced`` naming the rooms. (A store that has
+never claimed a room is a single node's and skips that read: every node of a
+cluster claims its rooms before writing them.) A node paused past its lease
+that wakes up therefore cannot write to a room another node took over, even
+if it has not yet noticed. A closed room keeps its row (without data) for a
+day, so a stale owner stays fenced after the new one closed it.
 """
 
 from __future__ import annotations
@@ -24,11 +54,11 @@ import json
 import sqlite3
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Awaitable, Collection, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 Data = dict[str, Any]
 
@@ -45,6 +75,23 @@ class Sync(StrEnum):
 
 class StoreError(RuntimeError):
     """The store cannot be used as it is (corrupt, or written by a newer server)."""
+
+
+class Fenced(StoreError):
+    """A batch held writes for rooms another node has claimed since (a newer generation).
+
+    Those rooms' writes were dropped; everything else in the batch is durable.
+    The writer no longer owns them: it must not send their frames, and drops them.
+    """
+
+    def __init__(self, rooms: Collection[str]) -> None:
+        self.rooms = frozenset(rooms)
+        super().__init__(f"fenced off by a newer owner: {', '.join(sorted(self.rooms))}")
+
+
+TOMBSTONE_SECONDS = 86400.0
+"""How long a closed room's row (its owner and generation, no data) is kept: a node
+paused past its lease for less than this cannot write to the room after its close."""
 
 
 @dataclass
@@ -66,6 +113,12 @@ class Recovered:
 
 
 class Store(Protocol):
+    """What every store does, whether its I/O is synchronous or not."""
+
+    async def start(self) -> None:
+        """Connect and migrate, once, before anything else (a no-op for the stores that do
+        it in their constructor)."""
+
     def append(self, room: str, n: int, entry: Data) -> None:
         """Entry ``n`` of ``room``, into the open batch."""
 
@@ -85,34 +138,99 @@ class Store(Protocol):
     def pending(self) -> int:
         """Writes in the open batch."""
 
-    def commit(self) -> None:
-        """Make the open batch durable."""
+    def commit(self) -> Awaitable[None] | None:
+        """Make the open batch durable: ``None`` if it is on return, else an awaitable that
+        completes when it is (in the order of the calls; see the module's docstring). Raises,
+        or the awaitable raises, ``Fenced`` if rooms of the batch were fenced off."""
 
-    def recover(self) -> Recovered: ...
+    async def claim(self, room: str, node: str, generation: int) -> bool:
+        """Own ``room`` as ``node`` under ``generation`` from now on, unless the store holds a
+        newer generation for it (then False: someone else owns it). This store's later writes
+        to ``room`` are fenced by ``generation``."""
 
-    def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
-        """The snapshot that ends hand ``since_hand`` (or the room's start) and every
-        entry after it, for replaying the hands that followed."""
+    async def generation(self, room: str) -> int:
+        """The generation the store holds for ``room`` (0: never claimed)."""
+
+    async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
+        """Every open room (or only those of ``rooms``: a takeover) with its latest snapshot
+        and the entries after it; the sessions too when ``rooms`` is None."""
+
+    async def hands_async(
+        self, room: str, since_hand: int
+    ) -> tuple[Data | None, list[tuple[int, Data]]]:
+        """``hands``, for any store."""
 
     def prune(self, room: str, keep_hands: int) -> None:
         """Forget ``room``'s entries and snapshots older than its last ``keep_hands`` hands."""
 
     def size(self) -> int:
-        """Bytes the store takes."""
+        """Bytes the store takes (for PostgreSQL: as last measured by ``size_async``)."""
+
+    async def size_async(self) -> int:
+        """Bytes the store takes, measured now."""
+
+    def close(self) -> Awaitable[None] | None:
+        """Commit what is open and let go: ``None`` when done, or an awaitable."""
+
+
+@runtime_checkable
+class LocalStore(Store, Protocol):
+    """A store whose I/O is synchronous (SQLite, memory): everything can be read at once."""
+
+    def commit(self) -> None: ...
+
+    def recover(self, rooms: Collection[str] | None = None) -> Recovered: ...
+
+    def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
+        """The snapshot that ends hand ``since_hand`` (or the room's start) and every
+        entry after it, for replaying the hands that followed."""
 
     def close(self) -> None: ...
 
 
+def commit_now(store: Store) -> None:
+    """Commit a store that is durable on return (SQLite, memory), for a caller that cannot
+    wait; a store whose commit must be awaited (PostgreSQL) is refused."""
+    if store.commit() is not None:
+        raise StoreError(
+            f"{type(store).__name__} commits asynchronously: its commits must be awaited"
+        )
+
+
+async def done(result: Awaitable[None] | None) -> None:
+    """Wait for what ``commit`` or ``close`` returned, whichever kind of store gave it."""
+    if result is not None:
+        await result
+
+
 class MemoryStore:
-    """The store in this process's memory: nothing survives it (tests, benchmarks)."""
+    """The store in this process's memory: nothing survives it (tests, benchmarks).
+
+    One process is its only writer, so nothing is ever fenced; ``claim`` keeps the
+    generations all the same, with the same refusals as the shared stores."""
 
     def __init__(self) -> None:
         self._rooms: dict[str, Data] = {}
         self._entries: dict[str, list[tuple[int, Data]]] = defaultdict(list)
         self._snapshots: dict[str, list[tuple[int, int, Data]]] = defaultdict(list)
         self._sessions: dict[str, Data] = {}
+        self._claims: dict[str, tuple[str, int]] = {}
         self.commits = 0
         self._pending = 0
+
+    async def start(self) -> None:
+        pass
+
+    async def claim(self, room: str, node: str, generation: int) -> bool:
+        held_by, held = self._claims.get(room, ("", 0))
+        if held > generation or (held == generation and held_by != node):
+            return False
+        self._claims[room] = (node, generation)
+        return True
+
+    async def generation(self, room: str) -> int:
+        held = self._claims.get(room)
+        return held[1] if held else 0
 
     def append(self, room: str, n: int, entry: Data) -> None:
         self._entries[room].append((n, entry))
@@ -149,15 +267,25 @@ class MemoryStore:
             self.commits += 1
             self._pending = 0
 
-    def recover(self) -> Recovered:
-        rooms = []
+    def recover(self, rooms: Collection[str] | None = None) -> Recovered:
+        records = []
         for room, meta in self._rooms.items():
+            if rooms is not None and room not in rooms:
+                continue
             snapshots = self._snapshots.get(room, [])
             last = snapshots[-1] if snapshots else None
             after = last[0] if last else 0
             entries = [(n, e) for n, e in self._entries.get(room, []) if n > after]
-            rooms.append(RoomRecord(room, meta, last[2] if last else None, entries))
-        return Recovered(rooms, list(self._sessions.values()))
+            records.append(RoomRecord(room, meta, last[2] if last else None, entries))
+        return Recovered(records, list(self._sessions.values()) if rooms is None else [])
+
+    async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
+        return self.recover(rooms)
+
+    async def hands_async(
+        self, room: str, since_hand: int
+    ) -> tuple[Data | None, list[tuple[int, Data]]]:
+        return self.hands(room, since_hand)
 
     def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
         start = next(
@@ -185,6 +313,9 @@ class MemoryStore:
     def size(self) -> int:
         return 0
 
+    async def size_async(self) -> int:
+        return 0
+
     def close(self) -> None:
         pass
 
@@ -205,11 +336,31 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE TABLE sessions (key TEXT PRIMARY KEY, data TEXT NOT NULL);
     """,
+    # 2: each room's owner and generation (fencing); a closed room keeps its row, without
+    # data, for TOMBSTONE_SECONDS (closed: when, in Unix seconds).
+    """
+    CREATE TABLE rooms_2 (
+        room TEXT PRIMARY KEY,
+        data TEXT,
+        node TEXT NOT NULL DEFAULT '',
+        generation INTEGER NOT NULL DEFAULT 0,
+        closed REAL
+    );
+    INSERT INTO rooms_2 (room, data) SELECT room, data FROM rooms ORDER BY rowid;
+    DROP TABLE rooms;
+    ALTER TABLE rooms_2 RENAME TO rooms;
+    CREATE INDEX rooms_closed ON rooms (closed) WHERE data IS NULL;
+    """,
 ]
 """Schema migrations, applied in order; ``PRAGMA user_version`` counts those applied."""
 
 
 _INSERT_ENTRY = "INSERT INTO entries VALUES (?, ?, ?)"
+_FENCE_CHUNK = 500
+"""Rooms per fencing query (SQLite caps the parameters of one statement)."""
+
+Op = tuple[str, tuple[Any, ...], str | None]
+"""A write of the open batch: statement, arguments, and the room it writes (None: no room's)."""
 
 
 def _encode(data: Data) -> str:
@@ -226,11 +377,19 @@ class SqliteStore:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={sync.value.upper()}")
+            # Another process's claim holds the write lock for a moment only.
+            self._db.execute("PRAGMA busy_timeout=5000")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: not a tali store, or a damaged one ({exc})") from None
-        self._ops: list[tuple[str, tuple[Any, ...]]] = []
+        self._ops: list[Op] = []
         """The open batch: statements in the order written."""
+        self._generations: dict[str, int] = {}
+        """The generation this store claimed each room under (absent: 0)."""
+        self._fencing = False
+        """Whether this store ever claimed a room: one that never did is a single node's,
+        and skips the fencing read (it costs SQLite 25-100 us a commit)."""
+        self._closing: set[str] = set()
         self.last_commit_seconds = 0.0
         self.last_batch = 0
 
@@ -262,33 +421,98 @@ class SqliteStore:
         version: int = self._db.execute("PRAGMA user_version").fetchone()[0]
         return version
 
+    async def start(self) -> None:
+        pass  # the constructor opened and migrated
+
     def append(self, room: str, n: int, entry: Data) -> None:
-        self._ops.append((_INSERT_ENTRY, (room, n, _encode(entry))))
+        self._ops.append((_INSERT_ENTRY, (room, n, _encode(entry)), room))
 
     def snapshot(self, room: str, n: int, hand: int, state: Data) -> None:
         self._ops.append(
             (
                 "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)",
                 (room, n, hand, _encode(state)),
+                room,
             )
         )
 
     def open_room(self, room: str, meta: Data) -> None:
-        self._ops.append(("INSERT OR REPLACE INTO rooms VALUES (?, ?)", (room, _encode(meta))))
+        self._ops.append(
+            (
+                "INSERT INTO rooms (room, data) VALUES (?, ?) ON CONFLICT (room)"
+                " DO UPDATE SET data = excluded.data, closed = NULL",
+                (room, _encode(meta)),
+                room,
+            )
+        )
 
     def close_room(self, room: str) -> None:
-        for table in ("rooms", "entries", "snapshots"):
-            self._ops.append((f"DELETE FROM {table} WHERE room = ?", (room,)))
+        now = time.time()
+        self._ops += [
+            ("DELETE FROM entries WHERE room = ?", (room,), room),
+            ("DELETE FROM snapshots WHERE room = ?", (room,), room),
+            # A room never claimed needs no tombstone: nobody else can own it.
+            ("DELETE FROM rooms WHERE room = ? AND generation = 0", (room,), room),
+            ("UPDATE rooms SET data = NULL, closed = ? WHERE room = ?", (now, room), room),
+            (
+                "DELETE FROM rooms WHERE data IS NULL AND closed < ?",
+                (now - TOMBSTONE_SECONDS,),
+                None,
+            ),
+        ]
+        self._closing.add(room)
 
     def save_session(self, key: str, data: Data) -> None:
-        self._ops.append(("INSERT OR REPLACE INTO sessions VALUES (?, ?)", (key, _encode(data))))
+        self._ops.append(
+            ("INSERT OR REPLACE INTO sessions VALUES (?, ?)", (key, _encode(data)), None)
+        )
 
     def forget_session(self, key: str) -> None:
-        self._ops.append(("DELETE FROM sessions WHERE key = ?", (key,)))
+        self._ops.append(("DELETE FROM sessions WHERE key = ?", (key,), None))
 
     @property
     def pending(self) -> int:
         return len(self._ops)
+
+    async def claim(self, room: str, node: str, generation: int) -> bool:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            took = db.execute(
+                "INSERT INTO rooms (room, node, generation) VALUES (?, ?, ?) ON CONFLICT (room)"
+                " DO UPDATE SET node = excluded.node, generation = excluded.generation,"
+                " closed = NULL WHERE rooms.generation < excluded.generation"
+                " OR (rooms.generation = excluded.generation AND rooms.node = excluded.node)"
+                " RETURNING generation",
+                (room, node, generation),
+            ).fetchone()
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        if took is not None:
+            self._generations[room] = generation
+            self._fencing = True
+        return took is not None
+
+    async def generation(self, room: str) -> int:
+        row = self._db.execute("SELECT generation FROM rooms WHERE room = ?", (room,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _fenced(self, rooms: set[str]) -> set[str]:
+        """Of ``rooms``, those whose stored generation is newer than this store's claim."""
+        fenced = set()
+        listed = list(rooms)
+        for i in range(0, len(listed), _FENCE_CHUNK):
+            chunk = listed[i : i + _FENCE_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for room, stored in self._db.execute(
+                f"SELECT room, generation FROM rooms WHERE room IN ({marks}) AND generation > 0",
+                chunk,
+            ):
+                if stored > self._generations.get(room, 0):
+                    fenced.add(room)
+        return fenced
 
     def commit(self) -> None:
         ops = self._ops
@@ -296,8 +520,17 @@ class SqliteStore:
             return
         started = time.perf_counter()
         db = self._db
-        db.execute("BEGIN")
+        # IMMEDIATE: the fencing read and the writes are one transaction under the write
+        # lock, so no claim from another connection comes between them.
+        db.execute("BEGIN IMMEDIATE")
         try:
+            fenced = (
+                self._fenced({room for _, _, room in ops if room is not None})
+                if self._fencing
+                else set()
+            )
+            if fenced:
+                ops = [op for op in ops if op[2] not in fenced]
             # In the order written; a run of the same statement (a turn's entries) at once.
             i = 0
             while i < len(ops):
@@ -308,7 +541,7 @@ class SqliteStore:
                 if j - i == 1:
                     db.execute(sql, ops[i][1])
                 else:
-                    db.executemany(sql, [args for _, args in ops[i:j]])
+                    db.executemany(sql, [args for _, args, _ in ops[i:j]])
                 i = j
             db.execute("COMMIT")
         except BaseException:
@@ -316,11 +549,20 @@ class SqliteStore:
             raise
         self.last_batch = len(ops)
         self._ops = []
+        for room in self._closing:
+            self._generations.pop(room, None)
+        self._closing = set()
         self.last_commit_seconds = time.perf_counter() - started
+        if fenced:
+            raise Fenced(fenced)
 
-    def recover(self) -> Recovered:
-        rooms = []
-        for room, meta in self._db.execute("SELECT room, data FROM rooms ORDER BY rowid"):
+    def recover(self, rooms: Collection[str] | None = None) -> Recovered:
+        records = []
+        for room, meta in self._db.execute(
+            "SELECT room, data FROM rooms WHERE data IS NOT NULL ORDER BY rowid"
+        ):
+            if rooms is not None and room not in rooms:
+                continue
             latest = self._db.execute(
                 "SELECT n, data FROM snapshots WHERE room = ? ORDER BY n DESC LIMIT 1", (room,)
             ).fetchone()
@@ -331,13 +573,20 @@ class SqliteStore:
                     "SELECT n, data FROM entries WHERE room = ? AND n > ? ORDER BY n", (room, after)
                 )
             ]
-            rooms.append(
+            records.append(
                 RoomRecord(
                     room, json.loads(meta), json.loads(latest[1]) if latest else None, entries
                 )
             )
-        sessions = [json.loads(d) for (d,) in self._db.execute("SELECT data FROM sessions")]
-        return Recovered(rooms, sessions)
+        sessions = (
+            [json.loads(d) for (d,) in self._db.execute("SELECT data FROM sessions")]
+            if rooms is None
+            else []
+        )
+        return Recovered(records, sessions)
+
+    async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
+        return self.recover(rooms)
 
     def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
         start = self._db.execute(
@@ -353,6 +602,11 @@ class SqliteStore:
         ]
         return (json.loads(start[1]) if start else None), entries
 
+    async def hands_async(
+        self, room: str, since_hand: int
+    ) -> tuple[Data | None, list[tuple[int, Data]]]:
+        return self.hands(room, since_hand)
+
     def prune(self, room: str, keep_hands: int) -> None:
         row = self._db.execute(
             "SELECT n FROM snapshots WHERE room = ? ORDER BY n DESC LIMIT 1 OFFSET ?",
@@ -361,11 +615,14 @@ class SqliteStore:
         if row is None:
             return
         oldest = row[0]
-        self._ops.append(("DELETE FROM snapshots WHERE room = ? AND n < ?", (room, oldest)))
-        self._ops.append(("DELETE FROM entries WHERE room = ? AND n <= ?", (room, oldest)))
+        self._ops.append(("DELETE FROM snapshots WHERE room = ? AND n < ?", (room, oldest), room))
+        self._ops.append(("DELETE FROM entries WHERE room = ? AND n <= ?", (room, oldest), room))
 
     def size(self) -> int:
         return sum(p.stat().st_size for p in self._files())
+
+    async def size_async(self) -> int:
+        return self.size()
 
     def _files(self) -> Iterator[Path]:
         for suffix in ("", "-wal", "-shm"):
@@ -374,5 +631,7 @@ class SqliteStore:
                 yield candidate
 
     def close(self) -> None:
-        self.commit()
-        self._db.close()
+        try:
+            self.commit()
+        finally:
+            self._db.close()

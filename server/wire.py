@@ -260,6 +260,10 @@ def spectators_changed(room: str, seq: int, spectators: int) -> dict[str, Any]:
     ).model_dump(mode="json")
 
 
+def next_hand(room: str, seq: int, at: int | None) -> dict[str, Any]:
+    return msg.NextHand(type="next_hand", room=room, seq=seq, at=at).model_dump(mode="json")
+
+
 def player_disconnected(room: str, seq: int, player: str, grace_until: int) -> dict[str, Any]:
     return msg.PlayerDisconnected(
         type="player_disconnected", room=room, seq=seq, player=player, grace_until=grace_until
@@ -318,6 +322,7 @@ def snapshot_message(
     spectators: int,
     your_turn: msg.YourTurn | None,
     next_hand_at: int | None,
+    deadline: int | None,
 ) -> msg.Snapshot:
     hand = table.hand
     return msg.Snapshot.model_validate(
@@ -362,6 +367,7 @@ def snapshot_message(
                 "draw_round": hand.draw_round,
                 "pots": _pots(hand.pots),
                 "winners": list(hand.winners),
+                "deadline": deadline,
             },
             "your_turn": your_turn,
             "next_hand_at": next_hand_at,

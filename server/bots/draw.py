@@ -2,7 +2,7 @@
 
 All dice are public. The bot plans its own rerolls exactly, ``draw_horizon``
 ahead (never beyond the rounds left or what its stack can pay): a hand is
-worth the chips it would take from the pots the engine forms (``stakes``),
+worth the chips it would take from the one pot (``stakes``),
 and a reroll the mean worth of the six hands it can give, its stake one fee
 larger, less the fee; so it may buy a die that pays off only with a second.
 
@@ -22,7 +22,7 @@ from server.bots.levels import Style
 from server.bots.moves import give_up
 from server.bots.odds import LEVEL, N_LEVELS, REROLL_LEVELS, REROLLS, Hand
 from server.bots.seat import Situation
-from server.bots.stakes import Stakes, fees_layered
+from server.bots.stakes import Stakes
 from server.engine.actions import Action, ActionKind, Reroll
 from server.engine.game import LegalActions
 from server.engine.settings import DRAW_ROUNDS_CAP
@@ -187,9 +187,8 @@ def decide(sit: Situation, legal: LegalActions, style: Style, rng: random.Random
     )
     others = tuple(float(o.contributed) for o in sit.opponents)
     mine = sit.me.contributed
-    layered = style.draw_refunds and fees_layered()
     dead = sit.hand.pot - mine - sum(o.contributed for o in sit.opponents)
-    stakes = Stakes(others, dead, fee, layered)
+    stakes = Stakes(others, dead, fee)
     face, _ = plan(
         sit.dice,
         rivals,

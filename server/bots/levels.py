@@ -53,8 +53,6 @@ class Style:
     """Share of the reroll fee it overpays (a loose player rerolls too often)."""
     draw_chasers: bool
     """Whether it expects a rival who is behind to reroll to catch up (else: to stand pat)."""
-    draw_refunds: bool
-    """Whether it counts on getting back draw fees no one matched (see ``stakes``)."""
     stud_options: bool
     """Whether it values folding on a later street (else: it stays to the end or folds now)."""
     stud_slack: float
@@ -75,7 +73,6 @@ STYLES: dict[Level, Style] = {
         draw_horizon=3,
         draw_slack=0.0,
         draw_chasers=True,
-        draw_refunds=True,
         stud_options=True,
         stud_slack=0.0,
     ),
@@ -90,9 +87,8 @@ STYLES: dict[Level, Style] = {
         slowplay=0.0,
         jitter=0.1,
         draw_horizon=1,
-        draw_slack=0.35,
+        draw_slack=0.15,
         draw_chasers=False,
-        draw_refunds=False,
         stud_options=False,
         stud_slack=0.3,
     ),

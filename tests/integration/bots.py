@@ -21,7 +21,7 @@ def choose(legal: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 
 
 class Bot:
-    """Plays one seat; rejoins with a fresh stack when busted; can drop and resume."""
+    """Plays one seat; rejoins with a fresh stack when short; can drop and resume."""
 
     def __init__(self, server: Listening, client: Client, room: str, seed: int) -> None:
         self.server = server
@@ -31,11 +31,32 @@ class Bot:
         self.history: list[Client] = [client]
         self._handled = 0
         self.errors: list[Frame] = []
+        self.entry = 1
+        """Chips needed to be dealt in (from the room's settings in a snapshot)."""
+
+    def short(self, frame: Frame) -> bool:
+        """Whether ``frame`` leaves this bot with fewer chips than the entry cost.
+
+        Busted (0 chips) or short-stacked alike, such a player sits out every
+        hand (the engine's SHORT_STACK), so the bot takes a fresh stack.
+        """
+        me = self.client.player_id
+        if frame["type"] == "player_busted":
+            return bool(frame["player"] == me)
+        if frame["type"] == "hand_ended":
+            return any(s["player"] == me and s["stack"] < self.entry for s in frame["stacks"])
+        if frame["type"] == "snapshot":
+            settings = frame["settings"]
+            self.entry = 1 if settings["variant"] == "stud" else settings["ante"]
+            if frame["hand"] is None or frame["hand"]["phase"] == "complete":
+                return any(s["player"] == me and s["stack"] < self.entry for s in frame["seats"])
+        return False
 
     async def step(self) -> bool:
         """Handle new frames; return True if something was done."""
         client = self.client
-        frames = client.frames[self._handled :]
+        start = self._handled
+        frames = client.frames[start:]
         self._handled = len(client.frames)
         prompt = None
         busted = False
@@ -46,7 +67,7 @@ class Bot:
                 prompt = frame["your_turn"]
             elif frame["type"] in ("hand_started", "hand_ended"):
                 prompt = None
-            elif frame["type"] == "player_busted" and frame["player"] == client.player_id:
+            if self.short(frame):
                 busted = True
         if busted:
             left = await client.request("leave_room", room=self.room)
@@ -60,12 +81,22 @@ class Bot:
         reply = await client.request(action.pop("type"), room=self.room, **action)
         if reply["type"] == "error":
             # A prompt can go stale when the timer acted first; anything else is a bug.
-            assert reply["code"] in ("not_your_turn", "not_in_hand", "no_hand_in_progress"), reply
+            # It may then be this bot's turn again in the next phase, where the
+            # action is illegal: the timer's timed_out for this bot shows it.
+            timed_out = any(
+                f["type"] == "timed_out" and f["player"] == client.player_id
+                for f in client.frames[start:]
+            )
+            stale = reply["code"] in ("not_your_turn", "not_in_hand", "no_hand_in_progress")
+            assert stale or (reply["code"] == "illegal_action" and timed_out), reply
             self.errors.append(reply)
         return True
 
     async def reconnect(self) -> Client:
         """Drop the connection and resume the session on a new one."""
+        # What already arrived is handled first: a player_busted left unread on
+        # the old connection would leave this bot seated without chips for ever.
+        await self.step()
         old = self.client
         await old.close()
         fresh = await open_client(self.server, old.label)

@@ -110,6 +110,15 @@ class Client:
 
         await asyncio.wait_for(reached(), timeout)
 
+    @property
+    def close_code(self) -> int | None:
+        """The close code the server sent (the sans-I/O core's: public in every supported release)."""
+        return self.ws.protocol.close_code
+
+    @property
+    def close_reason(self) -> str | None:
+        return self.ws.protocol.close_reason
+
     def of_type(self, kind: str) -> list[Frame]:
         return [f for f in self.frames if f.get("type") == kind]
 

@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import pytest_asyncio
 from websockets.frames import CloseCode, Frame, Opcode
-from websockets.protocol import State
 
 import protocol.server as msg
 from server.app import TaliServer
-from server.connection import Connection, DirectConnection
+from server.connection import Connection
 from server.frames import message_frame
+from server.transport import WsConnection
 
 from .bots import Bot, run_bots
 from .conftest import config, running
@@ -95,14 +95,14 @@ async def test_an_oversized_frame_is_refused_and_closes_1009(strict_server: Tali
     error = await client.wait(lambda f: f["type"] == "error")
     assert (error["code"], error["closes"]) == ("message_too_large", True)
     await asyncio.wait_for(client.closed.wait(), 5)
-    assert client.ws.close_code == 1009
+    assert client.close_code == 1009
 
 
 async def test_a_huge_frame_is_cut_off_by_the_library(strict_server: TaliServer) -> None:
     client = await open_client(strict_server, "x", max_size=None)
     await client.ws.send("y" * 200_000)
     await asyncio.wait_for(client.closed.wait(), 5)
-    assert client.ws.close_code == 1009
+    assert client.close_code == 1009
 
 
 async def test_a_flood_is_rate_limited_then_closed(strict_server: TaliServer) -> None:
@@ -118,7 +118,7 @@ async def test_a_flood_is_rate_limited_then_closed(strict_server: TaliServer) ->
     codes = [f["code"] for f in client.of_type("error")]
     assert "rate_limited" in codes
     assert len(client.of_type("pong")) >= 39  # the burst of 40, less the hello, went through
-    assert client.ws.close_code == 1008
+    assert client.close_code == 1008
 
 
 async def test_abuse_in_one_room_leaves_another_game_untouched(server: TaliServer) -> None:
@@ -185,22 +185,11 @@ def connection_of(server: TaliServer, client: Client) -> Connection:
     )
 
 
-def server_side(server: TaliServer, client: Client) -> DirectConnection:
-    """The library's connection under the server's end of ``client``'s."""
-    ws = connection_of(server, client).ws
-    assert isinstance(ws, DirectConnection)
-    return ws
-
-
-async def test_messages_take_the_direct_path_in_a_played_hand(server: TaliServer) -> None:
-    room, (a, b), watcher = await room_with(server, ["Ann", "Bob"], {"variant": "simple"})
-    assert watcher is not None
-    for client in (a, b):
-        await client.wait(lambda f: f["type"] == "your_turn")
-        assert (await client.request("roll", room=room))["type"] == "result"
-    await watcher.wait(lambda f: f["type"] == "hand_ended")
-    assert all(server_side(server, c).direct for c in (a, b, watcher))
-    assert all(server_side(server, c).fast for c in (a, b, watcher))
+def server_side(server: TaliServer, client: Client) -> WsConnection:
+    """The transport's end of ``client``'s connection."""
+    peer = connection_of(server, client).peer
+    assert isinstance(peer, WsConnection)
+    return peer
 
 
 def masked(text: str | bytes, opcode: Opcode = Opcode.TEXT) -> bytes:
@@ -217,6 +206,11 @@ async def until(condition: Callable[[], bool]) -> None:
     raise AssertionError("condition not met in 5 s")
 
 
+async def gone(server: TaliServer, peer: WsConnection) -> None:
+    """Wait until the server has dropped ``peer``: everything it sent before is processed."""
+    await until(lambda: peer not in server.transport.connections)  # type: ignore[union-attr]
+
+
 def pong_ids(client: Client) -> list[object]:
     return [f["id"] for f in client.frames if f["type"] == "pong"]
 
@@ -225,23 +219,17 @@ def pong_ids(client: Client) -> list[object]:
 async def test_a_frame_split_across_reads_is_answered_in_order(
     server: TaliServer, cut: int
 ) -> None:
-    """The server's own frame parser hands a read it cannot take whole to the
-    library (here: the header or payload cut short), and takes over again once
-    the library is between frames."""
+    """A frame cut short (in its header or payload) is completed by the next read."""
     client = await player(server, "Split")
-    ws = server_side(server, client)
-    assert ws.fast
     first = masked('{"type": "ping", "id": 1, "data": "split"}')
     client.ws.transport.write(first[:cut])
-    await until(lambda: not ws.fast)
+    await asyncio.sleep(0.05)  # pacing only: the cut reaches the server in a read of its own
     # The rest, a whole frame, and the start of a third, in one read.
     third = masked('{"type": "ping", "id": 3}')
     client.ws.transport.write(first[cut:] + masked('{"type": "ping", "id": 2}') + third[:cut])
     await client.wait(lambda f: f.get("id") == 2)
-    assert not ws.fast
     client.ws.transport.write(third[cut:])
     await client.wait(lambda f: f.get("id") == 3)
-    assert ws.fast
     await still_alive(client)
     assert pong_ids(client)[:3] == [1, 2, 3]
 
@@ -253,7 +241,6 @@ async def test_several_frames_in_one_read_are_answered_in_order(server: TaliServ
     )
     await client.wait(lambda f: f.get("id") == 19)
     assert pong_ids(client) == list(range(10, 20))
-    assert server_side(server, client).fast
 
 
 @pytest_asyncio.fixture
@@ -271,38 +258,43 @@ async def pinging_server() -> AsyncIterator[TaliServer]:
         yield served
 
 
-async def test_nothing_is_handled_after_the_library_failed_the_connection(
+async def test_nothing_is_handled_after_the_keepalive_failed_the_connection(
     pinging_server: TaliServer,
 ) -> None:
     server = pinging_server
     client = await player(server, "Mute")
-    ws = server_side(server, client)
-    assert ws.fast
+    peer = server_side(server, client)
     client.ws.transport.pause_reading()  # no pong: the server's keepalive fails the connection
-    await until(lambda: ws.protocol.state is not State.OPEN)
+    await until(lambda: not peer.is_open)
     client.ws.transport.write(
         masked('{"type": "create_room", "id": 9, "settings": {"variant": "simple"}}')
     )
-    await asyncio.sleep(0.3)
+    client.ws.transport.write_eof()  # the server reads the request, then the end
+    await gone(server, peer)
     # A failed connection discards all it reads (RFC 6455, 7.1.7).
     assert not server.lobby.rooms
-    client.ws.transport.abort()  # gone, rather than left for the close timeout
 
 
-async def test_the_server_parses_nothing_itself_after_its_own_close(server: TaliServer) -> None:
+async def test_nothing_is_handled_after_the_servers_own_close(server: TaliServer) -> None:
     client = await player(server, "Closed")
-    ws = server_side(server, client)
+    peer = server_side(server, client)
     client.ws.transport.pause_reading()  # keeps the closing handshake from completing
     connection_of(server, client).close(CloseCode.GOING_AWAY, "bye")
-    await until(lambda: ws.protocol.state is State.CLOSING)
-    client.ws.transport.write(masked('{"type": "ping", "id": 5}'))
-    await until(lambda: not ws.fast)
-    client.ws.transport.abort()  # gone, rather than left for the close timeout
+    assert not peer.is_open
+    client.ws.transport.write(
+        masked('{"type": "create_room", "id": 5, "settings": {"variant": "simple"}}')
+    )
+    client.ws.transport.write_eof()
+    await gone(server, peer)
+    assert not server.lobby.rooms
+    client.ws.transport.resume_reading()
+    await asyncio.wait_for(client.closed.wait(), 5)
+    assert client.close_code == 1001
+    assert all(f.get("id") != 5 for f in client.frames)
 
 
-async def test_control_frames_still_go_to_the_library(server: TaliServer) -> None:
+async def test_control_frames_are_answered_in_order(server: TaliServer) -> None:
     client = await player(server, "Ctrl")
-    ws = server_side(server, client)
     # A ping between two messages in one read: the library answers it, in order.
     client.ws.transport.write(
         masked('{"type": "ping", "id": 1}')
@@ -311,7 +303,6 @@ async def test_control_frames_still_go_to_the_library(server: TaliServer) -> Non
     )
     await client.wait(lambda f: f.get("id") == 2)
     assert pong_ids(client) == [1, 2]
-    assert ws.fast
     pong = await client.ws.ping()
     await asyncio.wait_for(pong, 5)
     await still_alive(client)
@@ -324,7 +315,6 @@ async def test_a_fragmented_message_is_answered_and_later_ones_keep_their_order(
     await client.ws.send(['{"type": "ping", "id": 101,', ' "data": "in two parts"}'])
     pong = await client.wait(lambda f: f.get("id") == 101)
     assert (pong["type"], pong["data"]) == ("pong", "in two parts")
-    assert not server_side(server, client).direct  # the library's path from now on
     for n in range(102, 107):
         await client.send(type="ping", id=n, data=str(n))
     await client.wait(lambda f: f.get("id") == 106)
@@ -347,7 +337,7 @@ async def test_invalid_utf8_in_a_text_frame_closes_with_1007(server: TaliServer)
     client.ws.protocol.send_text(b'{"type": "ping", "data": "\xff\xfe"}')
     client.ws.send_data()
     await asyncio.wait_for(client.closed.wait(), 5)
-    assert client.ws.close_code == 1007
+    assert client.close_code == 1007
     other = await player(server, "Fine")
     await still_alive(other)
 
@@ -403,14 +393,13 @@ async def test_a_failure_escaping_one_handler_does_not_stall_everyone_else(
 
 async def test_a_closed_connection_lets_go_of_its_handler(server: TaliServer) -> None:
     client = await player(server, "Leaving")
-    ws = server_side(server, client)
-    assert ws.on_text is not None
+    peer = server_side(server, client)
+    connection = connection_of(server, client)
+    assert peer.handler is connection
     await client.close()
-    for _ in range(100):
-        if ws.on_text is None:
-            break
-        await asyncio.sleep(0.01)
-    assert ws.on_text is None
+    await gone(server, peer)
+    assert peer.handler is None
+    assert connection not in server.connections
 
 
 async def test_a_failure_escaping_one_write_does_not_strand_other_clients_frames(

@@ -4,12 +4,14 @@ nginx example really proxies TLS WebSocket traffic to the server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import shutil
 import socket
 import ssl
 import subprocess
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -149,3 +151,82 @@ async def test_the_nginx_example_proxies_tls_websockets(server: TaliServer, tmp_
     finally:
         proxy.terminate()
         proxy.wait(timeout=10)
+
+
+def test_the_cluster_profile_keeps_the_single_node_default_as_it_is() -> None:
+    compose = (ROOT / "compose.yaml").read_text()
+    single = compose.split("\n  tali:\n", 1)[1].split("\n\n", 1)[0]
+    assert "profiles" not in single
+    assert "TALI_STORE" not in single
+    assert compose.count('profiles: [ "cluster" ]') == 4  # nginx, postgres, redis, tali-a (b)
+    assert "./deploy/nginx-cluster.conf:/etc/nginx/conf.d/default.conf:ro" in compose
+    for node in ("a", "b"):
+        assert f"TALI_PUBLIC_URL: ws://localhost:8080/node/{node}/" in compose
+        assert f"location /node/{node}/ " in (ROOT / "deploy" / "nginx-cluster.conf").read_text()
+
+
+@pytest.mark.asyncio
+async def test_the_cluster_nginx_reaches_any_node_and_each_by_its_path(tmp_path: Path) -> None:
+    from tests.integration.conftest import config, running
+
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    nodes = [TaliServer(config()), TaliServer(config())]
+    apps = [running(app) for app in nodes]
+    for app in apps:
+        await anext(app)
+    port = free_port()
+    site = (ROOT / "deploy" / "nginx-cluster.conf").read_text()
+    site = site.replace("tali-a:8765", f"127.0.0.1:{nodes[0].port}")
+    site = site.replace("tali-b:8765", f"127.0.0.1:{nodes[1].port}")
+    site = site.replace("listen 80;", f"listen 127.0.0.1:{port};")
+    (tmp_path / "site.conf").write_text(site)
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"
+        f"http {{\n access_log off;\n client_body_temp_path {tmp_path};\n proxy_temp_path {tmp_path};\n"
+        f" include {tmp_path}/site.conf;\n}}\n"
+    )
+    proxy = subprocess.Popen(
+        [nginx, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"), "-g", "daemon off;"]
+    )
+    try:
+        for _ in range(100):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                await asyncio.sleep(0.05)
+        for path, node in (("/node/a/", nodes[0]), ("/node/b/", nodes[1]), ("/", None)):
+            async with connect(f"ws://127.0.0.1:{port}{path}") as ws:
+                await ws.send(
+                    json.dumps(
+                        {"type": "hello", "protocol": PROTOCOL_VERSION, "name": "Routed", "id": 1}
+                    )
+                )
+                welcome = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                assert welcome["type"] == "welcome"
+                served = [len(app.connections) for app in nodes]
+                if node is None:
+                    assert sum(served) == 1
+                else:
+                    assert len(node.connections) == 1, served
+                    assert sum(served) == 1
+            for _ in range(100):  # the node sees the close
+                if not any(app.connections for app in nodes):
+                    break
+                await asyncio.sleep(0.02)
+
+        def fetch(path: str) -> int:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+                    return int(reply.status)
+            except urllib.error.HTTPError as error:
+                return error.code
+
+        assert await asyncio.to_thread(fetch, "/node/b/healthz") == 200
+        assert await asyncio.to_thread(fetch, "/metrics") == 403
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=10)
+        for app in apps:
+            with contextlib.suppress(StopAsyncIteration):
+                await anext(app)

@@ -27,7 +27,7 @@ from .conftest import config
 from .harness import Client, Frame, open_client
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "protocol" / "transcripts"
-CLOCK_FIELDS = ("deadline", "next_hand_at", "grace_until", "seconds_left")
+CLOCK_FIELDS = ("deadline", "next_hand_at", "at", "grace_until", "seconds_left")
 # Real seconds: turns never time out while recording; the hand starts at once.
 TIMING = {"turn_seconds": 600, "next_hand_delay_seconds": 60}
 SCALE = 0.01
@@ -233,7 +233,7 @@ def dump(name: str, steps: list[Step]) -> str:
         "server": {"seed": 2026, "time_scale": SCALE},
         "note": (
             "Every frame each client sent ('from') and received ('to'), in the order observed. "
-            "Session tokens and clock times (deadline, seconds_left, next_hand_at, grace_until) "
+            "Session tokens and clock times (deadline, seconds_left, next_hand_at, at, grace_until) "
             "are normalised. 'Aulus#2' is Aulus's second connection after a drop."
         ),
     }

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
 from protocol.types import Role
 from server.demo import choose
 from server.engine.fair import CommittedDice
+from server.history import hand_history_async
+from server.store import Store, done
+from server.store_pg import PostgresStore
 
 from .tables import Table
 
@@ -31,23 +35,13 @@ def seen_hands(frames: list[dict[str, object]]) -> dict[int, list[dict[str, obje
     return hands
 
 
-@pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
-def test_each_member_gets_back_exactly_what_it_saw(variant: str) -> None:
+def play(table: Table, names: tuple[str, ...], hands: int) -> int:
+    """Random legal play (and the odd timeout) until ``hands`` hands are over."""
     rng = random.Random(4)
-    table = Table(
-        variant,
-        dice=CommittedDice("r_test", random.Random(4).randbytes),
-        next_hand_delay_seconds=1,
-        turn_seconds=10,
-    )
-    names = ("Aulus", "Brutus", "Cassia")
-    for name in names:
-        table.join(name)
-    table.join("Watcher", Role.SPECTATOR)
     for _ in range(600):
         room = table.room
         waiting = room.game.to_act()
-        if room.game.state.hands_played >= 6:
+        if room.game.state.hands_played >= hands:
             break
         if not room.game.hand_in_progress and not room.game.can_start_hand():
             for name in names:  # the busted sit down again with a fresh stack
@@ -62,17 +56,62 @@ def test_each_member_gets_back_exactly_what_it_saw(variant: str) -> None:
             table.sessions[player.removeprefix("p_")], choose(room.game.legal_actions(player), rng)
         )
     played = table.room.game.state.hands_played
-    assert played >= 6
+    assert played >= hands
+    return played
+
+
+def seated(store: Store | None = None, variant: str = "liars") -> tuple[Table, tuple[str, ...]]:
+    table = Table(
+        variant,
+        store=store,
+        dice=CommittedDice("r_test", random.Random(4).randbytes),
+        next_hand_delay_seconds=1,
+        turn_seconds=10,
+    )
+    names = ("Aulus", "Brutus", "Cassia")
+    for name in names:
+        table.join(name)
+    table.join("Watcher", Role.SPECTATOR)
+    return table, names
+
+
+def check(table: Table, name: str, history: list[dict[str, Any]], played: int) -> None:
+    assert [h["hand"] for h in history] == list(range(played - 3, played + 1))
+    seen = seen_hands(table.inboxes[name].frames)
+    for past in history:
+        assert past["events"] == seen[past["hand"]], (name, past["hand"])
+    # A member's own opening for a hand whose dice stayed hidden: theirs alone.
+    opened = {f["hand"]: f["opening"] for f in table.inboxes[name].of_type("dice_opened")}
+    for past in history:
+        assert past["opening"] == opened.get(past["hand"])
+
+
+@pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
+def test_each_member_gets_back_exactly_what_it_saw(variant: str) -> None:
+    table, names = seated(variant=variant)
+    played = play(table, names, 6)
     for name in (*names, "Watcher"):
-        history = table.room.history(table.sessions[name], 4)
-        assert [h["hand"] for h in history] == list(range(played - 3, played + 1))
-        seen = seen_hands(table.inboxes[name].frames)
-        for past in history:
-            assert past["events"] == seen[past["hand"]], (name, past["hand"])
-        # A member's own opening for a hand whose dice stayed hidden: theirs alone.
-        opened = {f["hand"]: f["opening"] for f in table.inboxes[name].of_type("dice_opened")}
-        for past in history:
-            assert past["opening"] == opened.get(past["hand"])
+        check(table, name, table.room.history(table.sessions[name], 4), played)
+
+
+@pytest.mark.asyncio
+async def test_history_read_back_from_postgres_is_what_each_member_saw(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    await store.start()
+    try:
+        table, names = seated(store)
+        played = play(table, names, 6)
+        await done(store.commit())
+        with pytest.raises(TypeError, match="hand_history_async"):
+            table.room.history(table.sessions["Aulus"], 4)
+        for name in (*names, "Watcher"):
+            viewer = None if name == "Watcher" else f"p_{name}"
+            history = await hand_history_async(
+                store, "r_test", table.room.settings, played, viewer, 4
+            )
+            check(table, name, history, played)
+    finally:
+        await store.close()
 
 
 def test_history_reaches_back_only_as_far_as_kept() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from protocol.codec import SERVER_ADAPTER
 from protocol.types import Role
-from server.engine import AllIn, Roll
+from server.engine import AllIn, Pass, Roll
 from server.room import RequestError
 
 from .fakes import START_MS
@@ -182,3 +182,51 @@ def test_a_failing_timer_stays_inside_its_room() -> None:
     assert set(table.room.game.to_act()) == {"p_Aulus", "p_Brutus"}
     assert not table.room.closed
     assert table.room.chips_conserved()
+
+
+def test_next_hand_tells_the_table_when_the_schedule_changes_between_hands() -> None:
+    table = Table("simple", next_hand_delay_seconds=5, turn_seconds=30)
+    a = table.join("Aulus")
+    assert a.of_type("next_hand") == []  # one player: nothing to schedule
+    table.clock.advance(1)
+    table.join("Brutus")
+    assert [f["at"] for f in a.of_type("next_hand")] == [START_MS + 6000]
+    table.room.set_ready(table.sessions["Brutus"], False)
+    assert [f["at"] for f in a.of_type("next_hand")] == [START_MS + 6000, None]
+    assert table.room.snapshot_for(table.sessions["Aulus"]).next_hand_at is None
+    table.clock.advance(10)  # the cancelled schedule starts nothing
+    assert a.of_type("hand_started") == []
+    table.room.set_ready(table.sessions["Brutus"], True)
+    assert a.of_type("next_hand")[-1]["at"] == START_MS + 16000
+    table.clock.advance(5)
+    assert len(a.of_type("hand_started")) == 1
+    for name in ("Brutus", "Aulus"):
+        table.room.act(table.sessions[name], Roll())
+    # hand_ended says when the next hand starts itself: no next_hand beside it.
+    (ended,) = a.of_type("hand_ended")
+    assert ended["next_hand_at"] == START_MS + 21000
+    assert len(a.of_type("next_hand")) == 3
+    table.room.leave(table.sessions["Brutus"])
+    assert a.of_type("next_hand")[-1]["at"] is None
+
+
+def test_a_snapshot_says_until_when_the_table_waits_for_someone_else() -> None:
+    table = Table("draw", next_hand_delay_seconds=0, turn_seconds=60)
+    table.join("Aulus")
+    b = table.join("Brutus")
+    assert table.room.snapshot_for(table.sessions["Aulus"]).hand is None
+    table.clock.advance(0)
+    for name in ("Brutus", "Aulus"):
+        table.room.act(table.sessions[name], engine_roll())
+    table.clock.advance(3)
+    waiting = b.of_type("waiting_for")[-1]
+    assert waiting["players"] == ["p_Brutus"]
+    hand = table.room.snapshot_for(table.sessions["Aulus"]).hand
+    assert hand is not None
+    assert hand.deadline == waiting["deadline"] == START_MS + 60_000
+    for name in ("Brutus", "Aulus"):
+        table.room.act(table.sessions[name], Pass())
+    hand = table.room.snapshot_for(table.sessions["Aulus"]).hand
+    assert hand is not None
+    assert hand.phase == "complete"
+    assert hand.deadline is None

@@ -1,36 +1,102 @@
-"""The stores: what is committed comes back, in order; a damaged or newer store is refused."""
+"""The stores: what is committed comes back, in order; a damaged or newer store is refused;
+a room another node claimed since is fenced off. Each test of the interface runs against
+memory, SQLite (both sync policies) and a real PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import asyncpg
 import pytest
+import pytest_asyncio
 
-from server.store import MIGRATIONS, MemoryStore, SqliteStore, Store, StoreError, Sync
+from server import store_pg
+from server.store import (
+    MIGRATIONS,
+    Fenced,
+    LocalStore,
+    MemoryStore,
+    SqliteStore,
+    Store,
+    StoreError,
+    Sync,
+    done,
+)
+from server.store_pg import PostgresStore
+from tests.conftest import new_database
+from tests.services import PostgresServer
+
+STORES = ["memory", "sqlite", "sqlite-full", "postgres"]
+SHARED = ["sqlite", "postgres"]
+"""The stores that two clients can share (the fencing tests)."""
 
 
-@pytest.fixture(params=["memory", "sqlite", "sqlite-full"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
+class Opener:
+    """Opens stores of one kind on one database: two clients of one store for fencing."""
+
+    def __init__(self, kind: str, tmp_path: Path, url: str | None) -> None:
+        self.kind, self.tmp_path, self.url = kind, tmp_path, url
+        self.opened: list[Store] = []
+
+    async def __call__(self) -> Store:
+        opened: Store
+        if self.kind == "memory":
+            opened = MemoryStore()
+        elif self.kind == "postgres":
+            assert self.url is not None
+            opened = PostgresStore(self.url)
+        else:
+            sync = Sync.FULL if self.kind == "sqlite-full" else Sync.NORMAL
+            opened = SqliteStore(self.tmp_path / "tali.db", sync)
+        await opened.start()
+        self.opened.append(opened)
+        return opened
+
+    async def close(self) -> None:
+        for opened in self.opened:
+            with contextlib.suppress(Fenced):
+                await done(opened.close())
+
+
+@pytest_asyncio.fixture
+async def opener(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
+    kind = request.param
+    if kind != "postgres":
+        opener = Opener(kind, tmp_path, None)
+        yield opener
+        await opener.close()
         return
-    sync = Sync.FULL if request.param == "sqlite-full" else Sync.NORMAL
-    opened = SqliteStore(tmp_path / "tali.db", sync)
-    yield opened
-    opened.close()
+    async with new_database(request.getfixturevalue("postgres_server")) as url:
+        opener = Opener(kind, tmp_path, url)
+        yield opener
+        await opener.close()
 
 
-def test_committed_entries_come_back_after_the_latest_snapshot(store: Store) -> None:
+@pytest_asyncio.fixture
+async def store(opener: Opener) -> Store:
+    return await opener()
+
+
+each_store = pytest.mark.parametrize("opener", STORES, indirect=True)
+shared_stores = pytest.mark.parametrize("opener", SHARED, indirect=True)
+
+
+@pytest.mark.asyncio
+@each_store
+async def test_committed_entries_come_back_after_the_latest_snapshot(store: Store) -> None:
     store.open_room("r_a", {"settings": {"variant": "simple"}})
     for n in range(1, 6):
         store.append("r_a", n, {"k": "act", "n": n})
     store.snapshot("r_a", 3, 1, {"state": "after 3"})
     assert store.pending
-    store.commit()
+    await done(store.commit())
     assert store.pending == 0
-    (room,) = store.recover().rooms
+    (room,) = (await store.recover_async()).rooms
     assert (room.room, room.meta, room.snapshot) == (
         "r_a",
         {"settings": {"variant": "simple"}},
@@ -40,22 +106,42 @@ def test_committed_entries_come_back_after_the_latest_snapshot(store: Store) -> 
     assert room.entries[0][1] == {"k": "act", "n": 4}
 
 
-def test_a_closed_room_is_gone_and_sessions_are_kept(store: Store) -> None:
+@pytest.mark.asyncio
+@each_store
+async def test_a_closed_room_is_gone_and_sessions_are_kept(store: Store) -> None:
     store.open_room("r_a", {})
     store.open_room("r_b", {})
     store.append("r_a", 1, {})
     store.save_session("hash1", {"player": "p_1"})
     store.save_session("hash2", {"player": "p_2"})
-    store.commit()
+    await done(store.commit())
     store.close_room("r_a")
     store.forget_session("hash2")
-    store.commit()
-    recovered = store.recover()
+    await done(store.commit())
+    recovered = await store.recover_async()
     assert [r.room for r in recovered.rooms] == ["r_b"]
     assert recovered.sessions == [{"player": "p_1"}]
 
 
-def test_hands_and_pruning(store: Store) -> None:
+@pytest.mark.asyncio
+@each_store
+async def test_rooms_come_back_in_the_order_they_were_opened(store: Store) -> None:
+    names = ["r_c", "r_a", "r_d", "r_b"]
+    for name in names:
+        store.open_room(name, {"name": name})
+    store.append("r_d", 1, {"k": "sit"})
+    await done(store.commit())
+    assert [r.room for r in (await store.recover_async()).rooms] == names
+    # A takeover reads only the rooms it took, and no sessions.
+    taken = await store.recover_async(["r_d", "r_a"])
+    assert [r.room for r in taken.rooms] == ["r_a", "r_d"]
+    assert taken.rooms[1].entries == [(1, {"k": "sit"})]
+    assert taken.sessions == []
+
+
+@pytest.mark.asyncio
+@each_store
+async def test_hands_and_pruning(store: Store) -> None:
     store.open_room("r_a", {})
     n = 0
     for hand in range(1, 6):
@@ -63,18 +149,189 @@ def test_hands_and_pruning(store: Store) -> None:
             n += 1
             store.append("r_a", n, {"hand": hand})
         store.snapshot("r_a", n, hand, {"after_hand": hand})
-    store.commit()
-    snapshot, entries = store.hands("r_a", 2)
+    await done(store.commit())
+    snapshot, entries = await store.hands_async("r_a", 2)
     assert snapshot == {"after_hand": 2}
     assert {e["hand"] for _, e in entries} == {3, 4, 5}
     store.prune("r_a", 2)
-    store.commit()
-    snapshot, entries = store.hands("r_a", 3)
+    await done(store.commit())
+    snapshot, entries = await store.hands_async("r_a", 3)
     assert snapshot == {"after_hand": 3}
     assert {e["hand"] for _, e in entries} == {4, 5}
-    (room,) = store.recover().rooms
+    (room,) = (await store.recover_async()).rooms
     assert room.snapshot == {"after_hand": 5}
     assert room.entries == []
+
+
+@pytest.mark.asyncio
+@each_store
+async def test_the_sync_reads_agree_with_the_async_ones(store: Store) -> None:
+    store.open_room("r_a", {"x": 1})
+    store.append("r_a", 1, {"k": "sit"})
+    store.snapshot("r_a", 1, 0, {"s": 1})
+    store.append("r_a", 2, {"k": "act"})
+    await done(store.commit())
+    if isinstance(store, LocalStore):
+        assert store.recover() == await store.recover_async()
+        assert store.hands("r_a", 0) == await store.hands_async("r_a", 0)
+    else:
+        assert isinstance(store, PostgresStore)
+    assert await store.size_async() >= 0
+    assert store.size() == await store.size_async()
+
+
+# -- claims and fencing --------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+@each_store
+async def test_a_claim_takes_only_a_newer_generation(store: Store) -> None:
+    assert await store.generation("r_a") == 0
+    assert await store.claim("r_a", "node-a", 1)
+    assert await store.claim("r_a", "node-a", 1)  # again: the same claim
+    assert not await store.claim("r_a", "node-b", 1)  # the same generation, someone else
+    assert await store.claim("r_a", "node-b", 2)
+    assert not await store.claim("r_a", "node-a", 1)
+    assert await store.generation("r_a") == 2
+
+
+@pytest.mark.asyncio
+@shared_stores
+async def test_the_old_owners_batch_is_refused_after_a_new_owner_claimed(opener: Opener) -> None:
+    old, new = await opener(), await opener()
+    assert await old.claim("r_a", "node-a", 1)
+    old.open_room("r_a", {"v": 1})
+    old.open_room("r_b", {"v": 1})
+    old.append("r_a", 1, {"k": "sit", "by": "old"})
+    await done(old.commit())
+
+    # node-a is paused past its lease; node-b takes r_a over under generation 2.
+    assert await new.claim("r_a", "node-b", 2)
+    (taken,) = (await new.recover_async(["r_a"])).rooms
+    assert taken.entries == [(1, {"k": "sit", "by": "old"})]
+
+    # node-a wakes up and writes one batch: r_a's part is refused, r_b's lands.
+    old.append("r_a", 2, {"k": "act", "by": "old"})
+    old.snapshot("r_a", 2, 1, {"by": "old"})
+    old.close_room("r_a")
+    old.append("r_b", 1, {"k": "sit", "by": "old"})
+    old.save_session("h_old", {"player": "p_old"})
+    with pytest.raises(Fenced) as refused:
+        await done(old.commit())
+    assert refused.value.rooms == {"r_a"}
+
+    new.append("r_a", 2, {"k": "act", "by": "new"})
+    await done(new.commit())
+    recovered = await new.recover_async()
+    rooms = {r.room: r for r in recovered.rooms}
+    assert rooms["r_a"].snapshot is None  # nothing of the old owner's batch for r_a landed
+    assert rooms["r_a"].entries == [(1, {"k": "sit", "by": "old"}), (2, {"k": "act", "by": "new"})]
+    assert rooms["r_b"].entries == [(1, {"k": "sit", "by": "old"})]
+    assert recovered.sessions == [{"player": "p_old"}]
+    assert await new.generation("r_a") == 2
+
+    # It stays fenced: every later write of the old owner to r_a is refused too.
+    old.append("r_a", 3, {"k": "act", "by": "old"})
+    with pytest.raises(Fenced):
+        await done(old.commit())
+    assert [n for n, _ in (await new.recover_async(["r_a"])).rooms[0].entries] == [1, 2]
+
+
+@pytest.mark.asyncio
+@shared_stores
+async def test_a_closed_room_stays_fenced(opener: Opener) -> None:
+    old, new = await opener(), await opener()
+    assert await old.claim("r_a", "node-a", 1)
+    old.open_room("r_a", {})
+    await done(old.commit())
+    assert await new.claim("r_a", "node-b", 2)
+    new.close_room("r_a")  # the new owner plays the room out and closes it
+    await done(new.commit())
+    old.append("r_a", 1, {"k": "sit"})
+    old.open_room("r_a", {"again": True})
+    with pytest.raises(Fenced):
+        await done(old.commit())
+    assert (await new.recover_async()).rooms == []
+    assert await new.generation("r_a") == 2
+
+
+@pytest.mark.asyncio
+@shared_stores
+async def test_a_room_the_writer_never_claimed_is_fenced_by_any_claim(opener: Opener) -> None:
+    writer, claimer = await opener(), await opener()
+    assert await writer.claim("r_own", "node-a", 1)  # a node of a cluster
+    writer.open_room("r_a", {})
+    await done(writer.commit())
+    assert await claimer.claim("r_a", "node-b", 1)
+    writer.append("r_a", 1, {})
+    writer.append("r_own", 1, {})
+    with pytest.raises(Fenced) as refused:
+        await done(writer.commit())
+    assert refused.value.rooms == {"r_a"}
+
+
+@pytest.mark.asyncio
+@shared_stores
+async def test_a_store_that_never_claimed_is_a_single_nodes_and_unfenced(opener: Opener) -> None:
+    """No claim, no fencing read (a single node pays nothing for it)."""
+    single = await opener()
+    single.open_room("r_a", {})
+    single.append("r_a", 1, {})
+    await done(single.commit())
+    assert [n for n, _ in (await single.recover_async()).rooms[0].entries] == [1]
+
+
+# -- PostgreSQL: commits in order, merged while one is in flight ----------------------------
+
+
+@pytest.mark.asyncio
+async def test_postgres_commits_in_order_and_merges_while_one_is_in_flight(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    await store.start()
+    try:
+        store.open_room("r_a", {})
+        first = store.commit()
+        assert first is not None
+        futures = []
+        for n in range(1, 21):
+            store.append("r_a", n, {"n": n})
+            futures.append(store.commit())
+        # Every commit made while the first was in flight shares the next transaction.
+        assert len({id(f) for f in futures}) == 1
+        assert store.commit() is futures[-1]  # nothing new: wait for what is in flight
+        await asyncio.gather(first, *[f for f in futures if f is not None])
+        assert store.commit() is None
+        (room,) = (await store.recover_async()).rooms
+        assert [n for n, _ in room.entries] == list(range(1, 21))
+    finally:
+        await store.close()
+
+
+@pytest.mark.asyncio
+async def test_postgres_a_failed_batch_fails_every_later_one(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    await store.start()
+    try:
+        store.open_room("r_a", {})
+        store.append("r_a", 1, {})
+        await done(store.commit())
+        store.append("r_a", 1, {"again": True})  # the same entry number twice: refused
+        with pytest.raises(StoreError, match="commit failed"):
+            await done(store.commit())
+        store.append("r_a", 2, {})
+        with pytest.raises(StoreError, match="earlier commit failed"):
+            await done(store.commit())
+    finally:
+        with pytest.raises(StoreError):
+            await store.close()
+    again = PostgresStore(pg_url)
+    await again.start()
+    (room,) = (await again.recover_async()).rooms
+    assert room.entries == [(1, {})]
+    await again.close()
+
+
+# -- SQLite: crashes, damage, migrations -------------------------------------------------------
 
 
 def test_nothing_uncommitted_survives(tmp_path: Path) -> None:
@@ -121,3 +378,100 @@ def test_migrations_are_numbered_and_applied_once(tmp_path: Path) -> None:
     assert [r.meta for r in again.recover().rooms] == [{"x": 1}]
     assert again.size() > 0
     again.close()
+
+
+def test_a_schema_1_store_is_migrated_with_its_rooms(tmp_path: Path) -> None:
+    path = tmp_path / "tali.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.executescript(f"BEGIN;{MIGRATIONS[0]};PRAGMA user_version=1;COMMIT;")
+    db.executemany("INSERT INTO rooms VALUES (?, ?)", [("r_b", '{"b":1}'), ("r_a", '{"a":1}')])
+    db.execute("INSERT INTO entries VALUES ('r_b', 1, '{\"k\":\"sit\"}')")
+    db.close()
+    store = SqliteStore(path)
+    assert store.schema_version == len(MIGRATIONS)
+    recovered = store.recover()
+    assert [(r.room, r.meta) for r in recovered.rooms] == [("r_b", {"b": 1}), ("r_a", {"a": 1})]
+    assert recovered.rooms[0].entries == [(1, {"k": "sit"})]
+    store.close()
+
+
+def test_a_closed_rooms_tombstone_goes_after_a_day(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "tali.db")
+    asyncio.run(store.claim("r_old", "node-a", 1))
+    store.open_room("r_old", {})
+    store.close_room("r_old")
+    store.commit()
+    # Closed long ago, as far as the next close can tell.
+    store._db.execute("UPDATE rooms SET closed = ? WHERE room = 'r_old'", (time.time() - 90000,))
+    store.open_room("r_new", {})
+    store.close_room("r_new")  # never claimed: no tombstone
+    store.commit()
+    assert store._db.execute("SELECT count(*) FROM rooms").fetchone()[0] == 0
+    store.close()
+
+
+# -- PostgreSQL: migrations and refusals ----------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_postgres_migrations_are_numbered_and_applied_once(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    await store.start()
+    assert await store.schema_version() == len(store_pg.MIGRATIONS)
+    store.open_room("r_a", {"x": 1})
+    await done(store.commit())
+    await store.close()
+    # Two nodes starting at once: one migrates (none left to apply here), both start.
+    first, second = PostgresStore(pg_url), PostgresStore(pg_url)
+    await asyncio.gather(first.start(), second.start())
+    assert [r.meta for r in (await first.recover_async()).rooms] == [{"x": 1}]
+    assert await first.size_async() > 0
+    await asyncio.gather(first.close(), second.close())
+
+
+@pytest.mark.asyncio
+async def test_postgres_concurrent_first_starts_migrate_once(pg_url: str) -> None:
+    stores = [PostgresStore(pg_url) for _ in range(3)]
+    await asyncio.gather(*(s.start() for s in stores))
+    assert [await s.schema_version() for s in stores] == [len(store_pg.MIGRATIONS)] * 3
+    await asyncio.gather(*(s.close() for s in stores))
+
+
+@pytest.mark.asyncio
+async def test_postgres_a_newer_store_is_refused_and_left_alone(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    await store.start()
+    store.open_room("r_a", {"x": 1})
+    await done(store.commit())
+    await store.close()
+    admin = await asyncpg.connect(pg_url)
+    try:
+        await admin.execute("UPDATE tali_schema SET version = $1", len(store_pg.MIGRATIONS) + 1)
+        before = await admin.fetch("SELECT room, data::text FROM rooms ORDER BY room")
+        with pytest.raises(StoreError, match="newer server"):
+            await PostgresStore(pg_url).start()
+        assert (
+            await admin.fetchval("SELECT version FROM tali_schema") == len(store_pg.MIGRATIONS) + 1
+        )
+        assert await admin.fetch("SELECT room, data::text FROM rooms ORDER BY room") == before
+    finally:
+        await admin.close()
+
+
+@pytest.mark.asyncio
+async def test_postgres_a_foreign_database_is_refused(pg_url: str) -> None:
+    admin = await asyncpg.connect(pg_url)
+    try:
+        await admin.execute("CREATE TABLE rooms (id int)")
+        with pytest.raises(StoreError, match="not a tali store"):
+            await PostgresStore(pg_url).start()
+        assert await admin.fetchval("SELECT to_regclass('tali_schema')") is None
+    finally:
+        await admin.close()
+
+
+@pytest.mark.asyncio
+async def test_postgres_unreachable_is_a_clear_error(postgres_server: PostgresServer) -> None:
+    url = postgres_server.url().replace(str(postgres_server.port), "1")
+    with pytest.raises(StoreError, match="cannot reach"):
+        await PostgresStore(url).start()

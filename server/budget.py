@@ -1,0 +1,128 @@
+"""Token buckets, one per connection or per client address, on an injected clock.
+
+Nothing here knows of tali or of sockets: the transport and the HTTP endpoints
+count what a client makes the server do, and ask how long to hold it back.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Protocol
+
+
+class Now(Protocol):
+    def time(self) -> float: ...
+
+
+class TokenBucket:
+    """``rate`` tokens a second, at most ``burst`` saved; may be overdrawn (a debt)."""
+
+    __slots__ = ("burst", "rate", "stamp", "tokens")
+
+    def __init__(self, rate: float, burst: float, now: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = now
+
+    def level(self, now: float) -> float:
+        """The tokens saved at ``now`` (refilled since the last call)."""
+        tokens = self.tokens + (now - self.stamp) * self.rate
+        if tokens > self.burst:
+            tokens = self.burst
+        self.tokens = tokens
+        self.stamp = now
+        return tokens
+
+    def wait(self, level: float) -> float:
+        """Seconds from the last ``level()`` call until ``level`` tokens are saved."""
+        missing = min(level, self.burst) - self.tokens
+        return missing / self.rate if missing > 0 else 0.0
+
+    def full(self, now: float) -> bool:
+        return self.tokens + (now - self.stamp) * self.rate >= self.burst
+
+
+class Buckets:
+    """A token bucket per key (a client address), forgotten once full again."""
+
+    def __init__(self, rate: float, burst: float, clock: Now) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._clock = clock
+        self._buckets: dict[str, TokenBucket] = {}
+        self._prune_at = 1024
+
+    def take(self, key: str, cost: float = 1.0) -> float:
+        """Take ``cost`` tokens from ``key``'s bucket; the level left (below 0: over budget).
+
+        An empty bucket is not overdrawn further than ``-burst``, so a client that
+        keeps trying when refused is not locked out for ever.
+        """
+        now = self._clock.time()
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self._prune_at:
+                self._prune(now)
+            bucket = self._buckets[key] = TokenBucket(self.rate, self.burst, now)
+        left = bucket.level(now) - cost
+        bucket.tokens = max(left, -self.burst)
+        return left
+
+    def retry_after(self, key: str) -> float:
+        """Seconds until ``key`` may have one token again."""
+        bucket = self._buckets.get(key)
+        return 0.0 if bucket is None else bucket.wait(1.0)
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def _prune(self, now: float) -> None:
+        # Only addresses still in debt or refilling are worth remembering; the
+        # next prune waits until the map has doubled, so pruning stays O(1) amortised.
+        self._buckets = {k: b for k, b in self._buckets.items() if not b.full(now)}
+        self._prune_at = max(1024, 2 * len(self._buckets))
+
+
+class Admission(Enum):
+    ADMIT = "admit"
+    REFUSE = "refuse"  # answer 429 to the request
+    DROP = "drop"  # close the TCP connection at once: a flood
+
+
+class AddressLimits:
+    """Open connections and new connections a second, per client address.
+
+    Beyond either limit a connection is refused (HTTP 429); beyond twice the
+    open limit, or with the rate bucket a whole burst in debt, it is dropped
+    unanswered. ``max_open`` or ``rate`` of 0 turns that limit off.
+    """
+
+    def __init__(self, max_open: int, rate: float, burst: int, clock: Now) -> None:
+        self.max_open = max_open
+        self._rate = Buckets(rate, burst, clock) if rate > 0 else None
+        self._open: dict[str, int] = {}
+
+    def admit(self, address: str) -> Admission:
+        """Count a new connection from ``address``; ``release`` it unless DROP."""
+        open_now = self._open.get(address, 0)
+        left = self._rate.take(address) if self._rate is not None else 0.0
+        verdict = Admission.ADMIT
+        if (self.max_open and open_now >= self.max_open) or left < 0:
+            verdict = Admission.REFUSE
+            if (self.max_open and open_now >= 2 * self.max_open) or (
+                self._rate is not None and left < -self._rate.burst
+            ):
+                return Admission.DROP
+        self._open[address] = open_now + 1
+        return verdict
+
+    def release(self, address: str) -> None:
+        left = self._open.get(address, 0) - 1
+        if left > 0:
+            self._open[address] = left
+        else:
+            self._open.pop(address, None)
+
+    def open(self, address: str) -> int:
+        return self._open.get(address, 0)

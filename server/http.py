@@ -1,0 +1,97 @@
+"""The plain HTTP endpoints: health, readiness, metrics and the browser client's files.
+
+The transport has already refused whatever is not a well-formed GET or HEAD
+without a body (see server.httphead); here each path gets its answer.
+``/healthz`` and ``/readyz`` are free (probes must always get through); the
+static files and ``/metrics`` draw on a token bucket per client address,
+``/metrics`` at ``METRICS_COST`` tokens since each scrape walks every room.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from http import HTTPStatus
+
+from websockets.datastructures import Headers
+from websockets.http11 import Response
+
+from server.budget import Buckets, Now
+from server.config import ServerConfig
+from server.metrics import CONTENT_TYPE
+from server.static import SECURITY_HEADERS, StaticFiles
+from server.transport import HttpRequest
+
+METRICS_COST = 5.0
+
+
+class Endpoints:
+    """Answers to plain requests; ``game`` and ``metrics`` say what this port serves."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        clock: Now,
+        *,
+        ready: Callable[[], bool],
+        exposition: Callable[[], bytes],
+        static: StaticFiles | None,
+        metrics: bool,
+    ) -> None:
+        self._ready = ready
+        self._exposition = exposition
+        self._static = static
+        self._metrics = metrics
+        self._budget = Buckets(config.http_rate_per_second, config.http_rate_burst, clock)
+
+    def answer(self, request: HttpRequest) -> Response | None:
+        """The response to ``request``; None accepts a WebSocket upgrade."""
+        path = request.path
+        if request.upgrade:
+            if self._static is None:
+                return response(HTTPStatus.NOT_FOUND, b"no game here\n")
+            if not self._ready():
+                return response(HTTPStatus.SERVICE_UNAVAILABLE, b"shutting down\n")
+            return None
+        if path == "/healthz":
+            return response(HTTPStatus.OK, b"ok\n")
+        if path == "/readyz":
+            if self._ready():
+                return response(HTTPStatus.OK, b"ready\n")
+            return response(HTTPStatus.SERVICE_UNAVAILABLE, b"shutting down\n")
+        if path == "/metrics" and self._metrics:
+            return self._limited(request, METRICS_COST) or response(
+                HTTPStatus.OK, self._exposition(), CONTENT_TYPE
+            )
+        if self._static is None:
+            return response(HTTPStatus.NOT_FOUND, b"not found\n")
+        limited = self._limited(request, 1.0)
+        if limited is not None:
+            return limited
+        status, body, content_type = self._static.find(path)
+        return response(status, body, content_type, SECURITY_HEADERS)
+
+    def _limited(self, request: HttpRequest, cost: float) -> Response | None:
+        if self._budget.take(request.client, cost) >= 0:
+            return None
+        retry = str(max(1, math.ceil(self._budget.retry_after(request.client))))
+        return response(
+            HTTPStatus.TOO_MANY_REQUESTS, b"too many requests\n", extra=(("Retry-After", retry),)
+        )
+
+
+def response(
+    status: HTTPStatus,
+    body: bytes,
+    content_type: str = "text/plain; charset=utf-8",
+    extra: tuple[tuple[str, str], ...] = (),
+) -> Response:
+    headers = Headers(
+        [
+            ("Content-Type", content_type),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-cache"),
+            *extra,
+        ]
+    )
+    return Response(status.value, status.phrase, headers, body)

@@ -1,0 +1,425 @@
+"""The store in a PostgreSQL database, which several nodes share (asyncpg).
+
+The same store as ``server.store.SqliteStore`` (read its docstring: entries,
+snapshots, sessions, batches, fencing), over an asynchronous driver:
+
+- Writes go into the open batch at once (no I/O); ``commit`` hands the batch
+  to a writer and returns an ``asyncio.Future`` that completes when it is
+  durable (one transaction, ``synchronous_commit`` as the server has it: on
+  by default, so a commit survives a power loss of the database's machine).
+- One batch is written at a time, in the order of the ``commit`` calls. The
+  batches committed while one is being written are merged into the next
+  transaction (group commit): under load the cost is per round trip to the
+  database, not per event-loop turn.
+- Every transaction first reads the generation of each room it writes, with
+  a share lock (``FOR SHARE``): a ``claim`` by another node waits for it, or
+  it waits for the claim and then sees the newer generation. Rooms whose
+  stored generation is newer than this store's claim lose their writes, the
+  rest commit, and the future raises ``Fenced``.
+- A failed transaction (the database gone, say) fails its future and every
+  later one: the server must not go on with a hole in its rooms' logs.
+- ``recover_async``, ``hands_async`` and ``size_async`` read; ``size`` gives
+  the figure last measured.
+
+Schema migrations are numbered (``MIGRATIONS``); ``tali_schema`` holds how
+many were applied. A newer schema than this server knows is refused and left
+untouched; concurrent starts migrate one at a time (an advisory lock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Collection
+
+import asyncpg
+
+from server.store import TOMBSTONE_SECONDS, Data, Fenced, Op, Recovered, RoomRecord, StoreError
+
+MIGRATIONS: list[str] = [
+    # 1: rooms (with their owner and generation: fencing), entries, snapshots, sessions. A
+    # closed room keeps its row without data for TOMBSTONE_SECONDS. ordinal: creation order.
+    """
+    CREATE TABLE rooms (
+        room text PRIMARY KEY,
+        ordinal bigserial NOT NULL,
+        data json,
+        node text NOT NULL DEFAULT '',
+        generation bigint NOT NULL DEFAULT 0,
+        closed timestamptz
+    );
+    CREATE INDEX rooms_closed ON rooms (closed) WHERE data IS NULL;
+    CREATE TABLE entries (
+        room text NOT NULL, n bigint NOT NULL, data json NOT NULL,
+        PRIMARY KEY (room, n)
+    );
+    CREATE TABLE snapshots (
+        room text NOT NULL, n bigint NOT NULL, hand bigint NOT NULL, data json NOT NULL,
+        PRIMARY KEY (room, n)
+    );
+    CREATE TABLE sessions (key text PRIMARY KEY, data json NOT NULL);
+    """,
+]
+"""Schema migrations, applied in order; ``tali_schema.version`` counts those applied."""
+
+_MIGRATION_LOCK = 0x7A11_5C4E
+"""The advisory lock key that serialises migrations of one database."""
+
+_INSERT_ENTRY = "INSERT INTO entries VALUES ($1, $2, $3)"
+_INSERT_SNAPSHOT = (
+    "INSERT INTO snapshots VALUES ($1, $2, $3, $4)"
+    " ON CONFLICT (room, n) DO UPDATE SET hand = EXCLUDED.hand, data = EXCLUDED.data"
+)
+_OPEN_ROOM = (
+    "INSERT INTO rooms (room, data) VALUES ($1, $2)"
+    " ON CONFLICT (room) DO UPDATE SET data = EXCLUDED.data, closed = NULL"
+)
+_SAVE_SESSION = (
+    "INSERT INTO sessions VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data"
+)
+_FENCE = (
+    "SELECT room, generation FROM rooms WHERE room = ANY($1::text[]) AND generation > 0"
+    " ORDER BY room FOR SHARE"
+)
+_CLAIM = (
+    "INSERT INTO rooms (room, node, generation) VALUES ($1, $2, $3) ON CONFLICT (room)"
+    " DO UPDATE SET node = EXCLUDED.node, generation = EXCLUDED.generation, closed = NULL"
+    " WHERE rooms.generation < EXCLUDED.generation"
+    " OR (rooms.generation = EXCLUDED.generation AND rooms.node = EXCLUDED.node)"
+    " RETURNING generation"
+)
+_TABLES = ("rooms", "entries", "snapshots", "sessions")
+
+
+def _encode(data: Data) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
+class PostgresStore:
+    """The store in a PostgreSQL database (``url``: ``postgresql://user:pw@host:port/db``)."""
+
+    def __init__(self, url: str, *, pool_size: int = 4) -> None:
+        self.url = url
+        self._pool_size = pool_size
+        self._pool: asyncpg.Pool | None = None
+        self._ops: list[Op] = []
+        self._closing: set[str] = set()
+        self._generations: dict[str, int] = {}
+        """The generation this store claimed each room under (absent: 0)."""
+        self._fencing = False
+        """Whether this store ever claimed a room: one that never did is a single node's,
+        and skips the fencing read (it costs SQLite 25-100 us a commit)."""
+        self._writing: asyncio.Future[None] | None = None
+        """The batch being written."""
+        self._next: asyncio.Future[None] | None = None
+        """The batches committed while one is being written: the next transaction."""
+        self._next_ops: list[Op] = []
+        self._next_closing: set[str] = set()
+        self._writer: asyncio.Task[None] | None = None
+        self._failed: BaseException | None = None
+        self._size = 0
+        self.last_commit_seconds = 0.0
+        self.last_batch = 0
+
+    # -- connecting ------------------------------------------------------------
+
+    async def start(self) -> None:
+        try:
+            self._pool = await asyncpg.create_pool(
+                self.url, min_size=1, max_size=self._pool_size, command_timeout=30
+            )
+        except (OSError, asyncpg.PostgresError) as exc:
+            raise StoreError(f"cannot reach the PostgreSQL store: {exc}") from None
+        try:
+            async with self._pool.acquire() as conn:
+                await self._migrate(conn)
+        except BaseException:
+            await self._pool.close()
+            self._pool = None
+            raise
+
+    @staticmethod
+    async def _migrate(conn: asyncpg.pool.PoolConnectionProxy) -> None:
+        # One transaction for every pending migration, the version number with them.
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+            if await conn.fetchval("SELECT to_regclass('tali_schema')") is None:
+                if await conn.fetchval("SELECT to_regclass('rooms')") is not None:
+                    raise StoreError(
+                        "the PostgreSQL database has a rooms table but no tali_schema:"
+                        " not a tali store, refusing to touch it"
+                    )
+                await conn.execute("CREATE TABLE tali_schema (version integer NOT NULL)")
+                await conn.execute("INSERT INTO tali_schema VALUES (0)")
+            version: int = await conn.fetchval("SELECT version FROM tali_schema")
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"the PostgreSQL store was written by a newer server (schema {version};"
+                    f" this one knows up to {len(MIGRATIONS)}): refusing to touch it"
+                )
+            for number in range(version, len(MIGRATIONS)):
+                await conn.execute(MIGRATIONS[number])
+                await conn.execute("UPDATE tali_schema SET version = $1", number + 1)
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise StoreError("the PostgreSQL store is not started (await store.start())")
+        return self._pool
+
+    async def schema_version(self) -> int:
+        version: int = await self.pool.fetchval("SELECT version FROM tali_schema")
+        return version
+
+    # -- the open batch ----------------------------------------------------------
+
+    def append(self, room: str, n: int, entry: Data) -> None:
+        self._ops.append((_INSERT_ENTRY, (room, n, _encode(entry)), room))
+
+    def snapshot(self, room: str, n: int, hand: int, state: Data) -> None:
+        self._ops.append((_INSERT_SNAPSHOT, (room, n, hand, _encode(state)), room))
+
+    def open_room(self, room: str, meta: Data) -> None:
+        self._ops.append((_OPEN_ROOM, (room, _encode(meta)), room))
+
+    def close_room(self, room: str) -> None:
+        self._ops += [
+            ("DELETE FROM entries WHERE room = $1", (room,), room),
+            ("DELETE FROM snapshots WHERE room = $1", (room,), room),
+            # A room never claimed needs no tombstone: nobody else can own it.
+            ("DELETE FROM rooms WHERE room = $1 AND generation = 0", (room,), room),
+            ("UPDATE rooms SET data = NULL, closed = now() WHERE room = $1", (room,), room),
+            (
+                "DELETE FROM rooms WHERE data IS NULL"
+                " AND closed < now() - make_interval(secs => $1)",
+                (TOMBSTONE_SECONDS,),
+                None,
+            ),
+        ]
+        self._closing.add(room)
+
+    def save_session(self, key: str, data: Data) -> None:
+        self._ops.append((_SAVE_SESSION, (key, _encode(data)), None))
+
+    def forget_session(self, key: str) -> None:
+        self._ops.append(("DELETE FROM sessions WHERE key = $1", (key,), None))
+
+    def prune(self, room: str, keep_hands: int) -> None:
+        # The snapshot to keep from is found in the transaction (it sees the batch's own
+        # snapshots): SQLite's reads it now. Either keeps at least the last keep_hands hands.
+        oldest = "(SELECT n FROM snapshots WHERE room = $1 ORDER BY n DESC LIMIT 1 OFFSET $2)"
+        self._ops.append(
+            (f"DELETE FROM entries WHERE room = $1 AND n <= {oldest}", (room, keep_hands), room)
+        )
+        self._ops.append(
+            (f"DELETE FROM snapshots WHERE room = $1 AND n < {oldest}", (room, keep_hands), room)
+        )
+
+    @property
+    def pending(self) -> int:
+        return len(self._ops)
+
+    # -- committing --------------------------------------------------------------
+
+    def commit(self) -> asyncio.Future[None] | None:
+        loop = asyncio.get_running_loop()
+        if self._pool is None:
+            raise StoreError("the PostgreSQL store is not started (await store.start())")
+        if self._failed is not None:
+            failed: asyncio.Future[None] = loop.create_future()
+            failed.set_exception(StoreError(f"an earlier commit failed: {self._failed!r}"))
+            return failed
+        if not self._ops:
+            # Nothing new: durable once what is in flight is.
+            return self._next or self._writing
+        ops, self._ops = self._ops, []
+        closing, self._closing = self._closing, set()
+        if self._writing is None:
+            return self._write(ops, closing, loop.create_future())
+        self._next_ops += ops
+        self._next_closing |= closing
+        if self._next is None:
+            self._next = loop.create_future()
+        return self._next
+
+    def _write(
+        self, ops: list[Op], closing: set[str], future: asyncio.Future[None]
+    ) -> asyncio.Future[None]:
+        self._writing = future
+        self._writer = asyncio.get_running_loop().create_task(
+            self._run(ops, closing, future), name="tali-store-commit"
+        )
+        return future
+
+    async def _run(self, ops: list[Op], closing: set[str], future: asyncio.Future[None]) -> None:
+        try:
+            await self._transaction(ops)
+        except Fenced as fenced:
+            future.set_exception(fenced)
+        except BaseException as exc:
+            self._fail(exc, future)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        else:
+            future.set_result(None)
+        for room in closing:
+            self._generations.pop(room, None)
+        self._writing = None
+        if self._next is not None:
+            ops, future, closing = self._next_ops, self._next, self._next_closing
+            self._next, self._next_ops, self._next_closing = None, [], set()
+            self._write(ops, closing, future)
+
+    def _fail(self, exc: BaseException, future: asyncio.Future[None]) -> None:
+        """A batch did not commit: it and every later one fail (the logs would have a hole)."""
+        self._failed = exc
+        self._writing = None
+        future.set_exception(StoreError(f"commit failed: {exc!r}"))
+        if self._next is not None:
+            self._next.set_exception(StoreError(f"an earlier commit failed: {exc!r}"))
+            self._next, self._next_ops, self._next_closing = None, [], set()
+
+    async def _transaction(self, ops: list[Op]) -> None:
+        started = time.perf_counter()
+        fenced: set[str] = set()
+        async with self.pool.acquire() as conn, conn.transaction():
+            rooms = sorted({room for _, _, room in ops if room is not None})
+            if rooms and self._fencing:
+                for row in await conn.fetch(_FENCE, rooms):
+                    if row["generation"] > self._generations.get(row["room"], 0):
+                        fenced.add(row["room"])
+            if fenced:
+                ops = [op for op in ops if op[2] not in fenced]
+            # In the order written; a run of the same statement (a turn's entries) at once.
+            i = 0
+            while i < len(ops):
+                sql = ops[i][0]
+                j = i + 1
+                while j < len(ops) and ops[j][0] is sql:
+                    j += 1
+                if j - i == 1:
+                    await conn.execute(sql, *ops[i][1])
+                else:
+                    await conn.executemany(sql, [args for _, args, _ in ops[i:j]])
+                i = j
+        self.last_batch = len(ops)
+        self.last_commit_seconds = time.perf_counter() - started
+        if fenced:
+            raise Fenced(fenced)
+
+    # -- owning rooms --------------------------------------------------------------
+
+    async def claim(self, room: str, node: str, generation: int) -> bool:
+        took = await self.pool.fetchval(_CLAIM, room, node, generation)
+        if took is None:
+            return False
+        self._generations[room] = generation
+        self._fencing = True
+        return True
+
+    async def generation(self, room: str) -> int:
+        held = await self.pool.fetchval("SELECT generation FROM rooms WHERE room = $1", room)
+        return int(held or 0)
+
+    # -- reading -----------------------------------------------------------------
+
+    async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
+        wanted = None if rooms is None else list(rooms)
+        async with (
+            self.pool.acquire() as conn,
+            conn.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            heads = await conn.fetch(
+                """
+                SELECT r.room, r.data AS meta, s.n, s.data AS snapshot
+                FROM rooms r LEFT JOIN LATERAL (
+                    SELECT n, data FROM snapshots
+                    WHERE snapshots.room = r.room ORDER BY n DESC LIMIT 1
+                ) s ON true
+                WHERE r.data IS NOT NULL AND ($1::text[] IS NULL OR r.room = ANY($1::text[]))
+                ORDER BY r.ordinal
+                """,
+                wanted,
+            )
+            tails = await conn.fetch(
+                """
+                WITH latest AS (
+                    SELECT room, max(n) AS n FROM snapshots
+                    WHERE $1::text[] IS NULL OR room = ANY($1::text[]) GROUP BY room
+                )
+                SELECT e.room, e.n, e.data FROM entries e
+                JOIN rooms r ON r.room = e.room
+                LEFT JOIN latest l ON l.room = e.room
+                WHERE r.data IS NOT NULL AND e.n > coalesce(l.n, 0)
+                    AND ($1::text[] IS NULL OR e.room = ANY($1::text[]))
+                ORDER BY e.room, e.n
+                """,
+                wanted,
+            )
+            sessions = (
+                [json.loads(data) for (data,) in await conn.fetch("SELECT data FROM sessions")]
+                if rooms is None
+                else []
+            )
+        entries: dict[str, list[tuple[int, Data]]] = {}
+        for row in tails:
+            entries.setdefault(row["room"], []).append((row["n"], json.loads(row["data"])))
+        records = [
+            RoomRecord(
+                row["room"],
+                json.loads(row["meta"]),
+                None if row["snapshot"] is None else json.loads(row["snapshot"]),
+                entries.get(row["room"], []),
+            )
+            for row in heads
+        ]
+        return Recovered(records, sessions)
+
+    async def hands_async(
+        self, room: str, since_hand: int
+    ) -> tuple[Data | None, list[tuple[int, Data]]]:
+        async with (
+            self.pool.acquire() as conn,
+            conn.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            start = await conn.fetchrow(
+                "SELECT n, data FROM snapshots WHERE room = $1 AND hand <= $2"
+                " ORDER BY n DESC LIMIT 1",
+                room,
+                since_hand,
+            )
+            after = start["n"] if start else 0
+            rows = await conn.fetch(
+                "SELECT n, data FROM entries WHERE room = $1 AND n > $2 ORDER BY n", room, after
+            )
+        entries = [(row["n"], json.loads(row["data"])) for row in rows]
+        return (json.loads(start["data"]) if start else None), entries
+
+    def size(self) -> int:
+        return self._size
+
+    async def size_async(self) -> int:
+        size = await self.pool.fetchval(
+            "SELECT coalesce(sum(pg_total_relation_size(to_regclass(t))), 0)"
+            " FROM unnest($1::text[]) t",
+            list(_TABLES),
+        )
+        self._size = int(size)
+        return self._size
+
+    # -- closing -----------------------------------------------------------------
+
+    def close(self) -> Awaitable[None]:
+        return self._close()
+
+    async def _close(self) -> None:
+        try:
+            pending = self.commit()
+            if pending is not None:
+                await pending
+        finally:
+            if self._pool is not None:
+                await self._pool.close()
+                self._pool = None
