@@ -144,6 +144,7 @@ client.on("your_turn", (prompt) => {
 
 // -- start -------------------------------------------------------------------------
 
+$("loading").hidden = true; // every module loaded: the page works
 setUpRules();
 setUpAlerts();
 handlers.bindForms();
