@@ -87,6 +87,7 @@ async function loadHistory(hands) {
   const reply = await client.request("hand_history", { room, hands }).catch(() => null);
   if (!reply || room !== state.room || !state.model) return;
   state.history.fill(reply.hands, { room, you: state.model.you, settings: state.model.settings });
+  store.restoreLastHand(state);
   render();
   for (const h of reply.hands) checkDice(room, h.hand, h.events, h.opening, "history");
 }

@@ -4,7 +4,7 @@
 
 import { applyEvent } from "./room-model.js";
 import { between, describeAward, live } from "./describe.js";
-import { HandHistory } from "./history.js";
+import { HandHistory, replay } from "./history.js";
 
 // The events that make up a hand's story (chat and comings and goings do not).
 const HAND_EVENTS = new Set([
@@ -217,6 +217,22 @@ export function entropyFor(state, prompt, make) {
   const key = promptKey(prompt);
   if (state.outgoing?.key !== key) state.outgoing = { key, room: prompt.room, hand: prompt.hand, entropy: make() };
   return state.outgoing.entropy;
+}
+
+/**
+ * After a reload between hands the log is empty: fill it, the results and the
+ * roll-offs from the server's record of the hand on the table, if it has it.
+ */
+export function restoreLastHand(state) {
+  const m = state.model;
+  if (!m?.hand || live(m) || state.log.length || state.results.length) return false;
+  const record = state.history.hands.find((r) => r.hand === m.hand.number);
+  if (!record) return false;
+  const shown = replay(record);
+  state.log = shown.lines;
+  state.results = shown.results;
+  state.rollOffs = record.events.filter((e) => e.type === "roll_off");
+  return true;
 }
 
 /** Our own opening (dice_opened), for a hand whose dice stayed hidden. */

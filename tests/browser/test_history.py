@@ -60,6 +60,9 @@ async def test_earlier_hands_come_from_the_server_on_a_new_device(
     page = await context.new_page()
     await page.goto(f"http://127.0.0.1:{server.port}/")
     again = Player(page, "Aulus")
+    # Between hands, the hand on the table is told again from the server's record.
+    await page.get_by_test_id("log").get_by_text("Hand 2 is over").wait_for()
+    assert "wins the pot (2)" in await again.result()
     history = page.get_by_test_id("history")
     first = await opened(history, 1)
     assert "Aulus rolls " + " ".join(map(str, mine)) in first, first
