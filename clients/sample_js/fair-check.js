@@ -87,7 +87,7 @@ export async function checkHand({ room, hand, you, events, opening = null, sent 
       // Ours: the entropy we sent, and the opening must say the same was used.
       entropies = effectiveEntropies(seen.map((r) => r.entropy));
       if (entropies.some((entropy, i) => entropy !== (open.rolls[i].entropy ?? null))) {
-        problem(player, "your own entropy was not used for your dice");
+        problem(player, "your own entropy was not used for them");
       }
     } else {
       entropies = open.rolls.map((r) => r.entropy ?? null);

@@ -138,9 +138,9 @@ def tampering(mode: str) -> Setup:
 
 
 WARNINGS = {
-    "faces": "Brutus — the dice shown do not follow from the secret and the entropy.",
-    "secret": "Brutus — the secret does not open the commitment published when the hand began.",
-    "own entropy": "Aulus — your own entropy was not used for your dice.",
+    "faces": "Brutus's dice: the dice shown do not follow from the secret and the entropy.",
+    "secret": "Brutus's dice: the secret does not open the commitment published when the hand began.",
+    "own entropy": "your dice: your own entropy was not used for them.",
 }
 
 
@@ -161,7 +161,7 @@ async def test_a_tampered_hand_raises_a_loud_warning(
     await alert.wait_for()
     text = await alert.inner_text()
     assert "Warning: the dice failed the fairness check" in text
-    assert f"Hand 1: {WARNINGS[mode]}" in text, text
+    assert f"Hand 1, {WARNINGS[mode]}" in text, text
     assert await alert.get_attribute("role") == "alert"
     check = page.get_by_test_id("dice-check")
     assert await check.get_attribute("data-status") == "failed"

@@ -58,9 +58,11 @@ function renderFairAlert(state) {
   box.replaceChildren(
     el("h3", {}, "⚠ Warning: the dice failed the fairness check"),
     el("p", {}, "Before each hand the server commits to every player's dice. For the hands below, what it showed does not match that commitment, so the server could have chosen those dice. Think twice before playing on at this table."),
-    el("ul", {}, failed.flatMap(([hand, verdict]) => verdict.problems.map((problem) => lineNode("li", [
-      `Hand ${hand}: `, ...(problem.player ? [{ name: nameOf(state, problem.player) }, " — "] : []), problem.text, ".",
-    ])))),
+    el("ul", {}, failed.flatMap(([hand, verdict]) => verdict.problems.map((problem) => {
+      const whose = !problem.player ? [": "]
+        : problem.player === state.model.you ? [", your dice: "] : [", ", { name: nameOf(state, problem.player) }, "'s dice: "];
+      return lineNode("li", [`Hand ${hand}`, ...whose, problem.text, "."]);
+    }))),
   );
 }
 
