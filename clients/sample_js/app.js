@@ -57,7 +57,6 @@ function render() {
     const active = document.activeElement;
     if (prompt && (!active || active === document.body) && !typing()) firstControl()?.focus({ preventScroll: true });
   }
-  if (store.wantsStartTime(state)) client.request("resync", { room: state.room }).catch(() => {});
   tick(state);
 }
 
@@ -115,7 +114,7 @@ client.on("welcome", (welcome) => {
 client.on("session_lost", () => {
   state.notice = "Your earlier visit had expired, so you start afresh in the lobby.";
 });
-client.on("server_shutdown", () => handlers.notice("The server is restarting: the game in progress ends. This page reconnects by itself."));
+client.on("server_shutdown", () => handlers.notice("The server is restarting: this page reconnects by itself, and you carry on where you were."));
 client.on("lobby_update", (update) => {
   store.lobbyUpdate(state, update);
   if (state.screen === "lobby") render();

@@ -107,7 +107,6 @@ export function tableWinner(model) {
 /**
  * What the table is doing between hands, in words, for the banner above the
  * seats: { text, deadline? } where deadline (server ms) starts a countdown.
- * `starting` says whether a hand is due but its moment is not known yet.
  */
 export function between(model) {
   const first = !model.hand;
@@ -118,7 +117,7 @@ export function between(model) {
   if (model.next_hand_at) {
     return { text: first ? "The first hand starts in " : `Hand ${model.hand.number + 1} starts in `, deadline: model.next_hand_at };
   }
-  return { text: first ? "The first hand starts in a moment." : "The next hand starts in a moment.", starting: true };
+  return { text: first ? "The first hand starts in a moment." : "The next hand starts in a moment." };
 }
 
 /** What the player should know about their own place at the table right now. */

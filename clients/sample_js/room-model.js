@@ -58,6 +58,9 @@ export function applyEvent(model, e) {
     case "player_reconnected":
       if (seat) seat.connected = true;
       return [[name, " is back"]];
+    case "next_hand": // between hands: the next one scheduled (`at`) or cancelled (null)
+      model.next_hand_at = e.at;
+      return [];
     case "readiness_changed":
       if (seat) seat.ready = e.ready;
       return [[name, e.ready ? " sits in" : " sits out"]];

@@ -3,7 +3,7 @@
 // input.js sends requests. Reading this file tells what the page knows.
 
 import { applyEvent } from "./room-model.js";
-import { between, describeAward, live } from "./describe.js";
+import { describeAward, live } from "./describe.js";
 import { HandHistory, replay } from "./history.js";
 
 // The events that make up a hand's story (chat and comings and goings do not).
@@ -34,7 +34,6 @@ export function createState(storage = globalThis.localStorage) {
     outgoing: null, // the entropy of our roll or reroll in flight: { key, room, hand, entropy }
     clockOffset: 0, // server clock minus ours, learnt from prompts
     timerTotals: new Map(), // deadline -> the whole turn's length in ms, for the time bars
-    startAsked: -1, // the seq at which we last asked when the next hand starts
   };
 }
 
@@ -279,17 +278,4 @@ export function currentPrompt(state) {
 /** A key that changes exactly when the decision asked of us changes. */
 export function promptKey(prompt) {
   return prompt ? JSON.stringify([prompt.room, prompt.hand, prompt.phase, prompt.deadline, prompt.legal]) : "";
-}
-
-/**
- * Between hands, once two players can play, the server schedules the next
- * hand, but only a snapshot says when. True when we should ask (a `resync`)
- * for the countdown; asked once per seq.
- */
-export function wantsStartTime(state) {
-  const m = state.model;
-  if (!m || live(m) || m.next_hand_at || state.startAsked === m.seq) return false;
-  if (!between(m).starting) return false;
-  state.startAsked = m.seq;
-  return true;
 }

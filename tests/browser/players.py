@@ -159,6 +159,18 @@ class Player:
         assert violations == [], json.dumps(violations, indent=1)
 
 
+def recorder(sent: list[dict[str, Any]]) -> Callable[[Page], Awaitable[None]]:
+    """A ``setup`` that records every frame the page sends on its WebSocket."""
+
+    async def setup(page: Page) -> None:
+        page.on(
+            "websocket",
+            lambda ws: ws.on("framesent", lambda payload: sent.append(json.loads(payload))),
+        )
+
+    return setup
+
+
 async def bot(
     server: TaliServer, name: str, room: str | None = None, role: str = "player"
 ) -> Client:
@@ -172,7 +184,7 @@ async def bot(
 
 def pid(server: TaliServer, name: str) -> str:
     """The player id of the (only) session with this name."""
-    return next(s.player_id for s in server.sessions if s.name == name)
+    return next(s.player_id for s in server.presence if s.name == name)
 
 
 def only_room(server: TaliServer) -> str:

@@ -18,25 +18,13 @@ from server.app import TaliServer
 from tests.integration.harness import Client
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, is_prompt, only_room, pid
+from .players import Player, bot, is_prompt, only_room, pid, recorder
 
 pytestmark = pytest.mark.asyncio
 
 ENTROPY = re.compile(r"^[A-Za-z0-9_-]{22}$")  # 16 random bytes as base64url (FAIRNESS.md §7)
 
 Setup = Callable[[Page], Awaitable[None]]
-
-
-def recorder(sent: list[dict[str, Any]]) -> Setup:
-    """Record every frame the page sends (installed before the page opens its WebSocket)."""
-
-    async def setup(page: Page) -> None:
-        page.on(
-            "websocket",
-            lambda ws: ws.on("framesent", lambda payload: sent.append(json.loads(payload))),
-        )
-
-    return setup
 
 
 async def asked(client: Client, phase: str, since: int) -> None:

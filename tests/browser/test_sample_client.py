@@ -242,7 +242,7 @@ async def test_a_dropped_connection_resumes_and_keeps_the_log_and_chat(
     page = aulus.page
     await page.get_by_test_id("chat-log").get_by_text("before the drop").wait_for()
     await page.get_by_test_id("action-roll").wait_for(timeout=20_000)
-    session = next(s for s in server.sessions if s.name == "Aulus")
+    session = next(s for s in server.presence if s.name == "Aulus")
     session.outbox.close(1011, "dropped by the test")  # type: ignore[union-attr]
     await brutus.request("roll", room=room)  # happens while Aulus is away
     await page.get_by_test_id("log").get_by_text("up to date again").wait_for()

@@ -15,7 +15,7 @@ from server.app import TaliServer
 from tests.integration.harness import Client
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, is_prompt, only_room, pid
+from .players import Player, bot, is_prompt, only_room, pid, recorder
 
 pytestmark = pytest.mark.asyncio
 
@@ -544,7 +544,8 @@ async def test_a_refused_room_setting_is_said_in_words(
 async def test_the_start_of_play_and_sitting_out_are_said(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    sent: list[dict[str, Any]] = []
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport, setup=recorder(sent))
     await aulus.open_room("liars")
     room = only_room(server)
     page = aulus.page
@@ -564,6 +565,8 @@ async def test_the_start_of_play_and_sitting_out_are_said(
     await page.get_by_test_id("action-roll").wait_for(timeout=20_000)
     shown = await page.evaluate("window.__banners")
     assert any(re.search(r"The first hand starts in \d+ s", text) for text in shown), shown
+    # The next_hand event said when: the page never had to ask (resync) for it.
+    assert [f for f in sent if f["type"] == "resync"] == []
 
     # Someone sitting down mid-hand hears when they play.
     cassia = await Player.arrive(browser, server, "Cassia", viewport=viewport)
@@ -783,7 +786,7 @@ async def test_a_name_that_cannot_be_used_is_explained(
     await error.get_by_text(
         "invisible characters or characters that change the direction"
     ).wait_for()
-    assert not [s for s in server.sessions if "lus" in s.name]
+    assert not [s for s in server.presence if "lus" in s.name]
     await aulus.assert_accessible()
     # A name already used in a room: said in words, with the name.
     owner = await bot(server, "aulus")
