@@ -104,8 +104,11 @@ client.on("status", ({ status }) => {
   }
 });
 
+const RESTARTING = "The server is restarting: this page reconnects by itself, and you carry on where you were.";
+
 client.on("welcome", (welcome) => {
   $("me").replaceChildren(nameNode(welcome.name));
+  if (state.notice === RESTARTING) state.notice = ""; // back: said and done
   store.welcome(state, welcome);
   if (state.screen === "lobby") handlers.openLobby();
   render();
@@ -114,7 +117,7 @@ client.on("welcome", (welcome) => {
 client.on("session_lost", () => {
   state.notice = "Your earlier visit had expired, so you start afresh in the lobby.";
 });
-client.on("server_shutdown", () => handlers.notice("The server is restarting: this page reconnects by itself, and you carry on where you were."));
+client.on("server_shutdown", () => handlers.notice(RESTARTING));
 client.on("lobby_update", (update) => {
   store.lobbyUpdate(state, update);
   if (state.screen === "lobby") render();
