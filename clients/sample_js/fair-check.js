@@ -41,7 +41,8 @@ export function rollsSeen(events, you, sent = {}) {
  * `sent` maps the seq of each of our rolls to the entropy we sent with it;
  * with `sentKnown` false (a hand this browser did not play: another device),
  * our own rolls are checked with the entropy the opening names, like anyone's.
- * Returns { status, problems, checked } where status is
+ * Returns { status, problems, checked, mixed } where `mixed` says that our own
+ * dice were checked with entropy we sent, and status is
  *   "verified"   every opening we hold opens its commitment and gives the dice we saw;
  *   "failed"     at least one did not (problems say whose and how);
  *   "waiting"    our own opening has not come yet (dice_opened follows hand_ended);
@@ -57,6 +58,7 @@ export async function checkHand({ room, hand, you, events, opening = null, sent 
   if (opening && !openings.some((o) => o.player === opening.player)) openings.push(opening);
   const problems = [];
   const problem = (player, text) => problems.push({ player, text });
+  let mixed = false;
 
   const values = [...committed.values()];
   if (new Set(values).size !== values.length) problem(null, "two players were given the same commitment");
@@ -86,6 +88,7 @@ export async function checkHand({ room, hand, you, events, opening = null, sent 
     if (player === you && sentKnown) {
       // Ours: the entropy we sent, and the opening must say the same was used.
       entropies = effectiveEntropies(seen.map((r) => r.entropy));
+      mixed = entropies.some((entropy) => entropy !== null);
       if (entropies.some((entropy, i) => entropy !== (open.rolls[i].entropy ?? null))) {
         problem(player, "your own entropy was not used for them");
       }
@@ -104,11 +107,11 @@ export async function checkHand({ room, hand, you, events, opening = null, sent 
   for (const [player, seen] of rolls) {
     if (opened.has(player) || !committed.has(player)) continue;
     if (player === you) {
-      if (!problems.length) return { status: "waiting", problems, checked: opened.size };
+      if (!problems.length) return { status: "waiting", problems, checked: opened.size, mixed };
       continue;
     }
     if (seen.every((r) => r.faces !== null)) problem(player, "their dice were shown, but their secret was not opened");
   }
-  if (problems.length) return { status: "failed", problems, checked: opened.size };
-  return { status: opened.size ? "verified" : "unchecked", problems, checked: opened.size, reason: opened.size ? "" : "nothing shown" };
+  if (problems.length) return { status: "failed", problems, checked: opened.size, mixed };
+  return { status: opened.size ? "verified" : "unchecked", problems, checked: opened.size, mixed, reason: opened.size ? "" : "nothing shown" };
 }

@@ -67,11 +67,21 @@ async def test_every_roll_carries_fresh_entropy_and_the_hand_is_verified(
     brutus = await bot(server, "Brutus", room)
     await aulus.page.get_by_test_id("action-roll").wait_for(timeout=20_000)
     await brutus.request("set_ready", room=room, ready=False)  # one hand only: the table stays
+    watcher = await Player.arrive(browser, server, "Watcher")
+    await watcher.join(room, "spectator")
     await play_a_hand(variant, aulus, brutus, room)
 
     check = aulus.page.get_by_test_id("dice-check")
     await check.and_(aulus.page.locator("[data-status=verified]")).wait_for()
     assert "mixed with your own entropy" in await check.inner_text()
+    # A spectator checks what was shown to everyone (in liars', nothing: won by folds).
+    seen = watcher.page.get_by_test_id("dice-check")
+    await seen.and_(
+        watcher.page.locator("[data-status=verified], [data-status=unchecked]")
+    ).wait_for()
+    status = await seen.get_attribute("data-status")
+    assert status == ("unchecked" if variant == "liars" else "verified")
+    assert "mixed with your own entropy" not in await seen.inner_text()
     assert await aulus.page.get_by_test_id("fair-alert").is_hidden()
     rolls = [f for f in sent if f["type"] in ("roll", "reroll")]
     assert len(rolls) == {"simple": 1, "liars": 1, "draw": 2, "stud": 4}[variant], rolls
@@ -85,7 +95,7 @@ async def test_every_roll_carries_fresh_entropy_and_the_hand_is_verified(
         assert [r["entropy"] for r in mine["rolls"] if r["entropy"]][: len(entropies)] == entropies
     # The earlier hands panel marks it too (from the server's record of the hand).
     await aulus.page.get_by_test_id("history-check-1").get_by_text("dice verified").wait_for()
-    assert aulus.errors == []
+    assert aulus.errors == watcher.errors == []
 
 
 def tampering(mode: str) -> Setup:

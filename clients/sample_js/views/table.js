@@ -18,7 +18,7 @@ export function renderTable(state, handlers) {
   const winner = tableWinner(m);
   $("result").replaceChildren(
     ...state.results.map((line) => lineNode("p", line)),
-    !live(m) && m.hand ? diceCheck(state.verdicts.get(m.hand.number), m.role === "player") : "",
+    !live(m) && m.hand ? diceCheck(state.verdicts.get(m.hand.number)) : "",
     winner ? lineNode("p", [{ name: winner.name }, ` wins the table: ${winner.player === m.you ? "you hold" : "they hold"} all ${winner.stack} chips.`], { class: "table-winner", "data-testid": "table-winner" }) : "",
   );
 }
@@ -30,12 +30,12 @@ function nameOf(state, player) {
 }
 
 /** The quiet mark under a finished hand: were its dice the ones committed to? */
-export function diceCheck(verdict, playing = true) {
+export function diceCheck(verdict) {
   const status = verdict?.status ?? "waiting";
   const text = {
     verified: verdict?.source === "history"
       ? "✓ Dice verified, from the server's record of the hand: they are the dice committed to before it began."
-      : `✓ Dice verified: they are the dice the server committed to before the hand began${playing ? ", mixed with your own entropy" : ""}.`,
+      : `✓ Dice verified: they are the dice the server committed to before the hand began${verdict?.mixed ? ", mixed with your own entropy" : ""}.`,
     waiting: "Checking the dice…",
     unchecked: verdict?.reason === "partial" ? "This page missed the start of the hand: its dice are checked from the server's record." : "No dice were shown in this hand: nothing to check.",
     failed: "⚠ The dice check failed for this hand: see the warning at the top of the table.",
