@@ -5,14 +5,16 @@
 //
 // What the server's record lacks, this page keeps in `storage` (localStorage),
 // per player and room: the names of the players it has seen (the events carry
-// ids only), and the entropy it sent with each of its rolls, so that a hand's
-// dice can be checked after a reload too (fair-check.js).
+// ids only), the entropy it sent with each of its rolls, so that a hand's
+// dice can be checked after a reload too (fair-check.js), and the latest chat,
+// so that a reload does not wipe the conversation.
 
 import { applyEvent } from "./room-model.js";
 import { describeAward } from "./describe.js";
 
 const LIMIT = 20; // hands shown (the most one hand_history request returns)
 const KEPT = 30; // hands whose sent entropy is kept
+const CHAT = 100; // chat lines kept
 
 export class HandHistory {
   constructor(storage = globalThis.localStorage) {
@@ -20,6 +22,7 @@ export class HandHistory {
     this.key = null;
     this.names = {}; // player id -> name, for hands whose players have left
     this.sent = {}; // hand number -> { seq -> entropy we sent }
+    this.chat = []; // the room's latest chat events, oldest first
     this.hands = []; // records, oldest first: { room, you, settings, names, hand, events, opening }
   }
 
@@ -37,12 +40,20 @@ export class HandHistory {
     }
     this.names = kept.names ?? {};
     this.sent = kept.sent ?? {};
+    this.chat = kept.chat ?? [];
+  }
+
+  /** We left the room: what was kept of it goes too. */
+  forget() {
+    if (this.key) this.storage?.removeItem(this.key);
+    this.close();
   }
 
   close() {
     this.key = null;
     this.names = {};
     this.sent = {};
+    this.chat = [];
     this.hands = [];
   }
 
@@ -76,6 +87,13 @@ export class HandHistory {
     this.save();
   }
 
+  /** Keep a chat event (the latest CHAT of them). */
+  recordChat(event) {
+    this.chat.push({ type: "chat", room: event.room, seq: event.seq, player: event.player, name: event.name, text: event.text });
+    if (this.chat.length > CHAT) this.chat.splice(0, this.chat.length - CHAT);
+    this.save();
+  }
+
   sentFor(hand) {
     return this.sent[hand] ?? {};
   }
@@ -101,7 +119,7 @@ export class HandHistory {
   save() {
     if (!this.key || !this.storage) return;
     try {
-      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent }));
+      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent, chat: this.chat }));
     } catch {
       // storage full or refused: kept in memory only
     }

@@ -127,7 +127,7 @@ export function leaveRoom(state) {
   state.verdicts = new Map();
   state.current = null;
   resetHand(state);
-  state.history.close();
+  state.history.forget();
   state.screen = "lobby";
 }
 
@@ -150,6 +150,8 @@ export function snapshot(state, message) {
   }
   if (message.hand?.deadline) learnTimer(state, message.hand.deadline, true);
   state.history.open(message.you, message.room);
+  // A fresh page (a reload, a reopened tab): the chat this browser kept, up to the snapshot.
+  if (first && !state.chat.length) state.chat = state.history.chat.filter((c) => c.seq <= message.seq);
   state.history.learnNames(Object.fromEntries(message.seats.map((s) => [s.player, s.name])));
   if (first && live(message)) state.log = [[`Hand ${message.hand.number} in progress when you arrived`]];
   if (missed) state.log.push(["The table is up to date again (some lines of this log may be missing)."]);
@@ -164,6 +166,7 @@ export function roomEvent(state, event) {
   if (event.room !== state.room || !state.model) return null;
   if (event.type === "chat") {
     state.chat.push(event);
+    state.history.recordChat(event);
     if (state.chat.length > 200) state.chat.splice(0, state.chat.length - 200);
     return "chat";
   }

@@ -162,6 +162,8 @@ async def test_a_closed_tab_resumes_its_seat(
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
     aulus_id = pid(server, "Aulus")
+    await brutus.request("chat", room=room, text="see you after the break")
+    await aulus.page.get_by_test_id("chat-log").get_by_text("see you after the break").wait_for()
     context = aulus.page.context
     await aulus.page.close()
     await brutus.wait(lambda f: f["type"] == "player_disconnected")
@@ -174,6 +176,8 @@ async def test_a_closed_tab_resumes_its_seat(
     assert [s.name for s in server.presence].count("Aulus") == 1
     assert len(server.lobby.rooms[room].game.state.seats) == 2
     assert await page.get_by_test_id("name-input").is_hidden()
+    # The conversation is still there.
+    assert await page.get_by_test_id("chat-log").get_by_text("see you after the break").count() == 1
 
 
 async def test_a_second_tab_takes_over_and_play_here_takes_it_back(
