@@ -30,7 +30,7 @@ const SENTENCES = {
   not_in_room: "You are no longer in that room.",
   already_in_room: "You are already in that room.",
   room_not_found: "That room has closed.",
-  room_elsewhere: "That room is being played on another node of this server, which this page cannot follow yet. Try again in a moment.",
+  room_elsewhere: "That room is being played on another node of this server, and this page could not reach it. Try again in a moment.",
   room_full: "Every seat in that room is taken. You can watch instead.",
   too_many_rooms: "You already have as many open rooms as one player may. An empty room closes by itself after a minute; or join someone else's room.",
   invalid_setting: "One of the room settings is not allowed for this game.",

@@ -74,11 +74,13 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
   async function join(room, role) {
     const before = state.room;
     enterRoom(state, room); // its player_joined and snapshot are on their way
+    state.joining = room;
     const joined = await attempt(client.request("join_room", { room, role }), {
       words: {
         name_taken: `Someone in that room already uses the name “${state.me?.name}” (or one that looks the same). To sit there, change your name in the lobby, or pick another room.`,
       },
     });
+    state.joining = null;
     if (!joined) {
       if (before === null) {
         state.room = null;

@@ -20,6 +20,7 @@ export function createState(storage = globalThis.localStorage) {
     notice: "", // the latest problem, in words
     lobby: { rooms: new Map(), variant: "", hasSeat: false, nextCursor: null },
     room: null, // the room on screen
+    joining: null, // the room a join_room is on its way to
     model: null, // its snapshot, kept current by events (room-model.js)
     prompt: null, // our latest your_turn there, while it holds
     log: [], // this hand's log lines
@@ -65,8 +66,9 @@ function learnClock(state, prompt) {
 export function welcome(state, message) {
   state.me = { playerId: message.player_id, name: message.name };
   state.history.prune(message.player_id, message.rooms);
-  if (state.room && message.rooms.includes(state.room)) {
-    // Back after a drop or a takeover: the room's snapshot follows; keep its log and chat.
+  if (state.room && (message.rooms.includes(state.room) || state.joining === state.room)) {
+    // Back after a drop or a takeover (the room's snapshot follows: keep its log and chat),
+    // or moved to another node on the way into a room (the join is sent again there).
   } else if (message.rooms.length) {
     enterRoom(state, message.rooms[0]); // its snapshot follows
   } else {

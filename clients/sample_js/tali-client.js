@@ -87,8 +87,35 @@ export class TaliClient extends EventTarget {
     this.lastSeq.clear();
   }
 
-  /** Send a request; resolves with the direct reply, rejects with TaliError. */
-  request(type, fields = {}) {
+  /**
+   * Send a request; resolves with the direct reply, rejects with TaliError. A
+   * room played at another node of the server (`room_elsewhere`) is followed
+   * there: connect to the error's `url`, resume, and send the request again, once.
+   */
+  async request(type, fields = {}) {
+    try {
+      return await this._send(type, fields);
+    } catch (error) {
+      const url = error.reply?.url;
+      if (error.code !== "room_elsewhere" || !url || type === "hello") throw error;
+      await this.moveTo(url);
+      return this._send(type, fields);
+    }
+  }
+
+  /** Connect to another node of the server (`url`) and resume the session there. */
+  moveTo(url) {
+    this.url = url;
+    const old = this.ws;
+    this.ws = null; // the old connection's close is not a drop: no reconnect
+    old?.close(1000, "moving to another node");
+    this._attempt = 0;
+    clearTimeout(this._timer);
+    this._stopped = false;
+    return this._open();
+  }
+
+  _send(type, fields) {
     const id = this._nextId++;
     const message = { type, id, ...fields };
     return new Promise((resolve, reject) => {
@@ -119,6 +146,11 @@ export class TaliClient extends EventTarget {
         try {
           resolve(await this._hello());
         } catch (error) {
+          if (error.code === "room_elsewhere" && error.reply?.url) {
+            // Our rooms are played at another node: resume there.
+            this.moveTo(error.reply.url).then(resolve, reject);
+            return;
+          }
           if (error.code !== "session_not_found") {
             reject(error);
             return;
@@ -134,8 +166,11 @@ export class TaliClient extends EventTarget {
           }
         }
       });
-      ws.addEventListener("message", (event) => this._receive(event.data));
+      ws.addEventListener("message", (event) => {
+        if (ws === this.ws) this._receive(event.data);
+      });
       ws.addEventListener("close", (event) => {
+        if (ws !== this.ws) return; // left for another node (moveTo)
         for (const { reject: fail } of this._pending.values()) fail(new TaliError("disconnected", "connection closed"));
         this._pending.clear();
         this._emit("closed", { code: event.code, reason: event.reason });
