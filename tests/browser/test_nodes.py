@@ -45,7 +45,7 @@ async def test_a_room_played_at_another_node_is_followed_there(
                                 "closes": False,
                                 "room": frame["room"],
                                 "url": elsewhere,
-                            }  # fmt: skip
+                            }
                         )
                     )
                     return
