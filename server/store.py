@@ -182,8 +182,9 @@ class LocalStore(Store, Protocol):
     def recover(self, rooms: Collection[str] | None = None) -> Recovered: ...
 
     def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
-        """The snapshot that ends hand ``since_hand`` (or the room's start) and every
-        entry after it, for replaying the hands that followed."""
+        """The snapshot that ends hand ``since_hand`` (or the room's start; or, if the log no
+        longer reaches back that far, the oldest snapshot kept) and every entry after it,
+        for replaying the hands that followed; what the open batch holds included."""
 
     def close(self) -> None: ...
 
@@ -288,14 +289,14 @@ class MemoryStore:
         return self.hands(room, since_hand)
 
     def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
+        snapshots = self._snapshots.get(room, [])
         start = next(
-            (
-                (n, s)
-                for n, hand, s in reversed(self._snapshots.get(room, []))
-                if hand <= since_hand
-            ),
+            ((n, s) for n, hand, s in reversed(snapshots) if hand <= since_hand),
             None,
         )
+        entries = self._entries.get(room, [])
+        if start is None and snapshots and (not entries or entries[0][0] != 1):
+            start = snapshots[0][0], snapshots[0][2]  # pruned: the log starts there
         after = start[0] if start else 0
         return (
             start[1] if start else None,
@@ -589,10 +590,20 @@ class SqliteStore:
         return self.recover(rooms)
 
     def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
+        # A reader sees what the room wrote: the hand that ended in this very turn too.
+        self.commit()
         start = self._db.execute(
             "SELECT n, data FROM snapshots WHERE room = ? AND hand <= ? ORDER BY n DESC LIMIT 1",
             (room, since_hand),
         ).fetchone()
+        if start is None:
+            # Pruned (no first entry): the log starts at the oldest snapshot kept.
+            start = self._db.execute(
+                "SELECT n, data FROM snapshots WHERE room = ?"
+                " AND NOT EXISTS (SELECT 1 FROM entries WHERE room = ? AND n = 1)"
+                " ORDER BY n LIMIT 1",
+                (room, room),
+            ).fetchone()
         after = start[0] if start else 0
         entries = [
             (n, json.loads(data))

@@ -143,7 +143,8 @@ async def test_rooms_come_back_in_the_order_they_were_opened(store: Store) -> No
 @each_store
 async def test_hands_and_pruning(store: Store) -> None:
     store.open_room("r_a", {})
-    n = 0
+    store.append("r_a", 1, {"hand": 0})  # the room's first entry: its log starts there
+    n = 1
     for hand in range(1, 6):
         for _ in range(3):
             n += 1
@@ -153,11 +154,19 @@ async def test_hands_and_pruning(store: Store) -> None:
     snapshot, entries = await store.hands_async("r_a", 2)
     assert snapshot == {"after_hand": 2}
     assert {e["hand"] for _, e in entries} == {3, 4, 5}
+    snapshot, entries = await store.hands_async("r_a", 0)
+    assert snapshot is None
+    assert {e["hand"] for _, e in entries} == {0, 1, 2, 3, 4, 5}
     store.prune("r_a", 2)
     await done(store.commit())
     snapshot, entries = await store.hands_async("r_a", 3)
     assert snapshot == {"after_hand": 3}
     assert {e["hand"] for _, e in entries} == {4, 5}
+    # Older than kept: the log starts at the oldest snapshot kept, not at the room's start.
+    for since in (0, 1, 2):
+        snapshot, entries = await store.hands_async("r_a", since)
+        assert snapshot == {"after_hand": 3}
+        assert {e["hand"] for _, e in entries} == {4, 5}
     (room,) = (await store.recover_async()).rooms
     assert room.snapshot == {"after_hand": 5}
     assert room.entries == []
