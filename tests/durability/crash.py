@@ -267,6 +267,8 @@ class Seat:
         self.entry = 1
         self.handled = 0
         self._prompt: Frame | None = None
+        self._prompt_at = 0
+        """Where in the connection's frames the prompt came."""
         self._short = False
         self.history_due: int | None = None
         """Ask ``hand_history`` once this hand has ended (after a resume)."""
@@ -283,8 +285,9 @@ class Seat:
         if client is None:
             return
         frames = client.frames[self.handled :]
+        first = self.handled
         self.handled += len(frames)
-        for frame in frames:
+        for index, frame in enumerate(frames, first):
             if frame.get("room") not in (None, self.room):
                 continue
             kind = frame["type"]
@@ -307,12 +310,12 @@ class Seat:
             elif kind == "hand_started":
                 self._prompt = None
             elif kind == "your_turn":
-                self._prompt = frame
+                self._prompt, self._prompt_at = frame, index
             elif kind == "snapshot":
                 settings = frame["settings"]
                 self.starting_chips = settings["starting_chips"]
                 self.entry = 1 if settings["variant"] == "stud" else settings["ante"]
-                self._prompt = frame.get("your_turn")
+                self._prompt, self._prompt_at = frame.get("your_turn"), index
                 hand = frame["hand"]
                 for seat in frame["seats"]:
                     if seat["player"] == self.me and (hand is None or hand["phase"] == "complete"):
@@ -362,10 +365,11 @@ class Seat:
         if prompt is None:
             return False
         action = choose(prompt["legal"], self.rng)
-        start = len(client.frames)
+        start = self._prompt_at
         reply = await self.request(action.pop("type"), room=self.room, **action)
         if reply is not None and reply["type"] == "error":
-            # A prompt goes stale when the timer acted first (as in tests.integration.bots).
+            # A prompt goes stale when the timer acted first (as in tests.integration.bots),
+            # since the prompt came: a resumed bot may act on its snapshot's a while later.
             timed_out = any(
                 f["type"] == "timed_out" and f["player"] == self.me for f in client.frames[start:]
             )

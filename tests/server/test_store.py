@@ -484,3 +484,27 @@ async def test_postgres_unreachable_is_a_clear_error(postgres_server: PostgresSe
     url = postgres_server.url().replace(str(postgres_server.port), "1")
     with pytest.raises(StoreError, match="cannot reach"):
         await PostgresStore(url).start()
+
+
+def test_sqlite_checkpoints_on_a_thread_of_its_own(tmp_path: Path) -> None:
+    """The WAL reaches the database file without the writer (the event loop) checkpointing;
+    closing the store stops the thread."""
+    store = SqliteStore(tmp_path / "tali.db")
+    store.open_room("r_a", {})
+    before = (tmp_path / "tali.db").stat().st_size
+    for n in range(1, 201):
+        store.append("r_a", n, {"k": "act", "pad": "x" * 200})
+    store.commit()
+    assert (tmp_path / "tali.db").stat().st_size == before  # in the WAL alone, so far
+    checkpointer = store.checkpointer
+    deadline = time.monotonic() + 10
+    while (tmp_path / "tali.db").stat().st_size == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (tmp_path / "tali.db").stat().st_size > before
+    assert checkpointer.checkpoints >= 1
+    assert checkpointer.error is None
+    store.close()
+    assert not checkpointer.is_alive()
+    assert [n for n, _ in SqliteStore(tmp_path / "tali.db").recover().rooms[0].entries] == list(
+        range(1, 201)
+    )
