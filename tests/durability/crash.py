@@ -223,7 +223,9 @@ class ServerProcess:
 
     def kill(self) -> None:
         if self._process is not None and self.alive:
-            self._process.kill()
+            # It may have died by itself a moment ago, not yet reaped.
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
 
     async def wait(self, seconds: float) -> int:
         assert self.exited is not None
