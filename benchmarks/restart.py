@@ -89,17 +89,16 @@ class Table(capacity.GameRoom):
     async def resume(self, port: int) -> None:
         """Every seat back on a new connection with its token."""
         self.players = []
-        fresh: dict[LeanConnection, str] = {}
         for seat in self.seats:
             conn = await open_connection(HOST, port, self.on_text)
+            # Known before its welcome: its snapshot may carry a prompt to answer at once.
+            self.ids[conn] = seat.player_id
             welcome = await self.request(
                 conn, {"type": "hello", "protocol": self.protocol, "token": seat.token}
             )
             assert welcome.get("resumed") is True, welcome
             seat.conn = conn
-            fresh[conn] = seat.player_id
             self.players.append(conn)
-        self.ids = fresh
 
 
 def free_port() -> int:
