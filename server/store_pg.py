@@ -405,6 +405,14 @@ class PostgresStore:
                 room,
                 since_hand,
             )
+            if start is None:
+                # Pruned (no first entry): the log starts at the oldest snapshot kept.
+                start = await conn.fetchrow(
+                    "SELECT n, data FROM snapshots WHERE room = $1"
+                    " AND NOT EXISTS (SELECT 1 FROM entries WHERE room = $1 AND n = 1)"
+                    " ORDER BY n LIMIT 1",
+                    room,
+                )
             after = start["n"] if start else 0
             rows = await conn.fetch(
                 "SELECT n, data FROM entries WHERE room = $1 AND n > $2 ORDER BY n", room, after
