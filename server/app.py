@@ -21,6 +21,7 @@ from websockets.frames import CloseCode
 from websockets.http11 import Response
 
 import protocol.server as msg
+from server.budget import Buckets
 from server.clock import LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import SESSION_REPLACED, Connection, Incoming, Outgoing
@@ -92,6 +93,12 @@ class TaliServer:
         self.connections: set[Connection] = set()
         self.outgoing = Outgoing(lambda: commit_now(self.store))
         self.incoming = Incoming(self.outgoing)
+        self.request_budgets = Buckets(
+            config.address_request_budget_per_second,
+            config.address_request_budget_burst,
+            Monotonic(),
+        )
+        """The request budget each client address's connections share (server.costs)."""
         self._connection_numbers = itertools.count(1)
         self.transport: WsServer | None = None
         self.metrics_transport: WsServer | None = None

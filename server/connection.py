@@ -25,6 +25,7 @@ from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
 from server import engine
+from server.costs import BASE_COST, RequestBudget, RequestGate, cost_of
 from server.frames import data_frame, message_frame
 from server.logs import get_logger
 from server.names import NameRefused, normalise
@@ -144,6 +145,19 @@ class Connection:
         self._tokens = float(self.config.rate_burst)
         self._refilled = self._loop.time()
         self._limited: deque[float] = deque()
+        budget = RequestBudget(
+            self.config.request_budget_per_second,
+            self.config.request_budget_burst,
+            peer.remote_address,
+            app.request_budgets,
+            self._loop,
+            self.config.read_throttle_close_seconds,
+        )
+        self._requests = budget
+        self._gate = RequestGate(
+            budget, peer, self._loop, self._handle_safely, self._over_budget,
+            self.config.read_frames_burst,
+        )  # fmt: skip
         self.log = get_logger(conn=self.number)
         self._hello_timer = self._loop.call_later(
             self.config.hello_timeout_seconds, self._hello_timeout
@@ -223,6 +237,7 @@ class Connection:
 
     def on_closed(self, code: int | None) -> None:
         self._hello_timer.cancel()
+        self._gate.stop()
         self.closing = True
         self._out.clear()
         self.app.connection_closed(self)
@@ -232,11 +247,20 @@ class Connection:
         """Handle a message read at ``received``, in its turn (see Incoming)."""
         if self.closing:
             return
+        self._gate.receive(frame, received)
+
+    def _handle_safely(self, frame: str | bytes, received: float) -> None:
+        if self.closing:
+            return
         try:
             self.handle(frame, received)
         except Exception:
             # handle() never raises; should it, the connection's reader must not break.
             self.log.exception("handle_failed")
+
+    def _over_budget(self) -> None:
+        self.log.warning("request_budget_exceeded")
+        self.close(CloseCode.POLICY_VIOLATION, "over its request budget for too long")
 
     def _hello_timeout(self) -> None:
         if self.session is None:
@@ -260,6 +284,7 @@ class Connection:
             received = time.perf_counter()
         if isinstance(frame, bytes):
             # Binary frames count against the rate limit like any other.
+            self._requests.spend(BASE_COST)
             if self._take_token(None):
                 self.metrics.frames_in["invalid"] += 1
                 self.error(
@@ -269,12 +294,15 @@ class Connection:
         message = parse_client_message(frame)
         request_id = message.id
         if not self._take_token(request_id):
+            self._requests.spend(BASE_COST)
             return
         if isinstance(message, ParseFailure):
+            self._requests.spend(BASE_COST)
             self.metrics.frames_in["invalid"] += 1
             self.error(message.code, message.message, request_id)
             return
         self.metrics.frames_in[message.type] += 1
+        self._requests.spend(cost_of(message.type))
         try:
             self.dispatch(message)
             if type(message) in _ACTIONS:
@@ -348,14 +376,10 @@ class Connection:
             self.reply(room.snapshot_for(session))
             return
         elif isinstance(message, req.HandHistory):
-            room = lobby.room(message.room)
-            hands = room.history(session, message.hands or 5)
-            self.reply(
-                msg.HandHistoryReply.model_validate(
-                    {"type": "hand_history", "id": message.id, "room": room.id, "hands": hands},
-                    strict=False,
-                )
-            )
+            # Replayed in a task, a hand at a time; this client's next messages wait for it.
+            task = lobby.room(message.room).history_task(session, message.hands or 5)
+            self._gate.wait_for(task)
+            task.add_done_callback(lambda done: self._history_done(message, done))
             return
         elif isinstance(message, req.Resync):
             room = lobby.room(message.room)
@@ -375,6 +399,25 @@ class Connection:
         else:
             raise AssertionError(f"no handler for {message.type}")
         self._result(message, result_room)
+
+    def _history_done(self, message: req.HandHistory, task: asyncio.Task[Any]) -> None:
+        if self.closing or task.cancelled():
+            return
+        exc = task.exception()
+        if isinstance(exc, RequestError):
+            self.error(exc.code, exc.message, message.id, message.room)
+        elif exc is not None:
+            self.log.error("request_failed", request=message.type, room=message.room, exc_info=exc)
+            self.error(
+                WireCode.INTERNAL_ERROR, "the server failed to handle this request",
+                message.id, message.room,
+            )  # fmt: skip
+        else:
+            # Built like room events, in the model's field order, not validated again:
+            # validating 20 hands of an 8-seat table cost 14 ms (benchmarks/README.md).
+            reply = {"id": message.id, "type": "hand_history", "room": message.room,
+                     "hands": task.result()}  # fmt: skip
+            self.enqueue(data_frame(reply), "hand_history")
 
     def _result(self, message: req.ClientMessage, room: str | None) -> None:
         # On the hot path (every action): built without a model, like room events.

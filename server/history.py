@@ -11,6 +11,8 @@ or chat around them; clock fields are not kept (``next_hand_at`` is null).
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Generator
 from typing import Any
 
 from server import wire
@@ -56,6 +58,32 @@ async def hand_history_async(
     return _story(room, settings, hands_played, viewer, first, snapshot, entries)
 
 
+def hand_history_stepwise(
+    store: Store,
+    room: str,
+    settings: Settings,
+    hands_played: int,
+    viewer: str | None,
+    count: int,
+) -> asyncio.Task[list[dict[str, Any]]]:
+    """``hand_history_async`` as a task that lets the event loop run between hands: 20 hands
+    of an 8-seat table take some 20 ms to replay, which no other client should wait for."""
+
+    async def story() -> list[dict[str, Any]]:
+        first = max(1, hands_played - count + 1)
+        snapshot, entries = await store.hands_async(room, first - 1)
+        steps = _steps(room, settings, hands_played, viewer, first, snapshot, entries)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                hands: list[dict[str, Any]] = done.value
+                return hands
+            await asyncio.sleep(0)
+
+    return asyncio.get_running_loop().create_task(story())
+
+
 def _story(
     room: str,
     settings: Settings,
@@ -66,6 +94,25 @@ def _story(
     entries: list[tuple[int, Data]],
 ) -> list[dict[str, Any]]:
     """Replay ``entries`` after ``snapshot``: hands ``first`` on, as ``viewer`` saw them."""
+    steps = _steps(room, settings, hands_played, viewer, first, snapshot, entries)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            hands: list[dict[str, Any]] = done.value
+            return hands
+
+
+def _steps(
+    room: str,
+    settings: Settings,
+    hands_played: int,
+    viewer: str | None,
+    first: int,
+    snapshot: Data | None,
+    entries: list[tuple[int, Data]],
+) -> Generator[None, None, list[dict[str, Any]]]:
+    """``_story``, yielding after each hand; its hands are the generator's return value."""
     game = Game(settings, replaying({}, room))
     seq = 0
     if snapshot is not None:
@@ -91,6 +138,8 @@ def _story(
             shown = event if event.visible_to in (None, viewer) else event.public
             if shown is not None:
                 current["events"].append(wire.event_data(shown, room, seq))
+            if isinstance(event, ev.HandEnded):
+                yield None
         seq = entry["s"]
     return [hands[number] for number in sorted(hands)]
 

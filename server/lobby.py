@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import itertools
 import random
+from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import protocol.client as req
@@ -25,6 +25,10 @@ from server.engine.fair import CommittedDice
 from server.frames import message_frame
 from server.logs import get_logger
 from server.room import RequestError, Room
+
+SCAN_LIMIT = 1000
+"""Most rooms one ``list_rooms`` looks at: a filter that matches few rooms ends its page
+early, with a cursor to go on from, so that no listing costs more than this many rooms."""
 
 if TYPE_CHECKING:
     from server.clock import Clock
@@ -49,6 +53,10 @@ class Lobby:
         self._numbers = itertools.count(1)
         self._number: dict[str, int] = {}
         """Each room's place in the listing order (the cursor a page ends at)."""
+        self._order: list[int] = []
+        """The numbers of the open rooms, ascending: a page starts by bisection."""
+        self._listing: dict[int, tuple[Room, str]] = {}
+        """Each number's room and its variant, as the filters read them."""
         self._by_address: Counter[str] = Counter()
         """Open rooms created from each address."""
         self._told: dict[str, tuple[object, ...]] = {}
@@ -110,7 +118,9 @@ class Lobby:
         )
         self.store.open_room(room_id, room.meta())
         self.rooms[room_id] = room
-        self._number[room_id] = next(self._numbers)
+        number = self._number[room_id] = next(self._numbers)
+        self._order.append(number)
+        self._listing[number] = (room, settings.variant.value)
         self._by_address[address] += 1
         session.created_rooms.add(room_id)
         room.log.info("room_created", variant=settings.variant.value, by=session.player_id)
@@ -128,32 +138,39 @@ class Lobby:
     # -- listing ---------------------------------------------------------------
 
     def page(self, request: req.ListRooms) -> msg.RoomList:
-        """A page of open rooms matching the request's filters, oldest first."""
+        """A page of open rooms matching the request's filters, oldest first.
+
+        At most ``SCAN_LIMIT`` rooms are looked at: a page may end early, even
+        empty, and still carry a cursor.
+        """
         limit = request.limit or MAX_PAGE
-        after = _cursor_number(request.cursor)
+        order, listing = self._order, self._listing
+        start = bisect_right(order, _cursor_number(request.cursor))
+        end = min(len(order), start + SCAN_LIMIT)
+        variant, has_seat = request.variant, request.has_seat
         rooms: list[Room] = []
-        more = False
-        for room in self._open_after(after):
-            if request.variant is not None and room.settings.variant.value != request.variant:
+        last = 0
+        for i in range(start, end):
+            room, room_variant = listing[order[i]]
+            if room.closed:
                 continue
-            if request.has_seat is not None and request.has_seat != room.has_free_seat:
+            if variant is not None and room_variant != variant:
+                continue
+            if has_seat is not None and has_seat != room.has_free_seat:
                 continue
             if len(rooms) == limit:
-                more = True
                 break
             rooms.append(room)
-        next_cursor = str(self._number[rooms[-1].id]) if more and rooms else None
+            last = order[i]
+        else:
+            # Every room of the window looked at: go on after it, if any is left.
+            last = order[end - 1] if end < len(order) else 0
         return msg.RoomList(
             type="room_list",
             id=request.id,
             rooms=[room.summary() for room in rooms],
-            next_cursor=next_cursor,
+            next_cursor=str(last) if last else None,
         )
-
-    def _open_after(self, number: int) -> Iterator[Room]:
-        for room in self.rooms.values():
-            if not room.closed and self._number[room.id] > number:
-                yield room
 
     # -- lobby updates ---------------------------------------------------------
 
@@ -182,7 +199,10 @@ class Lobby:
         room.close()
         self.store.close_room(room.id)
         self.rooms.pop(room.id, None)
-        self._number.pop(room.id, None)
+        number = self._number.pop(room.id, None)
+        if number is not None:
+            del self._order[bisect_left(self._order, number)]
+            del self._listing[number]
         self._by_address[room.address] -= 1
         if self._by_address[room.address] <= 0:
             del self._by_address[room.address]
@@ -227,6 +247,9 @@ class Lobby:
         for room in list(self.rooms.values()):
             room.close()
         self.rooms.clear()
+        self._number.clear()
+        self._order.clear()
+        self._listing.clear()
         if self._flush_timer is not None:
             self._flush_timer.cancel()
             self._flush_timer = None

@@ -14,6 +14,7 @@ Visibility was decided by the engine: the fan-out only follows each event's
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import hand_history
+from server.history import hand_history, hand_history_stepwise
 from server.journal import RecordingDice, encode_action
 from server.logs import get_logger
 from server.store import Data, Store
@@ -198,6 +199,14 @@ class Room:
         member = self._member(session)
         viewer = session.player_id if member.role is Role.PLAYER else None
         return hand_history(
+            self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
+        )
+
+    def history_task(self, session: Session, count: int) -> asyncio.Task[list[dict[str, Any]]]:
+        """``history`` replayed a hand at a time in a task, other rooms running between."""
+        member = self._member(session)
+        viewer = session.player_id if member.role is Role.PLAYER else None
+        return hand_history_stepwise(
             self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
         )
 
