@@ -286,8 +286,8 @@ class Snapshot(Strict):
 class ServerShutdown(Strict):
     """The server is stopping; the connection closes next with 1001 (going away).
 
-    Games in progress end with it: this version keeps no state across a restart,
-    so a session token will not resume on the restarted server.
+    Games and sessions survive the restart: reconnect after a pause and resume
+    with your token.
     """
 
     type: Literal["server_shutdown"]

@@ -10,11 +10,13 @@ TaliServer is the transport's Listener: it answers plain requests
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import itertools
 import signal
 import time
-from collections.abc import Callable
+from collections import Counter as Tally
+from collections.abc import Awaitable, Callable
 from ssl import SSLContext
 
 from websockets.frames import CloseCode
@@ -24,21 +26,25 @@ import protocol.server as msg
 from server.budget import Buckets
 from server.clock import LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
-from server.connection import SESSION_REPLACED, Connection, Incoming, Outgoing
+from server.connection import Connection, Incoming, Outgoing
 from server.frames import message_frame
 from server.http import Endpoints
 from server.httphead import HeadLimits
 from server.lobby import Lobby
 from server.logs import configure, get_logger
-from server.metrics import Metrics
-from server.session import Ids, Session, Sessions
+from server.metrics import Metrics, Observed
+from server.presence import Presence
+from server.recovery import summary
+from server.session import Ids
 from server.static import StaticFiles, default_client_dir
-from server.store import MemoryStore, SqliteStore, Store, commit_now
+from server.store import MemoryStore, SqliteStore, Store, done
 from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
 
 # The protocol closes anything above this with 1009 before we see it; frames up
 # to it are read and refused by our own, smaller limit with an error first.
 HARD_FRAME_LIMIT = 64 * 1024
+COMMIT_EVERY = 1.0
+"""Seconds between commits of what rooms wrote without a frame to send (which commits)."""
 
 
 def transport_limits(config: ServerConfig) -> Limits:
@@ -86,12 +92,20 @@ class TaliServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.ids = Ids(config.seed)
-        self.sessions = Sessions()
         self.metrics = Metrics()
         self.store = open_store(config)
-        self.lobby = Lobby(config, self.ids, self.metrics, LoopClock(), self.store)
+        clock = LoopClock()
+        self.lobby = Lobby(config, self.ids, self.metrics, clock, self.store)
+        self.presence = Presence(
+            config,
+            self.ids,
+            clock,
+            self.store,
+            self.lobby.rooms,
+            on_forget=lambda session: self.lobby.subscribe(session, False),
+        )
         self.connections: set[Connection] = set()
-        self.outgoing = Outgoing(lambda: commit_now(self.store))
+        self.outgoing = Outgoing(self._commit, self._store_failed)
         self.incoming = Incoming(self.outgoing)
         self.request_budgets = Buckets(
             config.address_request_budget_per_second,
@@ -103,8 +117,20 @@ class TaliServer:
         self.transport: WsServer | None = None
         self.metrics_transport: WsServer | None = None
         self.ready = False
+        self.failed = asyncio.Event()
+        self._committer: asyncio.TimerHandle | None = None
+        """Set when the store failed: the process must stop."""
+        self.phase = "starting"
+        """Why the server is not ready, if it is not: starting, recovering, shutting down."""
         self.log = get_logger()
-        self.metrics.watch(self)
+        self.metrics.watch(
+            Observed(
+                connections=lambda: len(self.connections),
+                rooms=lambda: (room.stats() for room in self.lobby.rooms.values()),
+                transport_events=self._transport_events,
+                store_bytes=self.store.size,
+            )
+        )
         self.static = StaticFiles(config.client_dir or default_client_dir())
         self.limits = msg.Limits(
             max_frame_bytes=config.max_frame_bytes,
@@ -119,8 +145,10 @@ class TaliServer:
             self.log.warning("seeded_dice", note="dice and ids are reproducible: for tests only")
 
     async def start(self, ssl: SSLContext | None = None) -> WsServer:
-        """Listen on the game port (with TLS if ``ssl`` is given) and the metrics port if set."""
+        """Listen on the game port (with TLS if ``ssl`` is given) and the metrics port if set,
+        then get every room back from the store; ready (``/readyz``) once that is done."""
         config = self.config
+        await self.store.start()
         limits = transport_limits(config)
         self.transport = WsServer(self, limits)
         await self.transport.listen(config.host, config.port, ssl=ssl)
@@ -130,6 +158,10 @@ class TaliServer:
                 _MetricsPort(endpoints), Limits(address_limits=False, head=limits.head)
             )
             await self.metrics_transport.listen("127.0.0.1", config.metrics_port)
+        self.phase = "recovering"
+        await self.recover()
+        self._committer = asyncio.get_running_loop().call_later(COMMIT_EVERY, self._commit_idle)
+        self.phase = "ready"
         self.ready = True
         self.log.info(
             "listening",
@@ -139,6 +171,67 @@ class TaliServer:
             event_loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
         return self.transport
+
+    async def recover(self) -> None:
+        """Sessions and rooms as the store kept them, every room playing on from where its
+        log ends, everyone away with each room's grace counted from now (issue 15)."""
+        started = time.monotonic()
+        recovered = await self.store.recover_async()
+        self.presence.restore(recovered.sessions)
+        rooms = self.lobby.restore(recovered.rooms, self.presence.by_player)
+        for room in rooms:
+            room.resume()
+        self.presence.after_restart()
+        await done(self.store.commit())
+        self.log.info(
+            "recovered",
+            **summary(rooms),
+            sessions=len(recovered.sessions),
+            entries=sum(len(r.entries) for r in recovered.rooms),
+            seconds=round(time.monotonic() - started, 3),
+        )
+
+    def _commit(self) -> Awaitable[None] | None:
+        """Commit the store's open batch, timed (``tali_store_commit_seconds``)."""
+        writes = self.store.pending
+        if not writes:
+            return self.store.commit()  # nothing new: at most the batch in flight
+        started = time.perf_counter()
+        result = self.store.commit()
+        self.metrics.commit_writes.observe(writes)
+        if result is None:
+            self.metrics.commit_seconds.observe(time.perf_counter() - started)
+            return None
+        future = asyncio.ensure_future(result)
+        future.add_done_callback(
+            lambda _: self.metrics.commit_seconds.observe(time.perf_counter() - started)
+        )
+        return future
+
+    def _transport_events(self) -> Tally[str]:
+        counts: Tally[str] = Tally()
+        for server in (self.transport, self.metrics_transport):
+            if server is not None:
+                counts.update(server.stats)
+        return counts
+
+    def _commit_idle(self) -> None:
+        """Commit what rooms wrote without sending anything (a timer in a room nobody is
+        connected to): frames trigger commits, and this bounds the rest."""
+        if self.store.pending:
+            self.outgoing.flush()
+        self._committer = asyncio.get_running_loop().call_later(COMMIT_EVERY, self._commit_idle)
+
+    def _store_failed(self, exc: BaseException) -> None:
+        """A commit failed: nothing of it, or after it, may be sent. The process stops, and a
+        restart plays on from what the store holds (recovery), which no client saw beyond."""
+        self.log.critical("store_failed", error=repr(exc))
+        self.ready = False
+        self.phase = "store failed"
+        for connection in list(self.connections):
+            connection.closing = True
+            connection.peer.close(CloseCode.INTERNAL_ERROR, "server error")
+        self.failed.set()
 
     @property
     def port(self) -> int:
@@ -165,6 +258,7 @@ class TaliServer:
             self.config,
             Monotonic(),
             ready=lambda: self.ready,
+            phase=lambda: self.phase,
             exposition=self.metrics.exposition,
             static=static,
             metrics=metrics,
@@ -175,50 +269,12 @@ class TaliServer:
     def next_connection_number(self) -> int:
         return next(self._connection_numbers)
 
-    def take_over(self, session: Session, connection: Connection) -> None:
-        """A resumed session moves to ``connection``; an older live one is closed."""
-        old = session.outbox
-        if isinstance(old, Connection) and old is not connection:
-            old.session = None
-            old.close(SESSION_REPLACED, "session resumed on another connection")
-        session.outbox = connection
-        if session.forget_timer is not None:
-            session.forget_timer.cancel()
-            session.forget_timer = None
-
     def connection_closed(self, connection: Connection) -> None:
         self.connections.discard(connection)
-        session = connection.session
-        if session is None or session.outbox is not connection:
-            return
-        session.outbox = None
-        if not self.ready:
-            return  # shutting down: nobody is told, nothing is scheduled
-        for room_id in list(session.rooms):
-            room = self.lobby.rooms.get(room_id)
-            if room is not None:
-                room.disconnected(session)
-        graces = [
-            self.lobby.rooms[r].settings.reconnect_grace_seconds
-            for r in session.rooms
-            if r in self.lobby.rooms
-        ]
-        keep = max([self.config.session_seconds, *graces]) * self.config.time_scale
-        # A little past the longest grace, so rooms remove the player first.
-        session.forget_timer = asyncio.get_running_loop().call_later(
-            keep + 1.0, self._forget, session
-        )
-
-    def _forget(self, session: Session) -> None:
-        if session.connected:
-            return
-        for room_id in list(session.rooms):
-            room = self.lobby.rooms.get(room_id)
-            member = room.members.get(session.player_id) if room is not None else None
-            if room is not None and member is not None:
-                room.leave(session)
-        self.lobby.subscribe(session, False)
-        self.sessions.forget(session)
+        if connection.session is not None:
+            # Shutting down, nobody is told and nothing is scheduled: it all resumes
+            # after the restart.
+            self.presence.closed(connection.session, connection, shutting_down=not self.ready)
 
     def chips_conserved(self) -> bool:
         return all(room.chips_conserved() for room in self.lobby.rooms.values())
@@ -232,6 +288,7 @@ class TaliServer:
             return
         started = time.monotonic()
         self.ready = False
+        self.phase = "shutting down"
         self.log.info("shutting_down", reason=reason, connections=len(self.connections))
         if self.config.shutdown_drain_seconds:
             await asyncio.sleep(self.config.shutdown_drain_seconds)
@@ -248,12 +305,14 @@ class TaliServer:
         if not closed:
             self.log.warning("shutdown_timeout", left=len(transport.connections))
         await self._stop_metrics()
+        rooms = len(self.lobby.rooms)
         self.lobby.close_all()
+        await self._close_store()
         self.log.info(
             "stopped",
             clients_told=len(clients),
-            rooms=len(self.lobby.rooms),
-            hands_interrupted=in_hand,
+            rooms=rooms,
+            hands_in_play=in_hand,
             seconds=round(time.monotonic() - started, 3),
         )
 
@@ -266,6 +325,16 @@ class TaliServer:
             )
         await self._stop_metrics()
         self.lobby.close_all()
+        await self._close_store()
+
+    async def _close_store(self) -> None:
+        """Commit what is left (a timer's entry that sent nothing, say) and close the store."""
+        if self._committer is not None:
+            self._committer.cancel()
+        if not self.outgoing.broken:
+            with contextlib.suppress(Exception):
+                await done(self.store.commit())
+        await done(self.store.close())
 
     async def _stop_metrics(self) -> None:
         if self.metrics_transport is not None:
@@ -313,7 +382,13 @@ async def run(config: ServerConfig) -> None:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(app.failed.wait())]
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for wait in waits:
+        wait.cancel()
+    if app.failed.is_set():
+        await app.close()
+        raise SystemExit("the store failed: stopped without sending what it did not keep")
     await app.shutdown()
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from websockets.frames import CloseCode
 
@@ -25,15 +26,20 @@ from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
 from server import engine
+from server.budget import Buckets
 from server.costs import BASE_COST, RequestBudget, RequestGate, cost_of
 from server.frames import data_frame, message_frame
 from server.logs import get_logger
 from server.names import NameRefused, normalise
+from server.presence import HelloRefused
 from server.room import RequestError
-from server.session import Ids, Session
+from server.session import Session
 
 if TYPE_CHECKING:
-    from server.app import TaliServer
+    from server.config import ServerConfig
+    from server.lobby import Lobby
+    from server.metrics import Metrics
+    from server.presence import Presence
     from server.transport import Peer
 
 SERVER_VERSION = "0.1.0"
@@ -57,12 +63,23 @@ class Outgoing:
     """Connections with frames queued in this event-loop turn, written together at its end.
 
     ``commit`` runs first, before any of them is written: whatever the frames
-    tell of must be durable before a client reads it.
+    tell of must be durable before a client reads it. A store that commits in
+    the background (PostgreSQL) returns an awaitable: the turn's frames then
+    wait for it, and for every batch before them, so they leave in order. A
+    commit that fails sends nothing of its batch, nor of any later one:
+    ``failed`` decides what becomes of the server.
     """
 
-    def __init__(self, commit: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        commit: Callable[[], Awaitable[None] | None] = lambda: None,
+        failed: Callable[[BaseException], None] = lambda exc: None,
+    ) -> None:
         self._queued: list[Connection] = []
         self._commit = commit
+        self._failed = failed
+        self._waiting: deque[_Batch] = deque()
+        self.broken = False
 
     def add(self, connection: Connection) -> None:
         if not self._queued:
@@ -70,8 +87,34 @@ class Outgoing:
         self._queued.append(connection)
 
     def flush(self) -> None:
-        self._commit()
         queued, self._queued = self._queued, []
+        if self.broken:
+            return
+        try:
+            durable = self._commit()
+        except Exception as exc:
+            self._fail(exc)
+            return
+        if durable is None and not self._waiting:
+            self._write(queued)
+            return
+        batch = _Batch([(c, c.take()) for c in queued])
+        self._waiting.append(batch)
+        if durable is None:
+            self._drain()
+        else:
+            batch.durable = asyncio.ensure_future(durable)
+            batch.durable.add_done_callback(lambda _: self._drain())
+
+    def after_sent(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once every frame queued so far is written (at once if none wait)."""
+        self.flush()
+        if self._waiting:
+            self._waiting[-1].then.append(action)
+        else:
+            action()
+
+    def _write(self, queued: list[Connection]) -> None:
         try:
             while queued:
                 connection = queued.pop()
@@ -84,6 +127,39 @@ class Outgoing:
             # Should anything escape even that, the rest are written next turn.
             for connection in queued:
                 self.add(connection)
+
+    def _drain(self) -> None:
+        waiting = self._waiting
+        while waiting and not self.broken:
+            batch = waiting[0]
+            durable = batch.durable
+            if durable is not None:
+                if not durable.done():
+                    return
+                if durable.cancelled() or durable.exception() is not None:
+                    exc = durable.exception() if not durable.cancelled() else None
+                    self._fail(exc or asyncio.CancelledError())
+                    return
+            waiting.popleft()
+            for connection, data in batch.frames:
+                if data:
+                    connection.write(data)
+            for action in batch.then:
+                action()
+
+    def _fail(self, exc: BaseException) -> None:
+        self.broken = True
+        self._waiting.clear()
+        self._failed(exc)
+
+
+@dataclass(slots=True)
+class _Batch:
+    """One turn's frames, waiting for its commit (and every earlier one)."""
+
+    frames: list[tuple[Connection, bytes]]
+    durable: asyncio.Future[None] | None = None
+    then: list[Callable[[], None]] = field(default_factory=list)
 
 
 FLUSH_EVERY = 16
@@ -128,10 +204,27 @@ class Incoming:
             self._outgoing.flush()
 
 
+class Host(Protocol):
+    """What a connection needs of the server around it (``server.app`` is one)."""
+
+    config: ServerConfig
+    metrics: Metrics
+    outgoing: Outgoing
+    incoming: Incoming
+    lobby: Lobby
+    presence: Presence
+    limits: msg.Limits
+    request_budgets: Buckets
+
+    def next_connection_number(self) -> int: ...
+
+    def connection_closed(self, connection: Connection) -> None: ...
+
+
 class Connection:
     """The transport's Handler for one WebSocket: a player's (or spectator's) connection."""
 
-    def __init__(self, peer: Peer, app: TaliServer) -> None:
+    def __init__(self, peer: Peer, app: Host) -> None:
         self.peer = peer
         self.app = app
         self.config = app.config
@@ -185,11 +278,17 @@ class Connection:
         out.append(frame)
         return True
 
-    def flush(self) -> None:
-        if not self._out:
-            return
+    def take(self) -> bytes:
+        """The frames queued, in one piece, and the queue empty."""
         data = b"".join(self._out)
         self._out.clear()
+        return data
+
+    def flush(self) -> None:
+        if self._out:
+            self.write(self.take())
+
+    def write(self, data: bytes) -> None:
         # The transport writes only while the WebSocket is open (nothing may
         # follow a close frame) and fails a client whose unsent bytes pass the
         # outbound bound (1013).
@@ -222,12 +321,11 @@ class Connection:
         )
 
     def close(self, code: int, reason: str) -> None:
-        """Send what is queued, then close with ``code``."""
+        """Send what is queued (once it is durable, like any frame), then close with ``code``."""
         if self.closing:
             return
-        self.flush()
         self.closing = True
-        self.peer.close(code, reason)
+        self._outgoing.after_sent(lambda: self.peer.close(code, reason))
 
     # -- input (the transport's Handler) ---------------------------------------
 
@@ -438,27 +536,22 @@ class Connection:
             return
         app = self.app
         if message.token is not None:
-            session = app.sessions.by_token(message.token)
-            if session is None:
-                raise RequestError(
-                    WireCode.SESSION_NOT_FOUND, "that session is unknown or has expired"
-                )
+            try:
+                session, old = app.presence.resume(message.token, self)
+            except HelloRefused as exc:
+                raise RequestError(exc.code, exc.message) from None
+            if isinstance(old, Connection) and old is not self:
+                old.session = None
+                old.close(SESSION_REPLACED, "session resumed on another connection")
+            token = message.token
             resumed = True
-            app.take_over(session, self)
             self.metrics.reconnects.inc()
         else:
             try:
                 name = f"Player {self.number}" if message.name is None else normalise(message.name)
             except NameRefused as exc:
                 raise RequestError(WireCode.INVALID_NAME, str(exc)) from None
-            session = Session(
-                player_id=app.ids.new("p"),
-                token=Ids.token(),
-                name=name,
-                address=self.peer.remote_address,
-            )
-            app.sessions.add(session)
-            session.outbox = self
+            session, token = app.presence.open(name, self.peer.remote_address, self)
             resumed = False
         self.session = session
         self.log = self.log.bind(player=session.player_id)
@@ -471,7 +564,7 @@ class Connection:
                 protocol=PROTOCOL_VERSION,
                 player_id=session.player_id,
                 name=session.name,
-                token=session.token,
+                token=token,
                 resumed=resumed,
                 rooms=list(session.rooms),
                 limits=app.limits,

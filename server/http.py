@@ -37,8 +37,11 @@ class Endpoints:
         exposition: Callable[[], bytes],
         static: StaticFiles | None,
         metrics: bool,
+        phase: Callable[[], str] = lambda: "not ready",
     ) -> None:
+        """``phase`` says why the server is not ready (the body of a 503)."""
         self._ready = ready
+        self._phase = phase
         self._exposition = exposition
         self._static = static
         self._metrics = metrics
@@ -51,14 +54,14 @@ class Endpoints:
             if self._static is None:
                 return response(HTTPStatus.NOT_FOUND, b"no game here\n")
             if not self._ready():
-                return response(HTTPStatus.SERVICE_UNAVAILABLE, b"shutting down\n")
+                return response(HTTPStatus.SERVICE_UNAVAILABLE, self._not_ready())
             return None
         if path == "/healthz":
             return response(HTTPStatus.OK, b"ok\n")
         if path == "/readyz":
             if self._ready():
                 return response(HTTPStatus.OK, b"ready\n")
-            return response(HTTPStatus.SERVICE_UNAVAILABLE, b"shutting down\n")
+            return response(HTTPStatus.SERVICE_UNAVAILABLE, self._not_ready())
         if path == "/metrics" and self._metrics:
             return self._limited(request, METRICS_COST) or response(
                 HTTPStatus.OK, self._exposition(), CONTENT_TYPE
@@ -70,6 +73,9 @@ class Endpoints:
             return limited
         status, body, content_type = self._static.find(path)
         return response(status, body, content_type, SECURITY_HEADERS)
+
+    def _not_ready(self) -> bytes:
+        return f"{self._phase()}\n".encode()
 
     def _limited(self, request: HttpRequest, cost: float) -> Response | None:
         if self._budget.take(request.client, cost) >= 0:

@@ -18,12 +18,13 @@ import protocol.client as req
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import MAX_PAGE
-from server import names
+from server import names, recovery
 from server.clock import Timer
 from server.engine import Settings, SettingsError
 from server.engine.fair import CommittedDice
 from server.frames import message_frame
 from server.logs import get_logger
+from server.recovery import SessionOf
 from server.room import RequestError, Room
 
 SCAN_LIMIT = 1000
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.metrics import Metrics
     from server.session import Ids, Session
-    from server.store import Store
+    from server.store import RoomRecord, Store
 
 
 class Lobby:
@@ -103,6 +104,18 @@ class Lobby:
         except names.NameRefused as exc:
             raise RequestError(WireCode.INVALID_NAME, f"room name: {exc}") from None
         room_id = self.ids.new("r", 8, taken=self.rooms.__contains__)
+        room = self._add(room_id, settings, name, session.player_id, address)
+        self.store.open_room(room_id, room.meta())
+        session.created_rooms.add(room_id)
+        room.log.info("room_created", variant=settings.variant.value, by=session.player_id)
+        # A room nobody joins closes like an emptied one.
+        room.schedule_empty_close()
+        self.changed(room)
+        return room
+
+    def _add(
+        self, room_id: str, settings: Settings, name: str | None, creator: str, address: str
+    ) -> Room:
         room = Room(
             room_id,
             settings,
@@ -113,21 +126,35 @@ class Lobby:
             self.clock,
             self.store,
             name=name,
-            creator=session.player_id,
+            creator=creator,
             address=address,
         )
-        self.store.open_room(room_id, room.meta())
         self.rooms[room_id] = room
         number = self._number[room_id] = next(self._numbers)
         self._order.append(number)
         self._listing[number] = (room, settings.variant.value)
         self._by_address[address] += 1
-        session.created_rooms.add(room_id)
-        room.log.info("room_created", variant=settings.variant.value, by=session.player_id)
-        # A room nobody joins closes like an emptied one.
-        room.schedule_empty_close()
-        self.changed(room)
         return room
+
+    def restore(self, records: list[RoomRecord], session_of: SessionOf) -> list[Room]:
+        """The rooms a store kept, each where its log ends (``server.recovery``), oldest
+        first; their members are away until they come back."""
+        rooms = []
+        for record in records:
+            meta = record.meta
+            room = self._add(
+                record.room,
+                Settings.from_mapping(meta["settings"]),
+                meta["name"],
+                meta["creator"],
+                meta.get("address", ""),
+            )
+            recovery.restore(room, record.snapshot, record.entries, session_of)
+            creator = room.members.get(room.creator)
+            if creator is not None:
+                creator.session.created_rooms.add(room.id)
+            rooms.append(room)
+        return rooms
 
     def _dice(self, room_id: str) -> CommittedDice:
         """Committed dice (FAIRNESS.md): secrets from the OS, or from the seed in tests."""

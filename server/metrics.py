@@ -7,11 +7,10 @@ they can never drift from the truth. Each server has its own registry.
 
 from __future__ import annotations
 
-import asyncio
 from bisect import bisect_left
 from collections import Counter as Tally
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import (
@@ -23,9 +22,6 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from protocol.types import RoomState
-
-if TYPE_CHECKING:
-    from server.app import TaliServer
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -53,13 +49,18 @@ class Metrics:
         self.action_seconds = Timings(
             (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
         )
+        self.commit_seconds = Timings(
+            (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+        )
+        self.commit_writes = Timings((1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000))
 
     def count_sent(self, kind: str, frames: int) -> None:
         """``frames`` frames of type ``kind`` were queued to clients."""
         self.frames_out[kind] += frames
 
-    def watch(self, app: TaliServer) -> None:
-        self.registry.register(_StateCollector(app, self))
+    def watch(self, state: Observed) -> None:
+        """Read the server's state from ``state``'s callables at every scrape."""
+        self.registry.register(_StateCollector(state, self))
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
@@ -86,44 +87,39 @@ class Timings:
         return HistogramMetricFamily(name, help_text, buckets=buckets, sum_value=self.sum)
 
 
+class RoomStats(NamedTuple):
+    variant: str
+    in_hand: bool
+    seated: int
+    spectators: int
+
+
+class Observed(NamedTuple):
+    """What the metrics read from the server when scraped: callables, not the server."""
+
+    connections: Callable[[], int]
+    rooms: Callable[[], Iterable[RoomStats]]
+    transport_events: Callable[[], Mapping[str, int]]
+    store_bytes: Callable[[], int]
+
+
 class _StateCollector(Collector):
-    def __init__(self, app: TaliServer, metrics: Metrics) -> None:
-        self.app = app
+    def __init__(self, state: Observed, metrics: Metrics) -> None:
+        self.state = state
         self.metrics = metrics
-        self._walk: tuple[int, int, Tally[tuple[str, str]]] | None = None
-
-    def _rooms(self) -> tuple[int, int, Tally[tuple[str, str]]]:
-        """Seated players, spectators and rooms by variant and state.
-
-        One walk serves every scrape of the same event-loop turn: at 10,000 rooms a walk
-        takes some 35 ms, which scrapes arriving together must not each pay
-        (benchmarks/README.md).
-        """
-        if self._walk is not None:
-            return self._walk
-        seated = spectators = 0
-        rooms: Tally[tuple[str, str]] = Tally()
-        for room in self.app.lobby.rooms.values():
-            seated += len(room.game.state.seats)
-            spectators += room.spectators
-            state = RoomState.IN_HAND if room.game.hand_in_progress else RoomState.WAITING
-            rooms[(room.settings.variant.value, state.value)] += 1
-        walk = self._walk = (seated, spectators, rooms)
-        try:
-            asyncio.get_running_loop().call_soon(self._forget_walk)
-        except RuntimeError:
-            self._walk = None  # no loop (a test's direct scrape): nothing to share
-        return walk
-
-    def _forget_walk(self) -> None:
-        self._walk = None
 
     def collect(self) -> Iterator[Metric]:
-        app = self.app
+        state = self.state
         yield GaugeMetricFamily(
-            "tali_connections_open", "Open WebSocket connections.", value=len(app.connections)
+            "tali_connections_open", "Open WebSocket connections.", value=state.connections()
         )
-        seated, spectators, rooms = self._rooms()
+        seated = spectators = 0
+        rooms: Tally[tuple[str, str]] = Tally()
+        for room in state.rooms():
+            seated += room.seated
+            spectators += room.spectators
+            phase = RoomState.IN_HAND if room.in_hand else RoomState.WAITING
+            rooms[(room.variant, phase.value)] += 1
         yield GaugeMetricFamily("tali_players_seated", "Players holding a seat.", value=seated)
         yield GaugeMetricFamily("tali_spectators", "Spectators in rooms.", value=spectators)
         family = GaugeMetricFamily(
@@ -153,13 +149,19 @@ class _StateCollector(Collector):
             "What the transport refused, held back or cut off, by event.",
             labels=["event"],
         )
-        counts: Tally[str] = Tally()
-        for server in (app.transport, app.metrics_transport):
-            if server is not None:
-                counts.update(server.stats)
-        for event, count in sorted(counts.items()):
+        for event, count in sorted(state.transport_events().items()):
             events.add_metric([event], count)
         yield events
+        yield GaugeMetricFamily(
+            "tali_store_bytes", "Bytes the room store takes on disk.", value=state.store_bytes()
+        )
+        yield self.metrics.commit_seconds.family(
+            "tali_store_commit_seconds",
+            "Time for a batch of room writes to become durable (one per event-loop turn).",
+        )
+        yield self.metrics.commit_writes.family(
+            "tali_store_commit_writes", "Writes (log entries, snapshots, sessions) per commit."
+        )
         yield self.metrics.action_seconds.family(
             "tali_action_handling_seconds",
             "From receiving a game action to having queued every frame it caused.",

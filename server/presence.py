@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from protocol.errors import ErrorCode as WireCode
@@ -50,13 +51,20 @@ def token_key(token: str) -> str:
 
 class Presence:
     def __init__(
-        self, config: ServerConfig, ids: Ids, clock: Clock, store: Store, rooms: Rooms
+        self,
+        config: ServerConfig,
+        ids: Ids,
+        clock: Clock,
+        store: Store,
+        rooms: Rooms,
+        on_forget: Callable[[Session], None] = lambda session: None,
     ) -> None:
         self.config = config
         self.ids = ids
         self.clock = clock
         self.store = store
         self.rooms = rooms
+        self.on_forget = on_forget
         self._by_key: dict[str, Session] = {}
         self._by_player: dict[str, Session] = {}
         self._forget: dict[int, Timer] = {}
@@ -90,7 +98,9 @@ class Presence:
 
     def resume(self, token: str, outbox: Outbox) -> tuple[Session, Outbox | None]:
         """The session of ``token``, now on ``outbox``; and the outbox it was live on, if
-        any (the caller closes that connection: taken over)."""
+        any (the caller closes that connection: taken over). The rooms stop holding the
+        player's place; the caller tells each room the player is back (``Room.reconnected``)
+        once the welcome is on its way, so that it comes first."""
         session = self._by_key.get(token_key(token))
         if session is None:
             raise HelloRefused(WireCode.SESSION_NOT_FOUND, "that session is unknown or has expired")
@@ -99,15 +109,10 @@ class Presence:
         forget = self._forget.pop(id(session), None)
         if forget is not None:
             forget.cancel()
-        if old is None:
-            # Back from being away: each room announces it, and stops holding the place.
-            for room_id in list(session.rooms):
-                hold = self._holds.pop((id(session), room_id), None)
-                if hold is not None:
-                    hold.cancel()
-                room = self.rooms.get(room_id)
-                if room is not None:
-                    room.reconnected(session)
+        for room_id in session.rooms:
+            hold = self._holds.pop((id(session), room_id), None)
+            if hold is not None:
+                hold.cancel()
         return session, old
 
     # -- going away ------------------------------------------------------------
@@ -132,7 +137,7 @@ class Presence:
             graces.append(grace.at)
             room.disconnected(session, grace.ms)
             self._holds[(id(session), room_id)] = self.clock.call_at(
-                grace.at, lambda r=room, s=session: self._grace_over(r, s)
+                grace.at, partial(self._grace_over, room, session)
             )
         # A little past the longest grace, so that the rooms let the player go first.
         at = max([self.clock.now() + self.config.session_seconds * self.config.time_scale, *graces])
@@ -162,6 +167,7 @@ class Presence:
         self._by_key.pop(session.key, None)
         self._by_player.pop(session.player_id, None)
         self.store.forget_session(session.key)
+        self.on_forget(session)
         self.log.debug("session_forgotten", player=session.player_id)
 
     # -- after a restart -------------------------------------------------------
@@ -185,10 +191,14 @@ class Presence:
                 self._away(session)
 
     def by_player(self, player: str, name: str) -> Session:
-        """The session of ``player`` (for rooms restored from the store); a placeholder,
-        which no token resumes, if that session was forgotten meanwhile."""
+        """The session of ``player`` (for rooms restored from the store); if that session
+        was forgotten meanwhile, a placeholder that no token resumes, away like the others
+        after a restart, so that each room lets it go when its grace ends."""
         session = self._by_player.get(player)
-        return session if session is not None else Session(player_id=player, key="", name=name)
+        if session is None:
+            session = Session(player_id=player, key=f"gone:{player}", name=name)
+            self._add(session)
+        return session
 
     def __iter__(self) -> Iterator[Session]:
         return iter(list(self._by_key.values()))

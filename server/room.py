@@ -23,7 +23,7 @@ import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role, RoomState
 from server import names, wire
-from server.clock import Clock, Deadline, Timer
+from server.clock import Clock, Timer
 from server.engine import Game, Settings, view
 from server.engine import events as ev
 from server.engine.actions import Action
@@ -34,6 +34,7 @@ from server.engine.state import Phase
 from server.history import hand_history, hand_history_stepwise
 from server.journal import RecordingDice, encode_action
 from server.logs import get_logger
+from server.metrics import RoomStats
 from server.store import Data, Store
 from server.stream import Outbox, RoomStream
 from server.turns import TurnClock
@@ -63,7 +64,6 @@ class Member:
     session: Session
     role: Role
     connected: bool = True
-    removal: Timer | None = None
     chat_times: list[float] = field(default_factory=list)
 
     @property
@@ -185,6 +185,15 @@ class Room:
                 return deadline.ms
         return None
 
+    def stats(self) -> RoomStats:
+        """What the metrics count of the room."""
+        return RoomStats(
+            self.settings.variant.value,
+            self.game.hand_in_progress,
+            len(self.game.state.seats),
+            self.spectators,
+        )
+
     def meta(self) -> Data:
         """What the store keeps of the room besides its log: how to make it again."""
         return {
@@ -294,16 +303,17 @@ class Room:
 
     # -- presence ------------------------------------------------------------
 
-    def disconnected(self, session: Session) -> None:
+    def disconnected(self, session: Session, grace_until: int) -> None:
+        """The member's connection is gone; ``server.presence`` holds their place until
+        ``grace_until`` (unix ms), then makes them leave."""
         member = self.members.get(session.player_id)
         if member is None or not member.connected:
             return
         member.connected = False
-        grace = self._hold(member)
         if member.role is Role.PLAYER:
             self.stream.publish(
                 wire.player_disconnected(
-                    self.id, self.stream.next_seq(), session.player_id, grace.ms
+                    self.id, self.stream.next_seq(), session.player_id, grace_until
                 )
             )
             self._record("away", p=session.player_id)
@@ -313,9 +323,6 @@ class Room:
         if member is None:
             return
         member.session = session
-        if member.removal is not None:
-            member.removal.cancel()
-            member.removal = None
         if not member.connected:
             member.connected = True
             if member.role is Role.PLAYER:
@@ -325,11 +332,11 @@ class Room:
                 self._record("back", p=session.player_id)
 
     def resume(self) -> None:
-        """After a restart (``server.recovery``): every member is away, with the grace
-        counted from now; whoever the table waits for gets a full turn from now."""
+        """After a restart (``server.recovery``): every member is away (``server.presence``
+        holds their places from now); whoever the table waits for gets a full turn from
+        now, and a next hand due is scheduled from now."""
         for member in self.members.values():
             member.connected = False
-            self._hold(member)
         if not self.members:
             self.schedule_empty_close()
         before = self.stream.seq
@@ -338,23 +345,12 @@ class Room:
         if self.stream.seq != before:
             self._record("resume")
 
-    def _hold(self, member: Member) -> Deadline:
-        """Keep an absent member's place for the room's grace period."""
-        grace = self._clock.after(self.settings.reconnect_grace_seconds * self.config.time_scale)
-        member.removal = self._clock.call_at(
-            grace.at, lambda: self._guarded(lambda: self._remove(member))
-        )
-        return grace
-
     def close(self) -> None:
         self.closed = True
         self.turns.cancel()
         for handle in (self._start_timer, self.empty_timer, self._spectators_timer):
             if handle is not None:
                 handle.cancel()
-        for member in self.members.values():
-            if member.removal is not None:
-                member.removal.cancel()
 
     # -- internals -------------------------------------------------------------
 
@@ -382,9 +378,6 @@ class Room:
 
     def _remove(self, member: Member) -> None:
         player = member.session.player_id
-        if member.removal is not None:
-            member.removal.cancel()
-            member.removal = None
         if member.role is Role.PLAYER:
             *folding, left = self.game.leave(player)
             self.turns.done(player)

@@ -1,12 +1,15 @@
-"""Sessions: who a player is across connections, and the ids the server hands out."""
+"""Sessions: who a player is across connections, and the ids the server hands out.
+
+What happens to sessions (hello, resume, going away, being forgotten) is
+``server.presence``'s business; this is the data.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import secrets
 import string
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -27,14 +30,15 @@ class Outbox(Protocol):
 @dataclass(eq=False)
 class Session:
     player_id: str
-    token: str
+    key: str
+    """The SHA-256 of the session's token (``presence.token_key``): the token itself is
+    kept nowhere, in memory or in the store."""
     name: str
     outbox: Outbox | None = None
     rooms: dict[str, Role] = field(default_factory=dict)
     address: str = ""
     """The address the session was opened from (the client's, behind a trusted proxy)."""
     created_rooms: set[str] = field(default_factory=set)
-    forget_timer: asyncio.TimerHandle | None = None
 
     @property
     def connected(self) -> bool:
@@ -71,28 +75,3 @@ class Ids:
             ident = f"{prefix}_{body}"
             if not taken(ident):
                 return ident
-
-    @staticmethod
-    def token() -> str:
-        return secrets.token_urlsafe(32)
-
-
-class Sessions:
-    def __init__(self) -> None:
-        self._by_token: dict[str, Session] = {}
-
-    def add(self, session: Session) -> None:
-        self._by_token[session.token] = session
-
-    def by_token(self, token: str) -> Session | None:
-        # Compare in constant time so response timing says nothing about tokens.
-        session = self._by_token.get(token)
-        if session is not None and secrets.compare_digest(session.token, token):
-            return session
-        return None
-
-    def forget(self, session: Session) -> None:
-        self._by_token.pop(session.token, None)
-
-    def __iter__(self) -> Iterator[Session]:
-        return iter(list(self._by_token.values()))

@@ -47,7 +47,7 @@ class Table:
 
     def join(self, name: str, role: Role = Role.PLAYER) -> Inbox:
         inbox = Inbox()
-        session = Session(player_id=f"p_{name}", token="t" * 43, name=name, outbox=inbox)
+        session = Session(player_id=f"p_{name}", key="k" * 64, name=name, outbox=inbox)
         self.room.join(session, role, None)
         self.inboxes[name] = inbox
         self.sessions[name] = session

@@ -116,36 +116,6 @@ def test_a_prompt_changed_by_someone_leaving_is_sent_again() -> None:
     assert a.frames[-1]["type"] == "player_left"
 
 
-def test_a_dropped_player_is_removed_when_the_grace_ends() -> None:
-    table = Table("simple", next_hand_delay_seconds=60, reconnect_grace_seconds=10)
-    a = table.join("Aulus")
-    table.join("Brutus")
-    table.room.disconnected(table.sessions["Brutus"])
-    dropped = a.of_type("player_disconnected")[-1]
-    assert dropped["grace_until"] == START_MS + 10_000
-    table.clock.advance(9.99)
-    assert a.of_type("player_left") == []
-    table.clock.advance(0.01)
-    assert a.of_type("player_left")[-1]["player"] == "p_Brutus"
-    assert "p_Brutus" not in table.room.members
-
-
-def test_coming_back_within_the_grace_keeps_the_seat() -> None:
-    table = Table("simple", next_hand_delay_seconds=60, reconnect_grace_seconds=10)
-    a = table.join("Aulus")
-    table.join("Brutus")
-    table.room.disconnected(table.sessions["Brutus"])
-    table.clock.advance(5)
-    table.room.reconnected(table.sessions["Brutus"])
-    table.clock.advance(60)
-    assert a.of_type("player_left") == []
-    assert [f["type"] for f in a.frames if f["type"].startswith("player_")][-2:] == [
-        "player_disconnected",
-        "player_reconnected",
-    ]
-    assert table.room.members["p_Brutus"].connected
-
-
 def test_an_empty_room_expires() -> None:
     table = Table("simple")
     table.join("Aulus")
