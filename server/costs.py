@@ -71,13 +71,13 @@ class RequestBudget:
 
     def in_debt(self) -> bool:
         """Whether this connection, or its address, has spent more than it has saved."""
-        if self._own.tokens >= 0 and self._shared_left >= 0:
-            # The hot path (every message): both were in credit at the last spend.
-            return False
-        own = self._own.level(self._clock.time())
-        # Taking nothing reads the address's level: its other connections spend it too.
-        self._shared_left = self._shared.take(self._address, 0.0)
-        return own < 0 or self._shared_left < 0
+        own = self._own
+        if own.tokens < 0 and own.level(self._clock.time()) < 0:
+            self._shared_left = self._shared.level(self._address)
+            return True
+        # The address's other connections spend its budget too: read it every time.
+        self._shared_left = self._shared.level(self._address)
+        return self._shared_left < 0
 
     def wait(self) -> float:
         """Seconds until neither bucket is in debt, as of the last ``in_debt``."""
