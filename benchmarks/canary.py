@@ -3,8 +3,10 @@ of their own (so that an attacker's CPU in the runner does not delay them).
 
     python -m benchmarks.canary PORT [ADDRESS]
 
-Each player answers every prompt after a short think (5 to 25 ms), which keeps
-it well inside the shipped message rate. Commands on stdin, one a line:
+Each player answers every prompt after a short think (5 to 25 ms), and paces
+itself as the spec asks (a token bucket of its own, 15 messages a second,
+bursts of 10: inside the shipped 20 and 40); a refused action is sent again
+after a pause. Commands on stdin, one a line:
 ``mark`` prints (as one JSON line) what happened since the last mark: the
 latency of every action (from sending it to its ``result``) in ms, hands
 ended, whether every ``hand_ended``'s stacks added up to the chips brought
@@ -27,6 +29,23 @@ from protocol.codec import PROTOCOL_VERSION
 STARTING_CHIPS = 1_000_000
 SEATS = 4
 THINK = (0.005, 0.025)
+PACE = 15.0
+BURST = 10.0
+
+
+class Pacer:
+    """A player's own token bucket: the delay before its next message may go."""
+
+    def __init__(self) -> None:
+        self.tokens = BURST
+        self.stamp = time.monotonic()
+
+    def delay(self) -> float:
+        now = time.monotonic()
+        self.tokens = min(BURST, self.tokens + (now - self.stamp) * PACE)
+        self.stamp = now
+        self.tokens -= 1
+        return 0.0 if self.tokens >= 0 else -self.tokens / PACE
 
 
 class Canary:
@@ -44,6 +63,8 @@ class Canary:
         self.chips_ok = True
         self.errors: list[str] = []
         self.lost = 0
+        self.pacers: dict[LeanConnection, Pacer] = {}
+        self.prompts: dict[int, tuple[LeanConnection, dict[str, Any]]] = {}
 
     def on_text(self, conn: LeanConnection, payload: bytes) -> None:
         frame = json.loads(payload)
@@ -51,7 +72,11 @@ class Canary:
         ident = frame.get("id")
         if isinstance(ident, int):
             sent = self.sent.pop(ident, None)
-            if sent is not None:
+            prompt = self.prompts.pop(ident, None)
+            if kind == "error" and frame["code"] == "rate_limited" and prompt is not None:
+                # Refused unhandled: counted below, and sent again after a pause.
+                asyncio.get_running_loop().call_later(0.5, self.act, *prompt)
+            elif sent is not None:
                 self.latencies.append((time.perf_counter() - sent) * 1000)
             waiter = self.waiters.pop(ident, None)
             if waiter is not None and not waiter.done():
@@ -59,7 +84,8 @@ class Canary:
         if kind == "error":
             self.errors.append(frame["code"])
         elif kind == "your_turn":
-            delay = self.rng.uniform(*THINK)
+            pacer = self.pacers.setdefault(conn, Pacer())
+            delay = max(self.rng.uniform(*THINK), pacer.delay())
             asyncio.get_running_loop().call_later(delay, self.act, conn, frame)
         elif kind == "hand_ended" and conn is self.players[0]:
             self.hands += 1
@@ -85,6 +111,7 @@ class Canary:
             message = {"type": "call"}
         ident = next(self.ids)
         self.sent[ident] = time.perf_counter()
+        self.prompts[ident] = (conn, prompt)
         conn.send_text(json.dumps({**message, "room": prompt["room"], "id": ident}).encode())
 
     async def request(self, conn: LeanConnection, message: dict[str, Any]) -> dict[str, Any]:

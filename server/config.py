@@ -201,7 +201,7 @@ class ServerConfig(BaseSettings):
         le=1_000_000,
         description=(
             "Request units the connections of one client address may spend per second"
-            " together, sustained; more wait unread."
+            " together, sustained (not shared without address_limits); more wait unread."
         ),
     )
     address_request_budget_burst: int = Field(

@@ -241,7 +241,8 @@ class Connection:
         budget = RequestBudget(
             self.config.request_budget_per_second,
             self.config.request_budget_burst,
-            peer.remote_address,
+            # Without address limits (a proxy hides the addresses) nothing is shared.
+            peer.remote_address if self.config.address_limits else f"#{self.number}",
             app.request_budgets,
             self._loop,
             self.config.read_throttle_close_seconds,

@@ -72,11 +72,10 @@ class RequestBudget:
     def in_debt(self) -> bool:
         """Whether this connection, or its address, has spent more than it has saved."""
         own = self._own
-        if own.tokens < 0 and own.level(self._clock.time()) < 0:
-            self._shared_left = self._shared.level(self._address)
-            return True
         # The address's other connections spend its budget too: read it every time.
         self._shared_left = self._shared.level(self._address)
+        if own.tokens < 0 and own.level(self._clock.time()) < 0:
+            return True
         return self._shared_left < 0
 
     def wait(self) -> float:

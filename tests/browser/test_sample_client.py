@@ -18,7 +18,7 @@ pytestmark = pytest.mark.asyncio
 
 
 def pid(server: TaliServer, name: str) -> str:
-    return next(s.player_id for s in server.sessions if s.name == name)
+    return next(s.player_id for s in server.presence if s.name == name)
 
 
 def only_room(server: TaliServer) -> str:
