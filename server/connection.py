@@ -39,7 +39,9 @@ if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.lobby import Lobby
     from server.metrics import Metrics
+    from server.node import Node
     from server.presence import Presence
+    from server.session import Outbox
     from server.transport import Peer
 
 SERVER_VERSION = "0.1.0"
@@ -66,14 +68,15 @@ class Outgoing:
     tell of must be durable before a client reads it. A store that commits in
     the background (PostgreSQL) returns an awaitable: the turn's frames then
     wait for it, and for every batch before them, so they leave in order. A
-    commit that fails sends nothing of its batch, nor of any later one:
-    ``failed`` decides what becomes of the server.
+    commit that fails sends nothing of its batch, nor of any later one, unless
+    ``failed`` says the failure is contained (True: a room fenced off, whose
+    members' connections it abandoned: the others' frames go out).
     """
 
     def __init__(
         self,
         commit: Callable[[], Awaitable[None] | None] = lambda: None,
-        failed: Callable[[BaseException], None] = lambda exc: None,
+        failed: Callable[[BaseException], bool] = lambda exc: False,
     ) -> None:
         self._queued: list[Connection] = []
         self._commit = commit
@@ -93,7 +96,8 @@ class Outgoing:
         try:
             durable = self._commit()
         except Exception as exc:
-            self._fail(exc)
+            if self._fail(exc):
+                self._write(queued)
             return
         if durable is None and not self._waiting:
             self._write(queued)
@@ -138,8 +142,8 @@ class Outgoing:
                     return
                 if durable.cancelled() or durable.exception() is not None:
                     exc = durable.exception() if not durable.cancelled() else None
-                    self._fail(exc or asyncio.CancelledError())
-                    return
+                    if not self._fail(exc or asyncio.CancelledError()):
+                        return
             waiting.popleft()
             for connection, data in batch.frames:
                 if data:
@@ -147,10 +151,13 @@ class Outgoing:
             for action in batch.then:
                 action()
 
-    def _fail(self, exc: BaseException) -> None:
+    def _fail(self, exc: BaseException) -> bool:
+        """Whether the failure is contained (go on); else nothing more is ever sent."""
+        if self._failed(exc):
+            return True
         self.broken = True
         self._waiting.clear()
-        self._failed(exc)
+        return False
 
 
 @dataclass(slots=True)
@@ -174,8 +181,7 @@ class Incoming:
     frames produced are written after every ``FLUSH_EVERY`` messages and at
     the end: a client getting several frames from one batch (the four rolls
     of a roll phase) gets them in one write, and the first messages of a big
-    batch do not wait for the last (at 500 busy rooms, p99 84 -> 75 ms at
-    the same throughput).
+    batch do not wait for the last (benchmarks/README.md has the figures).
     """
 
     def __init__(self, outgoing: Outgoing) -> None:
@@ -215,6 +221,7 @@ class Host(Protocol):
     presence: Presence
     limits: msg.Limits
     request_budgets: Buckets
+    node: Node | None
 
     def next_connection_number(self) -> int: ...
 
@@ -232,6 +239,8 @@ class Connection:
         self.number = app.next_connection_number()
         self.session: Session | None = None
         self.closing = False
+        self.abandoned = False
+        self._hello_task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
         self._out: list[bytes] = []
         self._outgoing = app.outgoing
@@ -289,7 +298,16 @@ class Connection:
         if self._out:
             self.write(self.take())
 
+    def abandon(self, code: int, reason: str) -> None:
+        """Close at once, sending nothing more: what is queued may not be sent (its commit
+        was refused)."""
+        self.abandoned = self.closing = True
+        self._out.clear()
+        self.peer.close(code, reason)
+
     def write(self, data: bytes) -> None:
+        if self.abandoned:
+            return
         # The transport writes only while the WebSocket is open (nothing may
         # follow a close frame) and fails a client whose unsent bytes pass the
         # outbound bound (1013).
@@ -306,6 +324,7 @@ class Connection:
         room: str | None = None,
         *,
         closes: bool | None = None,
+        url: str | None = None,
     ) -> None:
         """Send an error reply; ``closes`` overrides the table when this one ends the connection."""
         closes = ERRORS[code].closes if closes is None else closes
@@ -318,6 +337,7 @@ class Connection:
                 message=message[:500],
                 closes=closes,
                 room=room,
+                url=url,
             )
         )
 
@@ -407,7 +427,8 @@ class Connection:
             if type(message) in _ACTIONS:
                 self.metrics.action_seconds.observe(time.perf_counter() - received)
         except RequestError as exc:
-            self.error(exc.code, exc.message, message.id, getattr(message, "room", None))
+            room = getattr(message, "room", None)
+            self.error(exc.code, exc.message, message.id, room, url=exc.url)
         except Exception:
             room = getattr(message, "room", None)
             self.log.exception("request_failed", request=message.type, room=room)
@@ -465,7 +486,10 @@ class Connection:
         if isinstance(message, req.SubscribeLobby | req.UnsubscribeLobby):
             lobby.subscribe(session, isinstance(message, req.SubscribeLobby))
         elif isinstance(message, req.CreateRoom):
-            result_room = lobby.create(session, message).id
+            created = lobby.create(session, message)
+            if self.app.node is not None:
+                self.app.node.room_created(created)
+            result_room = created.id
         elif isinstance(message, req.JoinRoom):
             if message.role is Role.SPECTATOR and message.seat is not None:
                 raise RequestError(WireCode.BAD_MESSAGE, "a spectator takes no seat")
@@ -477,8 +501,9 @@ class Connection:
         elif isinstance(message, req.HandHistory):
             # Replayed in a task, a hand at a time; this client's next messages wait for it.
             task = lobby.room(message.room).history_task(session, message.hands or 5)
-            self._gate.wait_for(task)
+            # The reply first, then what waited behind it (callbacks run in order).
             task.add_done_callback(lambda done: self._history_done(message, done))
+            self._gate.wait_for(task)
             return
         elif isinstance(message, req.Resync):
             room = lobby.room(message.room)
@@ -504,7 +529,7 @@ class Connection:
             return
         exc = task.exception()
         if isinstance(exc, RequestError):
-            self.error(exc.code, exc.message, message.id, message.room)
+            self.error(exc.code, exc.message, message.id, message.room, url=exc.url)
         elif exc is not None:
             self.log.error("request_failed", request=message.type, room=message.room, exc_info=exc)
             self.error(
@@ -535,25 +560,68 @@ class Connection:
             )
             self.close(CloseCode.POLICY_VIOLATION, "unsupported protocol version")
             return
-        app = self.app
-        if message.token is not None:
-            try:
-                session, old = app.presence.resume(message.token, self)
-            except HelloRefused as exc:
-                raise RequestError(exc.code, exc.message) from None
-            if isinstance(old, Connection) and old is not self:
-                old.session = None
-                old.close(SESSION_REPLACED, "session resumed on another connection")
-            token = message.token
-            resumed = True
-            self.metrics.reconnects.inc()
-        else:
+        name: str | None = None
+        if message.token is None:
             try:
                 name = f"Player {self.number}" if message.name is None else normalise(message.name)
             except NameRefused as exc:
                 raise RequestError(WireCode.INVALID_NAME, str(exc)) from None
-            session, token = app.presence.open(name, self.peer.remote_address, self)
-            resumed = False
+        node = self.app.node
+        if node is None:
+            self._welcome(message, *self._hello_here(message, name))
+            return
+        # Several nodes: sessions are shared, found and written over the network. What the
+        # client sends meanwhile waits its turn in the request gate.
+        task = asyncio.get_running_loop().create_task(self._hello_shared(node, message, name))
+        self._hello_task = task
+        self._gate.wait_for(task)
+
+    def _hello_here(self, message: req.Hello, name: str | None) -> tuple[Session, str, bool]:
+        presence = self.app.presence
+        if message.token is None:
+            assert name is not None
+            return (*presence.open(name, self.peer.remote_address, self), False)
+        try:
+            session, old = presence.resume(message.token, self)
+        except HelloRefused as exc:
+            raise RequestError(exc.code, exc.message, exc.url) from None
+        self._take_over(old)
+        return session, message.token, True
+
+    async def _hello_shared(self, node: Node, message: req.Hello, name: str | None) -> None:
+        try:
+            if message.token is None:
+                assert name is not None
+                session, token = await node.open(name, self.peer.remote_address, self)
+                resumed = False
+            else:
+                session, old = await node.resume(message.token, self)
+                self._take_over(old)
+                token, resumed = message.token, True
+        except HelloRefused as exc:
+            self.error(exc.code, exc.message, message.id, url=exc.url)
+        except Exception:
+            self.log.exception("hello_failed")
+            self.error(
+                WireCode.INTERNAL_ERROR, "the server failed to handle this hello", message.id
+            )
+        else:
+            if self.closing:
+                self.app.presence.closed(session, self)
+            else:
+                self._welcome(message, session, token, resumed)
+        finally:
+            self._hello_task = None
+            self._outgoing.flush()
+
+    def _take_over(self, old: Outbox | None) -> None:
+        if isinstance(old, Connection) and old is not self:
+            old.session = None
+            old.close(SESSION_REPLACED, "session resumed on another connection")
+
+    def _welcome(self, message: req.Hello, session: Session, token: str, resumed: bool) -> None:
+        if resumed:
+            self.metrics.reconnects.inc()
         self.session = session
         self.log = self.log.bind(player=session.player_id)
         self.log.info("hello", resumed=resumed)
@@ -568,12 +636,12 @@ class Connection:
                 token=token,
                 resumed=resumed,
                 rooms=list(session.rooms),
-                limits=app.limits,
+                limits=self.app.limits,
             )
         )
         if resumed:
             for room_id in list(session.rooms):
-                room = app.lobby.rooms.get(room_id)
+                room = self.app.lobby.rooms.get(room_id)
                 if room is not None:
                     room.reconnected(session)
                     self.reply(room.snapshot_for(session))

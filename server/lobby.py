@@ -4,6 +4,11 @@ Everything here is bounded by the request, not by the server's size: a
 listing is a page of at most 100 rooms; lobby subscribers get the rooms that
 changed in one ``lobby_update`` at most every ``lobby_update_seconds``, the
 same frame for all of them, however much churn there was meanwhile.
+
+With several nodes (``server.node``) the lobby also shows the other nodes'
+rooms (``remote``, kept from their published changes), publishes its own
+changes at the same pace (``publish``), and answers a request about a room
+played elsewhere with ``room_elsewhere``.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import itertools
 import random
 from bisect import bisect_left, bisect_right
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import protocol.client as req
@@ -20,7 +27,7 @@ from protocol.errors import ErrorCode as WireCode
 from protocol.types import MAX_PAGE
 from server import names, recovery
 from server.clock import Timer
-from server.engine import Settings, SettingsError
+from server.engine import DieSource, SeededDice, Settings, SettingsError, SystemDice
 from server.engine.fair import CommittedDice
 from server.frames import message_frame
 from server.logs import get_logger
@@ -37,6 +44,18 @@ if TYPE_CHECKING:
     from server.metrics import Metrics
     from server.session import Ids, Session
     from server.store import RoomRecord, Store
+
+
+@dataclass(slots=True)
+class RemoteRoom:
+    """A room another node plays: how the lobby shows it, and where it is played."""
+
+    summary: msg.RoomSummary
+    url: str
+
+
+Publish = Callable[[dict[str, msg.RoomSummary | None]], None]
+"""Where this node's room changes go for the other nodes (None: a closed room)."""
 
 
 class Lobby:
@@ -56,20 +75,35 @@ class Lobby:
         """Each room's place in the listing order (the cursor a page ends at)."""
         self._order: list[int] = []
         """The numbers of the open rooms, ascending: a page starts by bisection."""
-        self._listing: dict[int, tuple[Room, str]] = {}
-        """Each number's room and its variant, as the filters read them."""
+        self._listing: dict[int, tuple[Room | RemoteRoom, str]] = {}
+        """Each number's room (here or elsewhere) and its variant, as the filters read them."""
         self._by_address: Counter[str] = Counter()
         """Open rooms created from each address."""
         self._told: dict[str, tuple[object, ...]] = {}
         """What subscribers last heard of each room (its summary key)."""
         self._changed: set[str] = set()
         self._removed: set[str] = set()
+        """Rooms (here or elsewhere) the subscribers are yet to hear of."""
+        self.remote: dict[str, RemoteRoom] = {}
+        """With several nodes: the other nodes' open rooms."""
+        self.publish: Publish | None = None
+        """With several nodes: where this node's room changes go."""
+        self.on_close: Callable[[Room], None] = lambda room: None
+        self._bus_changed: set[str] = set()
+        self._bus_removed: set[str] = set()
         self._flush_timer: Timer | None = None
         self.log = get_logger()
 
     def room(self, room_id: str) -> Room:
         room = self.rooms.get(room_id)
         if room is None or room.closed:
+            elsewhere = self.remote.get(room_id)
+            if elsewhere is not None:
+                raise RequestError(
+                    WireCode.ROOM_ELSEWHERE,
+                    f"room {room_id!r} is played at another node: {elsewhere.url}",
+                    elsewhere.url,
+                )
             raise RequestError(WireCode.ROOM_NOT_FOUND, f"no room {room_id!r}")
         return room
 
@@ -130,9 +164,9 @@ class Lobby:
             address=address,
         )
         self.rooms[room_id] = room
-        number = self._number[room_id] = next(self._numbers)
-        self._order.append(number)
-        self._listing[number] = (room, settings.variant.value)
+        # A room taken over from another node keeps its place in the listing.
+        self.remote.pop(room_id, None)
+        self._list(room_id, room, settings.variant.value)
         self._by_address[address] += 1
         return room
 
@@ -156,16 +190,20 @@ class Lobby:
             rooms.append(room)
         return rooms
 
-    def _dice(self, room_id: str) -> CommittedDice:
-        """Committed dice (FAIRNESS.md): secrets from the OS, or from the seed in tests."""
-        if self.config.seed is None:
+    def _dice(self, room_id: str) -> CommittedDice | DieSource:
+        """Committed dice (FAIRNESS.md): secrets from the OS, or from the seed in tests;
+        plain dice with ``fair_dice`` off."""
+        seed = self.config.seed
+        if not self.config.fair_dice:
+            return SystemDice() if seed is None else SeededDice(f"dice:{seed}:{room_id}")
+        if seed is None:
             return CommittedDice(room_id)
-        return CommittedDice(room_id, random.Random(f"dice:{self.config.seed}:{room_id}").randbytes)
+        return CommittedDice(room_id, random.Random(f"dice:{seed}:{room_id}").randbytes)
 
     # -- listing ---------------------------------------------------------------
 
     def page(self, request: req.ListRooms) -> msg.RoomList:
-        """A page of open rooms matching the request's filters, oldest first.
+        """A page of open rooms (every node's) matching the request's filters, oldest first.
 
         At most ``SCAN_LIMIT`` rooms are looked at: a page may end early, even
         empty, and still carry a cursor.
@@ -175,15 +213,17 @@ class Lobby:
         start = bisect_right(order, _cursor_number(request.cursor))
         end = min(len(order), start + SCAN_LIMIT)
         variant, has_seat = request.variant, request.has_seat
-        rooms: list[Room] = []
+        rooms: list[Room | RemoteRoom] = []
         last = 0
         for i in range(start, end):
             room, room_variant = listing[order[i]]
-            if room.closed:
+            if isinstance(room, Room) and room.closed:
                 continue
             if variant is not None and room_variant != variant:
                 continue
-            if has_seat is not None and has_seat != room.has_free_seat:
+            if has_seat is not None and has_seat != (
+                room.has_free_seat if isinstance(room, Room) else _has_seat(room.summary)
+            ):
                 continue
             if len(rooms) == limit:
                 break
@@ -195,9 +235,24 @@ class Lobby:
         return msg.RoomList(
             type="room_list",
             id=request.id,
-            rooms=[room.summary() for room in rooms],
+            rooms=[room.summary() if isinstance(room, Room) else room.summary for room in rooms],
             next_cursor=str(last) if last else None,
         )
+
+    def _list(self, room_id: str, item: Room | RemoteRoom, variant: str) -> None:
+        """Show ``item`` in the listing, in the place its room had (or last, if new)."""
+        number = self._number.get(room_id)
+        if number is None:
+            # Numbers only grow: a new room goes last.
+            number = self._number[room_id] = next(self._numbers)
+            self._order.append(number)
+        self._listing[number] = (item, variant)
+
+    def _unlist(self, room_id: str) -> None:
+        number = self._number.pop(room_id, None)
+        if number is not None:
+            del self._order[bisect_left(self._order, number)]
+            del self._listing[number]
 
     # -- lobby updates ---------------------------------------------------------
 
@@ -212,31 +267,75 @@ class Lobby:
         if room.idle_expired and not room.closed:
             self.close(room)
             return
-        if room.closed or not self.subscribers:
+        if room.closed or not (self.subscribers or self.publish):
             return
         # Called after every action: compare a cheap key before anything else.
         key = room.summary_key()
         if self._told.get(room.id) == key:
             return
         self._told[room.id] = key
-        self._changed.add(room.id)
+        if self.subscribers:
+            self._changed.add(room.id)
+        if self.publish is not None:
+            self._bus_changed.add(room.id)
         self._schedule_flush()
 
+    def announce(self, room: Room) -> None:
+        """Tell of ``room`` afresh, whatever was told of it before (it is played here now)."""
+        self._told.pop(room.id, None)
+        self.changed(room)
+
     def close(self, room: Room) -> None:
-        room.close()
+        self._forget(room)
         self.store.close_room(room.id)
+        room.log.info("room_closed", hands_played=room.game.state.hands_played)
+        if self.publish is not None:
+            self._bus_changed.discard(room.id)
+            self._bus_removed.add(room.id)
+            self._schedule_flush()
+        self.on_close(room)
+
+    def drop(self, room_id: str) -> Room | None:
+        """Stop playing a room another node now plays (its lease was lost): closed here,
+        kept in the store, shown as the other node publishes it."""
+        room = self.rooms.get(room_id)
+        if room is None:
+            return None
+        self._forget(room)
+        self._bus_changed.discard(room_id)
+        room.log.warning("room_dropped", hands_played=room.game.state.hands_played)
+        return room
+
+    def _forget(self, room: Room) -> None:
+        room.close()
         self.rooms.pop(room.id, None)
-        number = self._number.pop(room.id, None)
-        if number is not None:
-            del self._order[bisect_left(self._order, number)]
-            del self._listing[number]
+        self._unlist(room.id)
         self._by_address[room.address] -= 1
         if self._by_address[room.address] <= 0:
             del self._by_address[room.address]
-        room.log.info("room_closed", hands_played=room.game.state.hands_played)
         if self._told.pop(room.id, None) is not None or room.id in self._changed:
             self._changed.discard(room.id)
-            self._removed.add(room.id)
+            if self.subscribers:
+                self._removed.add(room.id)
+            self._schedule_flush()
+
+    def remote_changed(self, rooms: dict[str, RemoteRoom | None]) -> None:
+        """Other nodes' rooms that opened, changed (their summary) or closed (None)."""
+        for room_id, remote in rooms.items():
+            if room_id in self.rooms:
+                continue  # played here now: this node's summary is the one shown
+            if remote is None:
+                if self.remote.pop(room_id, None) is not None:
+                    self._unlist(room_id)
+                    if self.subscribers:
+                        self._changed.discard(room_id)
+                        self._removed.add(room_id)
+            else:
+                self.remote[room_id] = remote
+                self._list(room_id, remote, remote.summary.settings.variant.value)
+                if self.subscribers:
+                    self._changed.add(room_id)
+        if self.subscribers:
             self._schedule_flush()
 
     def _schedule_flush(self) -> None:
@@ -246,24 +345,35 @@ class Lobby:
 
     def _flush(self) -> None:
         self._flush_timer = None
+        if self.publish is not None and (self._bus_changed or self._bus_removed):
+            published: dict[str, msg.RoomSummary | None] = {
+                r: self.rooms[r].summary() for r in self._bus_changed if r in self.rooms
+            }
+            published.update(dict.fromkeys(self._bus_removed))
+            self._bus_changed.clear()
+            self._bus_removed.clear()
+            self.publish(published)
         if not self.subscribers:
             # Nobody to tell; forget what was told, so that the next subscriber,
             # who starts from a fresh list, misses no change.
-            self._told.clear()
+            if self.publish is None:
+                self._told.clear()
             self._changed.clear()
             self._removed.clear()
             return
-        changed = [self.rooms[r] for r in list(self._changed)[:MAX_PAGE] if r in self.rooms]
+        summaries: list[msg.RoomSummary] = []
+        for room_id in list(self._changed)[:MAX_PAGE]:
+            self._changed.discard(room_id)
+            here = self.rooms.get(room_id)
+            there = self.remote.get(room_id)
+            if here is not None:
+                summaries.append(here.summary())
+            elif there is not None:
+                summaries.append(there.summary)
         removed = list(self._removed)[:MAX_PAGE]
-        self._changed.difference_update(room.id for room in changed)
-        self._changed.intersection_update(self.rooms)
         self._removed.difference_update(removed)
-        if changed or removed:
-            update = msg.LobbyUpdate(
-                type="lobby_update",
-                changed=[room.summary() for room in changed],
-                removed=removed,
-            )
+        if summaries or removed:
+            update = msg.LobbyUpdate(type="lobby_update", changed=summaries, removed=removed)
             frame = message_frame(update)
             for session in self.subscribers:
                 session.send(frame, update.type)
@@ -280,6 +390,10 @@ class Lobby:
         if self._flush_timer is not None:
             self._flush_timer.cancel()
             self._flush_timer = None
+
+
+def _has_seat(summary: msg.RoomSummary) -> bool:
+    return summary.seats_taken < summary.settings.max_players
 
 
 def _cursor_number(cursor: str | None) -> int:

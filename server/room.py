@@ -53,10 +53,12 @@ PRUNE_EVERY = 10
 class RequestError(Exception):
     """A request refused with a protocol error code; nothing changed."""
 
-    def __init__(self, code: WireCode, message: str) -> None:
+    def __init__(self, code: WireCode, message: str, url: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.url = url
+        """With ``room_elsewhere``: the URL of the node that plays the room."""
 
 
 @dataclass(eq=False)
@@ -243,6 +245,7 @@ class Room:
             else:
                 current.role = Role.PLAYER
             session.rooms[self.id] = role
+            session.rooms_changed()
             self._cancel_empty_timer()
             self._publish(events)
             self._maybe_schedule_hand()
@@ -256,6 +259,7 @@ class Room:
             # A spectator comes unannounced: the table hears of the count, at most once a second.
             self.members[player] = Member(session, role)
             session.rooms[self.id] = role
+            session.rooms_changed()
             self._cancel_empty_timer()
             self._record("watch", p=player, n=session.name)
         self._spectators_moved()
@@ -388,6 +392,7 @@ class Room:
             self._publish([left])
         del self.members[player]
         member.session.rooms.pop(self.id, None)
+        member.session.rooms_changed()
         if player == self.creator:
             # The creator's room cap counts the rooms they made and are still in.
             member.session.created_rooms.discard(self.id)
