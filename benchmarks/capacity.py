@@ -146,6 +146,8 @@ def start_game_server(
     env = {"TALI_EVENT_LOOP": EVENT_LOOP, "TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_HOST": HOST,
            "TALI_RATE_PER_SECOND": "1000", "TALI_RATE_BURST": "1000", "TALI_MAX_ROOMS_PER_PLAYER": "100",
            "TALI_MAX_ROOMS": "100000", "TALI_MAX_ROOMS_PER_ADDRESS": "100000", "TALI_ADDRESS_LIMITS": "false",
+           "TALI_REQUEST_BUDGET_PER_SECOND": "1000000", "TALI_REQUEST_BUDGET_BURST": "1000000",
+           "TALI_ADDRESS_REQUEST_BUDGET_PER_SECOND": "1000000", "TALI_ADDRESS_REQUEST_BUDGET_BURST": "1000000",
            "TALI_STORE": STORE, "TALI_DATA_DIR": data, **(settings or {})}  # fmt: skip
     process = Process(["-c", _GAME_LAUNCHER], env, cwd=root)
     process.scratch = data

@@ -24,6 +24,7 @@ from websockets.http11 import Response
 
 import protocol.server as msg
 from protocol.errors import CloseCode as TaliCloseCode
+from server.budget import Buckets
 from server.clock import LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import Connection, Incoming, Outgoing
@@ -111,6 +112,12 @@ class TaliServer:
         self.connections: set[Connection] = set()
         self.outgoing = Outgoing(self._commit, self._store_failed)
         self.incoming = Incoming(self.outgoing)
+        self.request_budgets = Buckets(
+            config.address_request_budget_per_second,
+            config.address_request_budget_burst,
+            Monotonic(),
+        )
+        """The request budget each client address's connections share (server.costs)."""
         self._connection_numbers = itertools.count(1)
         self.transport: WsServer | None = None
         self.metrics_transport: WsServer | None = None

@@ -69,6 +69,11 @@ class Buckets:
         bucket.tokens = max(left, -self.burst)
         return left
 
+    def level(self, key: str) -> float:
+        """The tokens ``key`` has now (a full bucket if it has none yet), taking nothing."""
+        bucket = self._buckets.get(key)
+        return self.burst if bucket is None else bucket.level(self._clock.time())
+
     def retry_after(self, key: str) -> float:
         """Seconds until ``key`` may have one token again."""
         bucket = self._buckets.get(key)

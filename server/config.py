@@ -179,9 +179,36 @@ class ServerConfig(BaseSettings):
         gt=0,
         le=3600,
         description=(
-            "Seconds within any 30 a client may be held back by its read budget before "
-            "its connection is closed (1008)."
+            "Seconds within any 30 a client may be held back by its read budget, or by its "
+            "request budget, before its connection is closed (1008)."
         ),
+    )
+    request_budget_per_second: float = Field(
+        40.0,
+        gt=0,
+        le=1_000_000,
+        description=(
+            "Request units a client may spend per second, sustained (a game action costs 1,"
+            " hand_history 50: server.costs); more wait unread."
+        ),
+    )
+    request_budget_burst: int = Field(
+        100, ge=1, le=1_000_000, description="Request units a client may spend in a burst."
+    )
+    address_request_budget_per_second: float = Field(
+        200.0,
+        gt=0,
+        le=1_000_000,
+        description=(
+            "Request units the connections of one client address may spend per second"
+            " together, sustained (not shared without address_limits); more wait unread."
+        ),
+    )
+    address_request_budget_burst: int = Field(
+        400,
+        ge=1,
+        le=1_000_000,
+        description="Request units one client address may spend in a burst.",
     )
     address_limits: bool = Field(
         True,

@@ -13,11 +13,11 @@ played elsewhere with ``room_elsewhere``.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import random
+from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,10 @@ from server.frames import message_frame
 from server.logs import get_logger
 from server.recovery import SessionOf
 from server.room import RequestError, Room
+
+SCAN_LIMIT = 1000
+"""Most rooms one ``list_rooms`` looks at: a filter that matches few rooms ends its page
+early, with a cursor to go on from, so that no listing costs more than this many rooms."""
 
 if TYPE_CHECKING:
     from server.clock import Clock
@@ -69,6 +73,10 @@ class Lobby:
         self._numbers = itertools.count(1)
         self._number: dict[str, int] = {}
         """Each room's place in the listing order (the cursor a page ends at)."""
+        self._order: list[int] = []
+        """The numbers of the open rooms, ascending: a page starts by bisection."""
+        self._listing: dict[int, tuple[Room | RemoteRoom, str]] = {}
+        """Each number's room (here or elsewhere) and its variant, as the filters read them."""
         self._by_address: Counter[str] = Counter()
         """Open rooms created from each address."""
         self._told: dict[str, tuple[object, ...]] = {}
@@ -157,8 +165,8 @@ class Lobby:
         )
         self.rooms[room_id] = room
         # A room taken over from another node keeps its place in the listing.
-        self._number.setdefault(room_id, next(self._numbers))
         self.remote.pop(room_id, None)
+        self._list(room_id, room, settings.variant.value)
         self._by_address[address] += 1
         return room
 
@@ -195,44 +203,56 @@ class Lobby:
     # -- listing ---------------------------------------------------------------
 
     def page(self, request: req.ListRooms) -> msg.RoomList:
-        """A page of open rooms (every node's) matching the request's filters, oldest first."""
+        """A page of open rooms (every node's) matching the request's filters, oldest first.
+
+        At most ``SCAN_LIMIT`` rooms are looked at: a page may end early, even
+        empty, and still carry a cursor.
+        """
         limit = request.limit or MAX_PAGE
-        after = _cursor_number(request.cursor)
-        rooms: list[tuple[int, msg.RoomSummary]] = []
-        more = False
-        for number, summary in self._open_after(after):
-            if request.variant is not None and summary.settings.variant != request.variant:
+        order, listing = self._order, self._listing
+        start = bisect_right(order, _cursor_number(request.cursor))
+        end = min(len(order), start + SCAN_LIMIT)
+        variant, has_seat = request.variant, request.has_seat
+        rooms: list[Room | RemoteRoom] = []
+        last = 0
+        for i in range(start, end):
+            room, room_variant = listing[order[i]]
+            if isinstance(room, Room) and room.closed:
                 continue
-            if request.has_seat is not None and request.has_seat != _has_seat(summary):
+            if variant is not None and room_variant != variant:
+                continue
+            if has_seat is not None and has_seat != (
+                room.has_free_seat if isinstance(room, Room) else _has_seat(room.summary)
+            ):
                 continue
             if len(rooms) == limit:
-                more = True
                 break
-            rooms.append((number, summary))
-        next_cursor = str(rooms[-1][0]) if more and rooms else None
+            rooms.append(room)
+            last = order[i]
+        else:
+            # Every room of the window looked at: go on after it, if any is left.
+            last = order[end - 1] if end < len(order) else 0
         return msg.RoomList(
             type="room_list",
             id=request.id,
-            rooms=[summary for _, summary in rooms],
-            next_cursor=next_cursor,
+            rooms=[room.summary() if isinstance(room, Room) else room.summary for room in rooms],
+            next_cursor=str(last) if last else None,
         )
 
-    def _open_after(self, number: int) -> Iterator[tuple[int, msg.RoomSummary]]:
-        here: Iterator[tuple[int, Room | RemoteRoom]] = (
-            (self._number[room.id], room)
-            for room in self.rooms.values()
-            if not room.closed and self._number[room.id] > number
-        )
-        if self.remote:
-            there: list[tuple[int, Room | RemoteRoom]] = sorted(
-                ((self._number[r], remote) for r, remote in self.remote.items()),
-                key=lambda pair: pair[0],
-            )
-            here = heapq.merge(
-                here, (pair for pair in there if pair[0] > number), key=lambda pair: pair[0]
-            )
-        for n, item in here:
-            yield n, item.summary() if isinstance(item, Room) else item.summary
+    def _list(self, room_id: str, item: Room | RemoteRoom, variant: str) -> None:
+        """Show ``item`` in the listing, in the place its room had (or last, if new)."""
+        number = self._number.get(room_id)
+        if number is None:
+            # Numbers only grow: a new room goes last.
+            number = self._number[room_id] = next(self._numbers)
+            self._order.append(number)
+        self._listing[number] = (item, variant)
+
+    def _unlist(self, room_id: str) -> None:
+        number = self._number.pop(room_id, None)
+        if number is not None:
+            del self._order[bisect_left(self._order, number)]
+            del self._listing[number]
 
     # -- lobby updates ---------------------------------------------------------
 
@@ -289,7 +309,7 @@ class Lobby:
     def _forget(self, room: Room) -> None:
         room.close()
         self.rooms.pop(room.id, None)
-        self._number.pop(room.id, None)
+        self._unlist(room.id)
         self._by_address[room.address] -= 1
         if self._by_address[room.address] <= 0:
             del self._by_address[room.address]
@@ -306,13 +326,13 @@ class Lobby:
                 continue  # played here now: this node's summary is the one shown
             if remote is None:
                 if self.remote.pop(room_id, None) is not None:
-                    self._number.pop(room_id, None)
+                    self._unlist(room_id)
                     if self.subscribers:
                         self._changed.discard(room_id)
                         self._removed.add(room_id)
             else:
                 self.remote[room_id] = remote
-                self._number.setdefault(room_id, next(self._numbers))
+                self._list(room_id, remote, remote.summary.settings.variant.value)
                 if self.subscribers:
                     self._changed.add(room_id)
         if self.subscribers:
@@ -364,6 +384,9 @@ class Lobby:
         for room in list(self.rooms.values()):
             room.close()
         self.rooms.clear()
+        self._number.clear()
+        self._order.clear()
+        self._listing.clear()
         if self._flush_timer is not None:
             self._flush_timer.cancel()
             self._flush_timer = None

@@ -7,6 +7,7 @@ they can never drift from the truth. Each server has its own registry.
 
 from __future__ import annotations
 
+import asyncio
 from bisect import bisect_left
 from collections import Counter as Tally
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -29,6 +30,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self._rendered: bytes | None = None
         r = self.registry
         self.hands = Counter(
             "tali_hands_completed", "Hands played to the end.", ["variant"], registry=r
@@ -63,7 +65,24 @@ class Metrics:
         self.registry.register(_StateCollector(state, self))
 
     def exposition(self) -> bytes:
-        return generate_latest(self.registry)
+        """The metrics as Prometheus text.
+
+        One rendering serves every scrape of the same event-loop turn: it walks every room
+        (38 ms at 10,000 rooms, benchmarks/README.md), which scrapes arriving together must
+        not each pay.
+        """
+        if self._rendered is not None:
+            return self._rendered
+        rendered = generate_latest(self.registry)
+        try:
+            asyncio.get_running_loop().call_soon(self._forget_rendering)
+        except RuntimeError:
+            return rendered  # no event loop (a direct call): nothing to share
+        self._rendered = rendered
+        return rendered
+
+    def _forget_rendering(self) -> None:
+        self._rendered = None
 
 
 class Timings:

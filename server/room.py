@@ -14,6 +14,7 @@ Visibility was decided by the engine: the fan-out only follows each event's
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,11 +31,11 @@ from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import hand_history, hand_history_async
+from server.history import hand_history, hand_history_stepwise
 from server.journal import RecordingDice, encode_action
 from server.logs import get_logger
 from server.metrics import RoomStats
-from server.store import Data, LocalStore, Store
+from server.store import Data, Store
 from server.stream import Outbox, RoomStream
 from server.turns import TurnClock
 
@@ -212,18 +213,13 @@ class Room:
             self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
         )
 
-    async def history_async(self, session: Session, count: int) -> list[dict[str, Any]]:
-        """``history``, for a store that reads asynchronously (PostgreSQL)."""
+    def history_task(self, session: Session, count: int) -> asyncio.Task[list[dict[str, Any]]]:
+        """``history`` replayed a hand at a time in a task, other rooms running between."""
         member = self._member(session)
         viewer = session.player_id if member.role is Role.PLAYER else None
-        return await hand_history_async(
+        return hand_history_stepwise(
             self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
         )
-
-    @property
-    def reads_at_once(self) -> bool:
-        """Whether the store answers reads synchronously (SQLite, memory)."""
-        return isinstance(self.store, LocalStore)
 
     def chips_conserved(self) -> bool:
         state = self.game.state

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from server.metrics import Timings
+from server.metrics import Metrics, Observed, RoomStats, Timings
 
 
 def test_the_action_histogram_counts_each_value_in_its_bucket() -> None:
@@ -19,3 +21,27 @@ def test_the_action_histogram_counts_each_value_in_its_bucket() -> None:
     assert samples[("t_seconds_bucket", "+Inf")] == 5
     assert samples[("t_seconds_count", None)] == 5
     assert samples[("t_seconds_sum", None)] == pytest.approx(0.5126)
+
+
+def test_scrapes_of_one_event_loop_turn_share_one_walk_over_the_rooms() -> None:
+    walks = 0
+
+    def rooms() -> list[RoomStats]:
+        nonlocal walks
+        walks += 1
+        return [RoomStats("liars", True, 4, 1)]
+
+    metrics = Metrics()
+    metrics.watch(Observed(lambda: 4, rooms, dict, lambda: 0))
+
+    async def scrape() -> None:
+        before = walks  # registering describes the collector once
+        first, second = metrics.exposition(), metrics.exposition()
+        assert first is second
+        assert walks == before + 1
+        await asyncio.sleep(0)
+        assert metrics.exposition() is not first
+        assert walks == before + 2
+
+    asyncio.run(scrape())
+    assert b"tali_players_seated 4.0" in metrics.exposition()

@@ -11,7 +11,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
 from server.app import TaliServer
-from tests.integration.conftest import config, running
+from tests.integration.conftest import UNBUDGETED, config, running
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
@@ -22,7 +22,7 @@ SCALE = 0.02
 @pytest_asyncio.fixture
 async def server() -> AsyncIterator[TaliServer]:
     async for app in running(
-        TaliServer(config(time_scale=SCALE, rate_per_second=200, rate_burst=400))
+        TaliServer(config(time_scale=SCALE, rate_per_second=200, rate_burst=400, **UNBUDGETED))
     ):
         yield app
 

@@ -46,13 +46,21 @@ async def running(app: TaliServer) -> AsyncIterator[TaliServer]:
         assert conserved, "chips were created or destroyed"
 
 
+# Request budgets lifted (server.costs): every test client shares 127.0.0.1.
+UNBUDGETED = {
+    "request_budget_per_second": 1_000_000,
+    "request_budget_burst": 1_000_000,
+    "address_request_budget_per_second": 1_000_000,
+    "address_request_budget_burst": 1_000_000,
+}
 # Bots play a hundred times faster than people: the per-connection limits meant
-# for people (messages, and frames read) lifted.
+# for people (messages, frames read, request units) lifted.
 BOTS = {
     "rate_per_second": 1000,
     "rate_burst": 1000,
     "read_frames_per_second": 10_000,
     "read_frames_burst": 10_000,
+    **UNBUDGETED,
 }
 
 
@@ -94,6 +102,7 @@ async def served() -> AsyncIterator[Served]:
         "TALI_TIME_SCALE": str(FAST),
         "TALI_RATE_PER_SECOND": "1000",
         "TALI_RATE_BURST": "1000",
+        **{f"TALI_{key.upper()}": str(value) for key, value in UNBUDGETED.items()},
         "TALI_STORE": "memory",
     }
     process = await asyncio.create_subprocess_exec(

@@ -18,7 +18,7 @@ from server.frames import message_frame
 from server.transport import WsConnection
 
 from .bots import Bot, run_bots
-from .conftest import config, running
+from .conftest import UNBUDGETED, config, running
 from .harness import Client, open_client, player, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -250,6 +250,7 @@ async def pinging_server() -> AsyncIterator[TaliServer]:
         config(
             rate_per_second=1000,
             rate_burst=1000,
+            **UNBUDGETED,
             ping_interval_seconds=0.2,
             ping_timeout_seconds=0.2,
         )

@@ -11,7 +11,7 @@ import pytest_asyncio
 
 from server.app import TaliServer
 
-from .conftest import config, running
+from .conftest import UNBUDGETED, config, running
 from .harness import Client, Frame, player
 
 pytestmark = pytest.mark.asyncio
@@ -26,6 +26,7 @@ async def quick_close() -> AsyncIterator[TaliServer]:
             lobby_update_seconds=0.05,
             rate_per_second=1000,
             rate_burst=1000,
+            **UNBUDGETED,
         )
     )
     async for served in running(app):
@@ -141,7 +142,9 @@ async def test_a_player_may_create_only_so_many_rooms_and_only_counts_those_they
 
 
 async def test_one_address_may_create_only_so_many_rooms() -> None:
-    app = TaliServer(config(max_rooms_per_address=4, rate_per_second=1000, rate_burst=1000))
+    app = TaliServer(
+        config(max_rooms_per_address=4, rate_per_second=1000, rate_burst=1000, **UNBUDGETED)
+    )
     async for served in running(app):
         created = 0
         for i in range(3):  # fresh sessions do not get around it
@@ -194,7 +197,7 @@ async def test_spectators_come_and_go_quietly_and_watch_in_silence(
 
 
 async def test_a_room_takes_only_so_many_spectators() -> None:
-    app = TaliServer(config(max_spectators=2, rate_per_second=1000, rate_burst=1000))
+    app = TaliServer(config(max_spectators=2, rate_per_second=1000, rate_burst=1000, **UNBUDGETED))
     async for served in running(app):
         host = await player(served, "Host")
         room = (await host.request("create_room", settings={"variant": "simple"}))["room"]

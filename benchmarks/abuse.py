@@ -1,0 +1,1259 @@
+"""The attack suite: hostile clients against the real server while a canary table plays.
+
+    python -m benchmarks.abuse            # every attack, long windows, 100,000 fuzzed frames
+    python -m benchmarks.abuse --quick    # short windows (the test command runs this)
+    python -m benchmarks.abuse --only ping_flood --env TALI_READ_FRAMES_BURST=1000000
+
+The real server runs in a process of its own with the shipped defaults (its
+SQLite store in a temporary directory), the canary table (benchmarks.canary)
+in another: four players of liars' tali, on 127.0.0.1. Attackers come from
+other loopback addresses (127.0.0.2 and up), so that the per-address limits
+meet them and not the canary; ``/healthz`` is polled from 127.0.0.3 every
+0.1 s throughout. First the canary plays alone (its baseline); then each
+attack runs for a window while the canary plays beside it. Per attack the
+runner prints and checks:
+
+- the canary's action latency p50/p99 against the baseline's: p99 at most
+  ``P99_FACTOR`` times ``max(baseline p99, P99_FLOOR_MS)`` (a floor, because
+  on an idle loopback a 1-2 ms baseline would make scheduler noise of a few
+  ms on this shared 2-core machine look like a slowdown);
+- ``/healthz`` answered every poll (within 2 s);
+- the canary's chips conserved (every ``hand_ended``'s stacks add up) and
+  the canary never refused, throttled or disconnected;
+- the server's RSS after the attack (its connections closed) within
+  ``RSS_SLACK_MIB`` of before;
+- the attacker cut off: closed by the server, or throttled (the server
+  stopped reading it, or answers it only at its budget's pace), within the
+  window; for attacks the server answers rather than cuts off (fuzzing,
+  odd HTTP), every answer a documented one (no ``internal_error``, no 5xx).
+
+Every loop is bounded in count and in time; only loopback addresses are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import json
+import os
+import random
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from protocol.codec import PROTOCOL_VERSION
+from server.config import ServerConfig
+from server.costs import cost_of
+
+BUDGETS = (
+    "request_budget_per_second",
+    "request_budget_burst",
+    "address_request_budget_per_second",
+    "address_request_budget_burst",
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+HOST = "127.0.0.1"
+CANARY = "127.0.0.1"
+HEALTH = "127.0.0.3"
+P99_FACTOR = 3.0
+P99_FLOOR_MS = 5.0
+RSS_SLACK_MIB = 24.0
+HANDSHAKE = (
+    "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+def pin(pid: int, core: int, *, favoured: bool = False) -> None:
+    """Keep the server and the canary on core 0, the attackers on core 1 (if there are two).
+
+    ``favoured`` (the server and the canary) also runs at nice -10 where allowed: this box
+    is shared, and another job's burst of CPU must not read as the server's latency.
+    """
+    if (os.cpu_count() or 1) > 1 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(pid, {core})
+    if favoured:
+        # Where not allowed, the figures are only noisier.
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, -10)
+
+
+def attacker(n: int) -> str:
+    """The ``n``-th attacker address (127.0.1.n): none is the canary's or the poller's."""
+    return f"127.0.{1 + n // 250}.{1 + n % 250}"
+
+
+# -- the server under attack -------------------------------------------------------
+
+
+class Server:
+    """``python -m server`` on a free loopback port, shipped defaults but for ``env``."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.data = tempfile.mkdtemp(prefix="tali-abuse-")
+        self.log_path = Path(self.data) / "server.log"
+        settings = {
+            "TALI_HOST": HOST,
+            "TALI_PORT": "0",
+            "TALI_LOG_FORMAT": "json",
+            "TALI_DATA_DIR": self.data,
+            **env,
+        }
+        with self.log_path.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "server"],
+                cwd=ROOT,
+                env={**os.environ, **settings},
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        pin(self.proc.pid, 0, favoured=True)
+        self.port = 0
+
+    async def started(self) -> int:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            for line in self.log_path.read_text(errors="replace").splitlines():
+                if '"listening"' in line:
+                    self.port = json.loads(line)["port"]
+                    return self.port
+            if self.proc.poll() is not None:
+                break
+            await asyncio.sleep(0.05)
+        raise RuntimeError(f"the server did not start:\n{self.log_path.read_text()[-2000:]}")
+
+    def rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def warnings(self) -> list[dict[str, Any]]:
+        out = []
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            if '"level":"error"' in line or '"level":"critical"' in line:
+                out.append(json.loads(line))
+        return out
+
+    async def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                await asyncio.wait_for(asyncio.to_thread(self.proc.wait), 15)
+            except TimeoutError:
+                self.proc.kill()
+                self.proc.wait()
+        if not os.environ.get("ABUSE_KEEP"):
+            shutil.rmtree(self.data, ignore_errors=True)
+
+
+class CanaryProcess:
+    """benchmarks.canary in its own process, asked for its figures with ``mark``."""
+
+    def __init__(self, port: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.canary", str(port), CANARY],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        pin(self.proc.pid, 0, favoured=True)
+        self.room = ""
+
+    def _line(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the canary died")
+        parsed: dict[str, Any] = json.loads(line)
+        return parsed
+
+    async def ready(self) -> None:
+        self.room = (await asyncio.wait_for(asyncio.to_thread(self._line), 30))["room"]
+
+    async def mark(self) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"mark\n")
+        self.proc.stdin.flush()
+        return await asyncio.wait_for(asyncio.to_thread(self._line), 10)
+
+    async def stop(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            try:
+                self.proc.stdin.write(b"stop\n")
+                self.proc.stdin.flush()
+            except BrokenPipeError:
+                pass
+            try:
+                await asyncio.wait_for(asyncio.to_thread(self.proc.wait), 5)
+            except TimeoutError:
+                self.proc.kill()
+
+
+class HealthPoller:
+    """GET /healthz every 0.1 s; counts the polls not answered 200 within 2 s."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.polls = 0
+        self.failures = 0
+        self.slowest = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def reset(self) -> None:
+        self.polls = self.failures = 0
+        self.slowest = 0.0
+
+    async def _run(self) -> None:
+        while True:
+            started = time.monotonic()
+            try:
+                reply = await asyncio.wait_for(
+                    http_exchange(self.port, HEALTH, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"), 2
+                )
+                ok = reply.startswith(b"HTTP/1.1 200")
+            except (OSError, TimeoutError):
+                ok = False
+            self.polls += 1
+            self.failures += not ok
+            self.slowest = max(self.slowest, time.monotonic() - started)
+            await asyncio.sleep(0.1)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+# -- raw clients ---------------------------------------------------------------------
+
+
+def frame(
+    opcode: int, payload: bytes = b"", *, fin: bool = True, rsv: int = 0, mask: bool = True
+) -> bytes:
+    """One client frame (masked with a zero key unless ``mask`` is False)."""
+    head = bytes(((0x80 if fin else 0) | rsv << 4 | opcode,))
+    n = len(payload)
+    bit = 0x80 if mask else 0
+    if n < 126:
+        head += bytes((bit | n,))
+    elif n < 65536:
+        head += struct.pack("!BH", bit | 126, n)
+    else:
+        head += struct.pack("!BQ", bit | 127, n)
+    return head + (b"\0\0\0\0" if mask else b"") + payload
+
+
+def text(message: dict[str, Any] | str) -> bytes:
+    return frame(0x1, (message if isinstance(message, str) else json.dumps(message)).encode())
+
+
+class Refused(Exception):
+    pass
+
+
+async def connect(port: int, address: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.wait_for(
+        asyncio.open_connection(HOST, port, local_addr=(address, 0), limit=1 << 20), 5
+    )
+
+
+async def ws_open(port: int, address: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await connect(port, address)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(HANDSHAKE.format(key=key).encode())
+    try:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    except (asyncio.IncompleteReadError, ConnectionError, TimeoutError) as exc:
+        writer.close()
+        raise Refused("closed") from exc
+    if not head.startswith(b"HTTP/1.1 101"):
+        writer.close()
+        raise Refused(head.split(b"\r\n", 1)[0].decode())
+    return reader, writer
+
+
+async def read_frame(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    b0, b1 = await reader.readexactly(2)
+    n = b1 & 0x7F
+    if n == 126:
+        n = struct.unpack("!H", await reader.readexactly(2))[0]
+    elif n == 127:
+        n = struct.unpack("!Q", await reader.readexactly(8))[0]
+    return b0 & 0x0F, await reader.readexactly(n)
+
+
+class Player:
+    """A raw WebSocket client that keeps reading: replies by id, and when it was closed."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.replies: dict[Any, dict[str, Any]] = {}
+        self.codes: list[str] = []
+        self.answered = 0
+        self.close_code: int | None = None
+        self.closed_at: float | None = None
+        self._waiters: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._task = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, port: int, address: str, name: str | None = "Attacker") -> Player:
+        player = cls(*await ws_open(port, address))
+        if name is not None:
+            welcome = await player.request(
+                {"type": "hello", "protocol": PROTOCOL_VERSION, "name": name}
+            )
+            assert welcome["type"] == "welcome", welcome
+        return player
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                opcode, payload = await read_frame(self.reader)
+                if opcode == 0x8:
+                    self.close_code = struct.unpack("!H", payload[:2])[0] if payload else 1005
+                    break
+                if opcode != 0x1:
+                    continue
+                message = json.loads(payload)
+                if message.get("id") is not None or message.get("type") == "error":
+                    self.answered += 1
+                if message.get("type") == "error":
+                    self.codes.append(message["code"])
+                waiter = self._waiters.pop(message.get("id"), None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(message)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass
+        finally:
+            self.closed_at = time.monotonic()
+            for waiter in self._waiters.values():
+                if not waiter.done():
+                    waiter.set_exception(ConnectionError("closed"))
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_at is not None
+
+    def send(self, message: dict[str, Any] | str) -> None:
+        if not self.writer.is_closing():
+            self.writer.write(text(message))
+
+    async def request(self, message: dict[str, Any], ident: Any = "r") -> dict[str, Any]:
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiters[ident] = future
+        self.send({**message, "id": ident})
+        return await asyncio.wait_for(future, 10)
+
+    def close(self) -> None:
+        self._task.cancel()
+        self.writer.close()
+
+
+async def http_exchange(port: int, address: str, raw: bytes) -> bytes:
+    reader, writer = await connect(port, address)
+    try:
+        writer.write(raw)
+        return await asyncio.wait_for(reader.read(1 << 20), 5)
+    finally:
+        writer.close()
+
+
+# -- what an attack reports ------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What an attack saw of its own effect."""
+
+    cut_off: float | None = None
+    """Seconds until the server closed or throttled the attacker (None: not within the window)."""
+    how: str = ""
+    sent: int = 0
+    note: str = ""
+    needs_cut_off: bool = True
+    bad_answers: list[str] = field(default_factory=list)
+    """Answers that are not documented ones (internal_error, 5xx, a crash)."""
+
+
+@dataclass
+class Context:
+    base: int
+    """The first attacker address of this attack (each attack has addresses of its own,
+    so that one attack's debts with the per-address limits do not spill into the next)."""
+    port: int
+    seconds: float
+    quick: bool
+    canary_room: str
+    lobby_rooms: int
+    fuzz_frames: int
+    rng: random.Random
+    budget: dict[str, float] = field(default_factory=dict)
+    """The server's request budgets (its defaults, or as the run's settings change them)."""
+
+
+def cut(outcome: Outcome, started: float, how: str) -> None:
+    if outcome.cut_off is None:
+        outcome.cut_off = time.monotonic() - started
+        outcome.how = how
+
+
+async def flood(ctx: Context, blob: bytes, *, prefix: bytes = b"", reads: bool = True) -> Outcome:
+    """Write ``blob`` over and over on a WebSocket until the server closes it or stops reading
+    it (a write that does not drain within a second); a closed attacker connects again (as
+    its address's connection rate allows) until the window ends."""
+    out = Outcome()
+    started = time.monotonic()
+    connections = 0
+    while time.monotonic() - started < ctx.seconds:
+        try:
+            reader, writer = await ws_open(ctx.port, attacker(ctx.base))
+        except (Refused, OSError, TimeoutError):
+            await asyncio.sleep(0.05)
+            continue
+        connections += 1
+        if not reads:
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        eof = asyncio.ensure_future(reader.read(-1)) if reads else None
+        writer.write(prefix)
+        try:
+            while time.monotonic() - started < ctx.seconds:
+                if eof is not None and eof.done():
+                    cut(out, started, "closed")
+                    break
+                writer.write(blob)
+                out.sent += len(blob)
+                try:
+                    await asyncio.wait_for(writer.drain(), 1.0)
+                except TimeoutError:
+                    cut(out, started, "not read")
+                    continue
+                # Some 10 MB/s, hundreds of times the read budget: fast enough to show the
+                # defence, without the attacker's own CPU (on this box) being what is measured.
+                await asyncio.sleep(0.005)
+        except (ConnectionError, OSError):
+            cut(out, started, "closed")
+        finally:
+            if eof is not None:
+                eof.cancel()
+            writer.transport.abort()
+    out.note = f"{out.sent / 1e6:.1f} MB written on {connections} connections"
+    return out
+
+
+async def paced(
+    ctx: Context,
+    make: Callable[[int], dict[str, Any]],
+    *,
+    connections: int = 1,
+    per_second: float = 19.0,
+    join: bool = True,
+) -> Outcome:
+    """A burst of requests (the message burst, 40), then requests within the message rate
+    (``per_second``), from each of ``connections`` connections of one address.
+
+    Cut off: closed, or held to its request budget: more sent than the budget allows for the
+    window, and no more answered than it allows (10 % slack); the time given is when the
+    answers first fell 10 a connection behind, after the first half second.
+    """
+    out = Outcome()
+    players = [
+        await Player.open(ctx.port, attacker(ctx.base), f"Spender {i}") for i in range(connections)
+    ]
+    cost = cost_of(make(0)["type"])
+    behind: float | None = None
+    try:
+        if join:
+            for player in players:
+                await player.request(
+                    {"type": "join_room", "room": ctx.canary_room, "role": "spectator"}
+                )
+        base = sum(p.answered for p in players)
+        started = time.monotonic()
+        n = 0
+        for player in players:
+            for k in range(40):
+                player.send({**make(k), "id": k})
+                out.sent += 1
+        while time.monotonic() - started < ctx.seconds:
+            # Paced by the clock, not by the loop: a starved attacker catches up.
+            while n < (time.monotonic() - started) * per_second:
+                for player in players:
+                    if player.closed:
+                        cut(out, started, "closed")
+                        continue
+                    player.send({**make(n), "id": 40 + n})
+                    out.sent += 1
+                n += 1
+            answered = sum(p.answered for p in players) - base
+            late = time.monotonic() - started
+            if behind is None and late > 0.5 and out.sent - answered > 10 * connections:
+                behind = late
+            await asyncio.sleep(1 / per_second)
+        await asyncio.sleep(0.2)
+        elapsed = time.monotonic() - started
+        answered = sum(p.answered for p in players) - base
+        budget = ctx.budget
+        units = min(
+            connections
+            * (budget["request_budget_burst"] + budget["request_budget_per_second"] * elapsed),
+            budget["address_request_budget_burst"]
+            + budget["address_request_budget_per_second"] * elapsed,
+        )
+        allowed = units / cost + connections
+        if out.cut_off is None and out.sent > 1.1 * allowed + 5 and answered <= 1.1 * allowed + 2:
+            out.cut_off = behind if behind is not None else elapsed
+            out.how = "held to budget"
+        out.note = f"{out.sent} sent, {answered} answered (the budget allows {allowed:.0f})"
+        if "internal_error" in {c for p in players for c in p.codes}:
+            out.bad_answers.append("internal_error")
+    finally:
+        for player in players:
+            player.close()
+    return out
+
+
+# -- the attacks -----------------------------------------------------------------------
+
+
+def control_flood(opcode: int) -> Callable[[Context], Awaitable[Outcome]]:
+    async def attack(ctx: Context) -> Outcome:
+        return await flood(ctx, frame(opcode, b"x" * 16) * 2000)
+
+    return attack
+
+
+async def text_after_close(ctx: Context) -> Outcome:
+    return await flood(
+        ctx, text({"type": "ping"}) * 2000, prefix=frame(0x8, struct.pack("!H", 1000))
+    )
+
+
+async def never_reads(ctx: Context) -> Outcome:
+    """Pings with full payloads from a client that never reads a byte of the pongs."""
+    return await flood(ctx, frame(0x9, b"p" * 125) * 500, reads=False)
+
+
+async def text_flood(ctx: Context) -> Outcome:
+    return await flood(ctx, text({"type": "hello", "protocol": PROTOCOL_VERSION}) * 1000)
+
+
+async def list_rooms(ctx: Context) -> Outcome:
+    out = await paced(ctx, lambda n: {"type": "list_rooms", "variant": "stud"}, join=False)
+    out.note += f"; {ctx.lobby_rooms:,} rooms, no match"
+    return out
+
+
+async def resync(ctx: Context) -> Outcome:
+    return await paced(ctx, lambda n: {"type": "resync", "room": ctx.canary_room})
+
+
+async def hand_history(ctx: Context) -> Outcome:
+    out = await paced(
+        ctx, lambda n: {"type": "hand_history", "room": ctx.canary_room, "hands": 20}, connections=8
+    )
+    out.note += " (8 connections, one address)"
+    return out
+
+
+async def connection_flood(ctx: Context) -> Outcome:
+    """New WebSockets from one address as fast as they are answered (at most 2,000)."""
+    out = Outcome()
+    started = time.monotonic()
+    opened: list[asyncio.StreamWriter] = []
+    refused = 0
+    try:
+        while time.monotonic() - started < ctx.seconds and out.sent < 2000:
+            out.sent += 1
+            try:
+                _, writer = await ws_open(ctx.port, attacker(ctx.base + 2))
+                opened.append(writer)
+            except (Refused, OSError, TimeoutError):
+                refused += 1
+                cut(out, started, "refused (429) or dropped")
+        out.note = f"{len(opened)} opened, {refused} refused"
+    finally:
+        for writer in opened:
+            writer.transport.abort()
+    return out
+
+
+async def slowloris(ctx: Context) -> Outcome:
+    """Requests and frames a byte at a time, from 10 addresses, 60 connections each."""
+    out = Outcome()
+    conns: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]] = []
+    head = HANDSHAKE.format(key=base64.b64encode(os.urandom(16)).decode()).encode()
+    for n in range(10 if not ctx.quick else 5):
+        for i in range(60):
+            try:
+                reader, writer = await connect(ctx.port, attacker(ctx.base + 10 + n))
+            except (OSError, TimeoutError):
+                continue
+            if i % 2:
+                # A whole handshake, then a text frame's header and its payload a byte at a time.
+                writer.write(head)
+                trickle = frame(0x1, json.dumps({"type": "ping", "data": "s" * 40}).encode())
+            else:
+                trickle = head
+            conns.append((reader, writer, trickle))
+    started = time.monotonic()
+    out.sent = len(conns)
+    position = 0
+    try:
+        while time.monotonic() - started < ctx.seconds:
+            position += 1
+            alive = 0
+            for reader, writer, trickle in conns:
+                if reader.at_eof() or writer.is_closing():
+                    continue
+                alive += 1
+                if position < len(trickle) - 1:
+                    writer.write(trickle[position : position + 1])
+            if alive == 0:
+                cut(out, started, "all closed")
+                break
+            if time.monotonic() - started > 10.5:
+                # Past the open and hello timeouts: each must be closed, or told to close
+                # (a close frame waiting unread: the server then waits for its close timeout).
+                told = 0
+                for reader, _, _ in conns:
+                    if reader.at_eof():
+                        continue
+                    try:
+                        data = await asyncio.wait_for(reader.read(65536), 0.01)
+                    except (TimeoutError, ConnectionError, OSError):
+                        data = b""
+                    told += b"\x88" in data or reader.at_eof()
+                if told == alive:
+                    cut(out, started, "closed or told")
+                    break
+            await asyncio.sleep(0.5)
+        out.note = f"{len(conns)} connections, {sum(1 for r, w, _ in conns if not r.at_eof())} open at the end"
+    finally:
+        for _, writer, _ in conns:
+            writer.transport.abort()
+    return out
+
+
+def malformed(oversized: bool) -> Callable[[Context], Awaitable[Outcome]]:
+    """Connections each sending one bad frame; every one must be closed at once."""
+    if oversized:
+        shapes = [
+            text("x" * 5000),
+            text({"type": "ping", "data": "y" * 70_000}),
+            frame(0x2, b"z" * 70_000),
+        ]
+    else:
+        shapes = [
+            frame(0x3, b"reserved opcode"),
+            frame(0x1, b"rsv bits", rsv=4),
+            frame(0x1, b'{"type": "ping"}', mask=False),
+            frame(0x1, b"\xff\xfe not utf-8"),
+            frame(0x9, b"fragmented ping", fin=False),
+            frame(0x0, b"continuation of nothing"),
+            frame(0x8, b"\x03\xe8" + b"\xff\xfe"),
+            frame(0x9, b"p" * 126),
+            frame(0x1, b"start", fin=False) + frame(0x1, b"another start"),
+        ]
+
+    async def attack(ctx: Context) -> Outcome:
+        out = Outcome()
+        started = time.monotonic()
+        closed = 0
+        while time.monotonic() - started < ctx.seconds and out.sent < 60:
+            shape = shapes[out.sent % len(shapes)]
+            out.sent += 1
+            try:
+                reader, writer = await ws_open(ctx.port, attacker(ctx.base + 3 + oversized))
+            except (Refused, OSError, TimeoutError):
+                continue
+            try:
+                writer.write(shape)
+                while True:
+                    opcode, payload = await asyncio.wait_for(read_frame(reader), 5)
+                    if opcode == 0x8:
+                        closed += 1
+                        cut(out, started, "closed")
+                        break
+                    if b"internal_error" in payload:
+                        out.bad_answers.append("internal_error")
+            except (asyncio.IncompleteReadError, ConnectionError, OSError):
+                closed += 1
+                cut(out, started, "closed")
+            except TimeoutError:
+                out.bad_answers.append(f"not closed: {shape[:20]!r}")
+            finally:
+                writer.transport.abort()
+            await asyncio.sleep(0.1)  # within the address's connection rate
+        out.note = f"{closed} of {out.sent} closed"
+        return out
+
+    return attack
+
+
+ODD_HTTP = [
+    b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+    b"PUT /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\n Folded: yes\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost : x\r\n\r\n",
+    b"GET http://evil/ HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-Many: 1\r\n" * 200 + b"\r\n",
+    b"GET /" + b"a" * 8000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" * 20,
+    b"GET / HTTP/2.0\r\nHost: x\r\n\r\n",
+    b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03" + b"\x00" * 64,
+    b"GET /\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+]
+
+
+async def odd_http(ctx: Context) -> Outcome:
+    """Every odd request shape, over and over, from one address."""
+    out = Outcome(needs_cut_off=False)
+    started = time.monotonic()
+    statuses: dict[int, int] = {}
+    while time.monotonic() - started < ctx.seconds and out.sent < 400:
+        raw = ODD_HTTP[out.sent % len(ODD_HTTP)]
+        out.sent += 1
+        try:
+            reply = await http_exchange(ctx.port, attacker(ctx.base + 5), raw)
+        except (OSError, TimeoutError):
+            statuses[0] = statuses.get(0, 0) + 1
+            continue
+        status = int(reply.split(b" ", 2)[1]) if reply.startswith(b"HTTP/1.1 ") else 0
+        statuses[status] = statuses.get(status, 0) + 1
+        if status >= 500 or reply.count(b"HTTP/1.1 ") > 1:
+            out.bad_answers.append(f"{status} to {raw[:30]!r}")
+        if status == 429:
+            cut(out, started, "429")
+        await asyncio.sleep(0.02)
+    out.note = ", ".join(f"{k or 'dropped'}: {v}" for k, v in sorted(statuses.items()))
+    return out
+
+
+async def metrics_hammer(ctx: Context) -> Outcome:
+    """Four concurrent scrapers of /metrics from one address."""
+    out = Outcome()
+    started = time.monotonic()
+    counts = {"200": 0, "429": 0, "other": 0}
+
+    async def scraper() -> None:
+        while time.monotonic() - started < ctx.seconds and out.sent < 4000:
+            out.sent += 1
+            try:
+                reply = await http_exchange(
+                    ctx.port, attacker(ctx.base + 6), b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                )
+            except (OSError, TimeoutError):
+                counts["other"] += 1
+                await asyncio.sleep(0.01)
+                continue
+            key = reply[9:12].decode()
+            counts[key if key in counts else "other"] += 1
+            if key == "429":
+                cut(out, started, "429")
+
+    await asyncio.gather(*(scraper() for _ in range(4)))
+    out.note = f"{counts['200']} scrapes served, {counts['429']} refused, {counts['other']} dropped"
+    return out
+
+
+# -- the fuzzer --
+
+
+def templates(ctx: Context, own_room: str) -> list[dict[str, Any]]:
+    room = ctx.canary_room
+    return [
+        {"type": "hello", "protocol": PROTOCOL_VERSION, "name": "Fuzz"},
+        {"type": "list_rooms", "variant": "liars", "has_seat": True, "limit": 10},
+        {"type": "subscribe_lobby"},
+        {"type": "unsubscribe_lobby"},
+        {
+            "type": "create_room",
+            "settings": {"variant": "stud", "ante": 2, "max_players": 3},
+            "name": "f",
+        },
+        {"type": "join_room", "room": own_room, "role": "player", "seat": 1},
+        {"type": "join_room", "room": room, "role": "spectator"},
+        {"type": "leave_room", "room": own_room},
+        {"type": "set_ready", "room": own_room, "ready": False},
+        {"type": "resync", "room": room},
+        {"type": "hand_history", "room": room, "hands": 3},
+        {"type": "roll", "room": own_room, "entropy": "e"},
+        {"type": "check", "room": own_room},
+        {"type": "bet", "room": own_room, "amount": 3},
+        {"type": "call", "room": room},
+        {"type": "raise", "room": own_room, "to": 10},
+        {"type": "all_in", "room": own_room},
+        {"type": "fold", "room": room},
+        {"type": "reroll", "room": own_room, "die": 2, "entropy": "x"},
+        {"type": "pass", "room": own_room},
+        {"type": "ante", "room": own_room},
+        {"type": "chat", "room": own_room, "text": "hi"},
+        {"type": "ping", "data": "d"},
+    ]
+
+
+NASTY: list[Any] = [
+    None,
+    True,
+    -1,
+    0,
+    2**53,
+    2**64,
+    -(2**63),
+    1e308,
+    float("nan"),
+    0.5,
+    "",
+    "\x00",
+    "\u202e",
+    "\u200b" * 3,
+    "A" * 5000,
+    "ÿ" * 2000,
+    [],
+    {},
+    [1, [2, [3]]],
+    {"$ne": 1},
+    "r_" + "a" * 64,
+    "liars",
+    "spectator",
+    "player",
+    "🎲" * 30,
+]
+
+
+def mutate(rng: random.Random, message: dict[str, Any]) -> str:
+    """One mutation of ``message``: a field dropped, retyped, added; the type changed; the
+    JSON broken."""
+    message = json.loads(json.dumps(message))
+    choice = rng.randrange(9)
+    keys = [k for k in message if k != "type"]
+    if choice == 0 and keys:
+        del message[rng.choice(keys)]
+    elif choice in (1, 2) and keys:
+        message[rng.choice(keys)] = rng.choice(NASTY)
+    elif choice == 3:
+        message[rng.choice(["extra", "id", "room", "seat", "__proto__"])] = rng.choice(NASTY)
+    elif choice == 4:
+        message["type"] = rng.choice(
+            [*(t for t in ("bet", "hello", "join_room", "nope", "")), rng.choice(NASTY)]
+        )
+    elif choice == 5:
+        message["id"] = rng.choice(NASTY)
+    elif choice == 6 and "settings" in message:
+        message["settings"][
+            rng.choice(["ante", "variant", "max_players", "bogus", "turn_seconds"])
+        ] = rng.choice(NASTY)
+    encoded = json.dumps(message, allow_nan=True)
+    if choice == 7:
+        cut_at = rng.randrange(len(encoded))
+        encoded = encoded[:cut_at]
+    elif choice == 8:
+        encoded = rng.choice(["[]", "null", "1", '"s"', "{}", "{" * 500, encoded + encoded])
+    return encoded
+
+
+async def fuzz(ctx: Context) -> Outcome:
+    """Mutated messages of every type, at every phase (a lobby, a room of its own in play, a
+    spectator of the canary's), from one address (quick) or eight (the long run, to get its
+    100,000 frames through in time), eight connections each, each within its rates."""
+    out = Outcome(needs_cut_off=False)
+    addresses = 1 if ctx.quick else 8
+    per_address = 8
+    players: list[Player] = []
+    rng = ctx.rng
+    for a in range(addresses):
+        for i in range(per_address):
+            try:
+                player = await Player.open(ctx.port, attacker(ctx.base + 20 + a), f"Fuzz {a}.{i}")
+            except (Refused, OSError, TimeoutError, AssertionError):
+                continue
+            players.append(player)
+    own: dict[Player, str] = {}
+    for k in range(0, len(players) - 1, 2):
+        first, second = players[k], players[k + 1]
+        created = await first.request(
+            {
+                "type": "create_room",
+                "settings": {"variant": "liars", "next_hand_delay_seconds": 0, "turn_seconds": 5},
+            }
+        )
+        room = created.get("room", "r_none")
+        for p in (first, second):
+            await p.request({"type": "join_room", "room": room, "role": "player"})
+            own[p] = room
+    started = time.monotonic()
+    budget = ctx.fuzz_frames
+    codes_seen: list[str] = []
+    closes = 0
+    # Each connection sends about 15 a second: inside the message rate, and the address's
+    # request budget (8 x 15 = 120 units a second against 200) unless a mutation is costly.
+    interval = 1 / 15
+    try:
+        while out.sent < budget and time.monotonic() - started < ctx.seconds * 20:
+            tick = time.monotonic()
+            for k, player in enumerate(players):
+                if out.sent >= budget:
+                    break
+                if player.closed:
+                    codes_seen.extend(player.codes)
+                    closes += 1
+                    try:
+                        player = players[k] = await Player.open(
+                            ctx.port, attacker(ctx.base + 20 + k // per_address), "Fuzz"
+                        )
+                    except (Refused, OSError, TimeoutError, AssertionError, ConnectionError):
+                        continue
+                message = rng.choice(templates(ctx, own.get(player, "r_none")))
+                player.writer.write(
+                    text(mutate(rng, message))
+                    if rng.random() > 0.02
+                    else frame(0x2, os.urandom(20))
+                )
+                out.sent += 1
+            await asyncio.sleep(max(0.0, interval - (time.monotonic() - tick)))
+        await asyncio.sleep(1.0)
+    finally:
+        codes: dict[str, int] = {}
+        for player in players:
+            codes_seen.extend(player.codes)
+            player.close()
+        for code in codes_seen:
+            codes[code] = codes.get(code, 0) + 1
+    closed = closes + sum(1 for p in players if p.close_code is not None)
+    if codes.get("internal_error"):
+        out.bad_answers.append(f"{codes['internal_error']} internal_error")
+    top = sorted(codes.items(), key=lambda kv: -kv[1])[:5]
+    out.note = (
+        f"{out.sent:,} frames from {len(players)} connections, {len(codes_seen):,} errors"
+        f" ({', '.join(f'{k} {v}' for k, v in top)}); {closed} closed"
+    )
+    return out
+
+
+ATTACKS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
+    "ping_flood": control_flood(0x9),
+    "pong_flood": control_flood(0xA),
+    "text_after_close": text_after_close,
+    "never_reads": never_reads,
+    "text_flood": text_flood,
+    "list_rooms": list_rooms,
+    "resync": resync,
+    "hand_history": hand_history,
+    "connection_flood": connection_flood,
+    "slowloris": slowloris,
+    "oversized_frames": malformed(oversized=True),
+    "malformed_frames": malformed(oversized=False),
+    "odd_http": odd_http,
+    "metrics_hammer": metrics_hammer,
+    "fuzz": fuzz,
+}
+LONG_WINDOWS = {"slowloris": 12.0}
+
+
+# -- the runner ------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@dataclass
+class Row:
+    name: str
+    p50: float
+    p99: float
+    actions: int
+    health_failures: int
+    health_polls: int
+    rss_before: float
+    rss_after: float
+    outcome: Outcome
+    canary_ok: bool
+    canary_note: str
+    failures: list[str] = field(default_factory=list)
+
+
+async def fill_lobby(port: int, rooms: int) -> int:
+    """Open ``rooms`` rooms, as the shipped per-address limits allow: 10 rooms an address,
+    3 a session (each room closes by itself when nobody joins it for a minute)."""
+    made = 0
+    address = 100
+    while made < rooms:
+        batch = []
+        for _ in range(25):
+            if made + len(batch) * 10 >= rooms:
+                break
+            batch.append(attacker(address))
+            address += 1
+
+        async def ten(addr: str, count: int) -> int:
+            done = 0
+            while done < count:
+                player = await Player.open(port, addr, "Filler")
+                for _ in range(min(3, count - done)):
+                    reply = await player.request(
+                        {"type": "create_room", "settings": {"variant": "liars"}}
+                    )
+                    if reply["type"] != "result":
+                        player.close()
+                        return done
+                    done += 1
+                player.close()
+            return done
+
+        counts = await asyncio.gather(
+            *(ten(a, min(10, rooms - made - 10 * i)) for i, a in enumerate(batch))
+        )
+        made += sum(counts)
+        if not batch:
+            break
+    return made
+
+
+async def attempt(
+    ctx: Context,
+    name: str,
+    index: int,
+    window: float,
+    server: Server,
+    canary: CanaryProcess,
+    poller: HealthPoller,
+    limit: float,
+) -> Row:
+    """One attack with the canary beside it, checked."""
+    ctx.base = 2000 + 40 * index
+    ctx.seconds = LONG_WINDOWS.get(name, window)
+    await asyncio.sleep(0.3)
+    await canary.mark()
+    poller.reset()
+    rss_before = server.rss_mib()
+    outcome = await ATTACKS[name](ctx)
+    await asyncio.sleep(0.5)
+    seen = await canary.mark()
+    rss_after = server.rss_mib()
+    lat = seen["latencies"]
+    disturbed = seen["errors"] or seen["lost"]
+    row = Row(
+        name,
+        percentile(lat, 0.5),
+        percentile(lat, 0.99),
+        len(lat),
+        poller.failures,
+        poller.polls,
+        rss_before,
+        rss_after,
+        outcome,
+        seen["chips_ok"] and not disturbed,
+        f"errors {seen['errors'][:3]}, lost {seen['lost']}" if disturbed else "",
+    )
+    if not server.alive():
+        row.failures.append("the server died")
+    if not lat:
+        row.failures.append("the canary made no move")
+    elif row.p99 > limit:
+        row.failures.append(f"canary p99 {row.p99:.1f} ms > {limit:.1f} ms")
+    if row.health_failures:
+        row.failures.append(f"/healthz failed {row.health_failures} of {row.health_polls}")
+    if not seen["chips_ok"]:
+        row.failures.append("the canary's chips do not add up")
+    if disturbed:
+        row.failures.append(f"the canary was disturbed: {row.canary_note}")
+    if rss_after - rss_before > RSS_SLACK_MIB:
+        row.failures.append(f"RSS grew {rss_after - rss_before:.1f} MiB")
+    if outcome.needs_cut_off and outcome.cut_off is None:
+        row.failures.append("the attacker was not cut off")
+    row.failures.extend(outcome.bad_answers[:5])
+    return row
+
+
+async def run(
+    quick: bool,
+    only: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    seconds: float | None = None,
+    header: Callable[[dict[str, Any]], None] | None = None,
+    retry: bool = True,
+) -> tuple[list[Row], dict[str, Any]]:
+    """Start the server and the canary, measure the baseline, run each attack; the rows."""
+    window = seconds or (2.0 if quick else 10.0)
+    pin(0, 1)
+    server = Server(env or {})
+    canary: CanaryProcess | None = None
+    poller: HealthPoller | None = None
+    rows: list[Row] = []
+    summary: dict[str, Any] = {}
+    try:
+        port = await server.started()
+        canary = CanaryProcess(port)
+        await canary.ready()
+        poller = HealthPoller(port)
+        poller.start()
+        await asyncio.sleep(1.0)  # the first hands
+        await canary.mark()
+        poller.reset()
+        windows = []
+        for _ in range(3):
+            await asyncio.sleep(max(1.5, window * 0.6))
+            windows.append((await canary.mark())["latencies"])
+        # The median window's p99: one stall of this shared machine in a quiet window
+        # must not set the bar for every attack.
+        base_p99 = sorted(percentile(w, 0.99) for w in windows)[1]
+        every = [x for w in windows for x in w]
+        summary["baseline"] = {
+            "p50": percentile(every, 0.5),
+            "p99": base_p99,
+            "actions": len(every),
+            "rss": server.rss_mib(),
+            "health_failures": poller.failures,
+        }
+        limit = P99_FACTOR * max(base_p99, P99_FLOOR_MS)
+        summary["p99_limit"] = limit
+        if header is not None:
+            header(summary)
+        lobby_rooms = 0
+        names = only or list(ATTACKS)
+        if "list_rooms" in names:
+            lobby_rooms = await fill_lobby(port, 1000 if quick else 10_000)
+        summary["lobby_rooms"] = lobby_rooms
+        ctx = Context(
+            0,
+            port,
+            window,
+            quick,
+            canary.room,
+            lobby_rooms,
+            3000 if quick else 100_000,
+            random.Random(14),
+        )
+        settings = env or {}
+        for name in BUDGETS:
+            given = settings.get(f"TALI_{name.upper()}")
+            default = ServerConfig.model_fields[name].default
+            ctx.budget[name] = float(given if given is not None else default)
+        for index, name in enumerate(names):
+            row = await attempt(ctx, name, index, window, server, canary, poller, limit)
+            tries = 1
+            while (
+                retry
+                and tries < 3
+                and any(f.startswith("canary p99") for f in row.failures)
+                and server.alive()
+            ):
+                # Noise only ever adds latency (this box is shared, its load swings): a quiet
+                # window now says how much, and raises the bar for this attack to 3 x it if
+                # that is higher. A defence that fails, fails every time. The last try stands
+                # (from addresses of its own) and says what the earlier ones saw.
+                seen = [row.p99]
+                await canary.mark()
+                await asyncio.sleep(1.5)
+                quiet = percentile((await canary.mark())["latencies"], 0.99)
+                local = max(limit, P99_FACTOR * quiet)
+                row = await attempt(
+                    ctx, name, index + tries * len(names), window, server, canary, poller, local
+                )
+                tries += 1
+                row.outcome.note += (
+                    f" [try {tries}: earlier p99 {', '.join(f'{p:.1f}' for p in seen)} ms;"
+                    f" quiet p99 just before {quiet:.1f} ms, limit {local:.1f} ms]"
+                )
+            rows.append(row)
+            if header is not None:
+                print(format_row(row), flush=True)
+            if not server.alive():
+                break
+        summary["errors_logged"] = [w.get("event") for w in server.warnings()]
+    finally:
+        if poller is not None:
+            await poller.stop()
+        if canary is not None:
+            await canary.stop()
+        await server.stop()
+    return rows, summary
+
+
+HEADER = f"{'attack':<18}{'p50 ms':>8}{'p99 ms':>8}{'moves':>7}{'healthz':>9}{'RSS Δ MiB':>10}{'cut off':>9}  {'how':<18}verdict / notes"
+
+
+def format_row(row: Row) -> str:
+    cut_off = (
+        f"{row.outcome.cut_off:.2f} s"
+        if row.outcome.cut_off is not None
+        else ("n/a" if not row.outcome.needs_cut_off else "no")
+    )
+    verdict = "ok" if not row.failures else "FAIL: " + "; ".join(row.failures)
+    health = f"{row.health_polls - row.health_failures}/{row.health_polls}"
+    return (
+        f"{row.name:<18}{row.p50:>8.1f}{row.p99:>8.1f}{row.actions:>7}{health:>9}"
+        f"{row.rss_after - row.rss_before:>+10.1f}{cut_off:>9}  {row.outcome.how:<18}{verdict}"
+        + (f"\n{'':<18}{row.outcome.note}" if row.outcome.note else "")
+    )
+
+
+def print_header(summary: dict[str, Any]) -> None:
+    base = summary["baseline"]
+    print(
+        f"canary baseline: p50 {base['p50']:.1f} ms, p99 {base['p99']:.1f} ms over {base['actions']} moves; "
+        f"p99 limit {summary['p99_limit']:.1f} ms ({P99_FACTOR:g} x max(baseline, {P99_FLOOR_MS:g} ms)); "
+        f"RSS {base['rss']:.0f} MiB"
+    )
+    print(HEADER)
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="short windows, 3,000 fuzzed frames, 1,000 lobby rooms"
+    )
+    parser.add_argument("--only", nargs="*", choices=list(ATTACKS), help="these attacks only")
+    parser.add_argument(
+        "--seconds", type=float, help="each attack's window (default 2.5 quick, 10 long)"
+    )
+    parser.add_argument(
+        "--env", nargs="*", default=[], help="server settings, TALI_X=value (to see a defence off)"
+    )
+    args = parser.parse_args()
+    env = dict(item.split("=", 1) for item in args.env)
+    started = time.monotonic()
+    rows, summary = await run(args.quick, args.only, env, args.seconds, header=print_header)
+    failed = [row.name for row in rows if row.failures]
+    print(
+        f"{len(rows) - len(failed)} passed, {len(failed)} failed in {time.monotonic() - started:.0f} s"
+    )
+    if summary.get("errors_logged"):
+        print(f"server errors logged: {summary['errors_logged'][:10]}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

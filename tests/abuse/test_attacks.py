@@ -1,0 +1,45 @@
+"""The attack suite's quick mode (benchmarks.abuse) against the real server process: with the
+shipped defaults every attack is cut off while the canary table plays on unhurt; with a
+defence turned off, the attack it stops gets through (so the suite can fail)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from benchmarks.abuse import format_row, run
+
+
+def test_every_attack_is_cut_off_and_the_canary_plays_on() -> None:
+    rows, summary = asyncio.run(run(quick=True))
+    report = "\n".join(format_row(row) for row in rows)
+    assert len(rows) >= 15, report
+    assert not [row.name for row in rows if row.failures], (
+        f"baseline {summary['baseline']}, p99 limit {summary['p99_limit']:.1f} ms\n{report}"
+    )
+    assert summary["baseline"]["actions"] > 100
+
+
+FRAMES_UNBUDGETED = {
+    "TALI_READ_FRAMES_PER_SECOND": "1000000",
+    "TALI_READ_FRAMES_BURST": "1000000",
+    "TALI_READ_BYTES_PER_SECOND": "1000000000",
+    "TALI_READ_BYTES_BURST": "1000000000",
+}
+REQUESTS_UNBUDGETED = {
+    "TALI_REQUEST_BUDGET_PER_SECOND": "1000000",
+    "TALI_REQUEST_BUDGET_BURST": "1000000",
+    "TALI_ADDRESS_REQUEST_BUDGET_PER_SECOND": "1000000",
+    "TALI_ADDRESS_REQUEST_BUDGET_BURST": "1000000",
+}
+
+
+@pytest.mark.parametrize(
+    ("attack", "env"),
+    [("ping_flood", FRAMES_UNBUDGETED), ("hand_history", REQUESTS_UNBUDGETED)],
+)
+def test_with_its_defence_off_the_attack_gets_through(attack: str, env: dict[str, str]) -> None:
+    rows, _ = asyncio.run(run(quick=True, only=[attack], env=env, retry=False))
+    (row,) = rows
+    assert row.failures, format_row(row)

@@ -1,0 +1,69 @@
+"""Nothing grows for ever: the real server's RSS stays flat over many sessions' lives.
+
+Each cycle is a whole visit: connect, hello, create a room, join it, leave it,
+disconnect. The server forgets at once what a visit leaves behind (an empty
+room closes within a second, a disconnected session is forgotten at once:
+``empty_room_seconds`` of 1, ``session_seconds`` of 0), so after a warm-up, in which the allocator, the
+store's page cache and the interpreter's caches reach their working size,
+RSS must not follow the number of visits. ``SLACK_MIB`` over 1,600 visits is
+3.2 KiB a visit: far below what leaking one session or room per visit would
+add (a room with its game, log and timers is tens of KiB), and above what RSS
+was seen to wander by after the warm-up in runs of this very load (2026-11-30:
++1.0 to +2.5 MiB per 1,000 visits after 600 to 1,600, slowing as they went).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from benchmarks.abuse import Player, Server, attacker
+
+WARM_UP = 1200
+VISITS = 1600
+SLACK_MIB = 5.0
+ADDRESSES = 200  # visits come from many loopback addresses: each within its connection rate
+
+
+async def visit(port: int, n: int) -> None:
+    player = await Player.open(port, attacker(3000 + n % ADDRESSES), f"Visitor {n}")
+    try:
+        created = await player.request({"type": "create_room", "settings": {"variant": "liars"}})
+        assert created["type"] == "result", created
+        room = created["room"]
+        joined = await player.request({"type": "join_room", "room": room, "role": "player"})
+        assert joined["type"] == "result", joined
+        left = await player.request({"type": "leave_room", "room": room})
+        assert left["type"] == "result", left
+    finally:
+        player.close()
+
+
+async def visits(port: int, first: int, count: int) -> None:
+    for start in range(first, first + count, 10):
+        await asyncio.wait_for(
+            asyncio.gather(*(visit(port, n) for n in range(start, start + 10))), 30
+        )
+
+
+async def soak() -> tuple[float, float, float]:
+    server = Server({"TALI_EMPTY_ROOM_SECONDS": "1", "TALI_SESSION_SECONDS": "0"})
+    try:
+        port = await server.started()
+        start = server.rss_mib()
+        await visits(port, 0, WARM_UP)
+        await asyncio.sleep(2.5)  # the last rooms closed, sessions forgotten
+        warm = server.rss_mib()
+        await visits(port, WARM_UP, VISITS)
+        await asyncio.sleep(2.5)
+        assert server.alive()
+        return start, warm, server.rss_mib()
+    finally:
+        await server.stop()
+
+
+def test_rss_is_flat_over_thousands_of_visits() -> None:
+    start, warm, end = asyncio.run(soak())
+    assert end - warm <= SLACK_MIB, (
+        f"RSS {start:.1f} MiB at start, {warm:.1f} after {WARM_UP} visits, "
+        f"{end:.1f} after {VISITS} more"
+    )
