@@ -29,6 +29,7 @@ export class TaliClient extends EventTarget {
   constructor({ url, storage = globalThis.localStorage }) {
     super();
     this.url = url;
+    this.home = url; // the address given: a proxy or any node, which reaches whichever node is up
     this.storage = storage;
     this.ws = null;
     this.name = null;
@@ -184,6 +185,10 @@ export class TaliClient extends EventTarget {
           this._setStatus("closed");
           return;
         }
+        // A node we were sent to may be gone for good (its rooms moved: 1012, or it died):
+        // start again from the address we were given; a room played elsewhere sends us on.
+        this.url = this.home;
+        if (event.code === CLOSE.SERVICE_RESTART) this._attempt = 0; // expected: no backoff built up
         this._scheduleReconnect();
         reject(new TaliError("disconnected", `connection closed (${event.code})`));
       });

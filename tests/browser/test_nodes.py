@@ -70,3 +70,58 @@ async def test_a_room_played_at_another_node_is_followed_there(
     await bot(server, "Brutus", room)
     await aulus.click_when_ready("roll")
     assert aulus.errors == []
+
+
+async def test_a_node_that_closes_1012_sends_the_page_back_to_its_address(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    """The node the page was sent to gives its rooms up (close 1012, as a fenced node
+    does): the page reconnects to the address it was given, not to that node, resumes
+    its session and keeps its seat."""
+    elsewhere = f"ws://localhost:{server.port}/"
+    routes: list[WebSocketRoute] = []
+
+    async def setup(page: Page) -> None:
+        def route(ws: WebSocketRoute) -> None:
+            routes.append(ws)
+            node = ws.connect_to_server()
+            sent_on = False
+
+            def up(message: str | bytes) -> None:
+                nonlocal sent_on
+                frame = json.loads(message)
+                if frame.get("type") == "join_room" and ws.url != elsewhere and not sent_on:
+                    sent_on = True
+                    error = {"type": "error", "id": frame["id"], "code": "room_elsewhere",
+                             "message": "played at node b", "closes": False,
+                             "room": frame["room"], "url": elsewhere}  # fmt: skip
+                    ws.send(json.dumps(error))
+                    return
+                node.send(message)
+
+            ws.on_message(up)
+            node.on_message(ws.send)
+
+        await page.route_web_socket(re.compile(".*"), route)
+
+    owner = await bot(server, "Owner")
+    room = (await owner.request("create_room", settings={"variant": "liars"}))["room"]
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport, setup=setup)
+    home = routes[0].url
+    assert home != elsewhere
+    await aulus.page.get_by_test_id(f"join-{room}").click()
+    await aulus.seat(pid(server, "Aulus")).get_by_test_id("you-badge").wait_for()
+    assert routes[-1].url == elsewhere
+    before = len(routes)
+
+    await routes[-1].close(code=1012, reason="room moved to another node")
+    for _ in range(200):
+        if len(routes) > before:
+            break
+        await aulus.page.wait_for_timeout(50)
+    assert [r.url for r in routes[before:]] == [home], "reconnected to the node that left"
+    await aulus.seat(pid(server, "Aulus")).get_by_test_id("you-badge").wait_for()
+    assert [s.name for s in server.presence].count("Aulus") == 1
+    await bot(server, "Brutus", room)
+    await aulus.click_when_ready("roll")
+    assert aulus.errors == []
