@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from protocol.client import ClientMessage
 from protocol.errors import ErrorCode
@@ -21,7 +21,12 @@ from protocol.types import MAX_SAFE_INTEGER
 PROTOCOL_VERSION: Final = "2.1"
 SUPPORTED_MAJOR: Final = 2
 
-CLIENT_ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+# Keys only: pydantic-core otherwise keeps every distinct string value it parses (room
+# ids, names, chat) in a process-wide cache of 16,384 entries, memory that only grows
+# with the players the server has seen until the cache is full.
+CLIENT_ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(
+    ClientMessage, config=ConfigDict(cache_strings="keys")
+)
 SERVER_ADAPTER: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)
 
 
