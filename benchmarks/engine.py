@@ -13,15 +13,23 @@ import random
 import time
 
 from server.demo import choose
-from server.engine import Game, SeededDice, Settings, Variant
+from server.engine import DieSource, Game, SeededDice, Settings, Variant
+from server.engine.fair import CommittedDice
 
 
 def run(
-    variant: Variant, players: int, hands: int, seed: int, **settings: object
+    variant: Variant,
+    players: int,
+    hands: int,
+    seed: int,
+    dice: DieSource | CommittedDice | None = None,
+    **settings: object,
 ) -> tuple[float, float]:
-    """Play ``hands`` hands; return (hands per second, events per hand)."""
+    """Play ``hands`` hands (with ``dice``, by default seeded plain dice); return (hands per
+    second, events per hand)."""
     rng = random.Random(seed)
-    game = Game(Settings.create(variant.value, starting_chips=1000, **settings), SeededDice(seed))
+    source = SeededDice(seed) if dice is None else dice
+    game = Game(Settings.create(variant.value, starting_chips=1000, **settings), source)
     names = [f"p{i}" for i in range(players)]
     for name in names:
         game.sit(name)
