@@ -39,6 +39,8 @@ class Session:
     address: str = ""
     """The address the session was opened from (the client's, behind a trusted proxy)."""
     created_rooms: set[str] = field(default_factory=set)
+    bot: bool = False
+    """A bot the server runs (``server.bot_seats``): every seat it takes is marked."""
 
     @property
     def connected(self) -> bool:
