@@ -202,6 +202,13 @@ class Incoming:
             self._outgoing.flush()
 
 
+class Bots(Protocol):
+    """Where a room creator's bot requests go (``server.bot_seats``)."""
+
+    def request(self, session: Session, message: req.AddBot | req.RemoveBot) -> None:
+        """Add or remove a bot; ``RequestError`` if refused."""
+
+
 class Host(Protocol):
     """What a connection needs of the server around it (``server.app`` is one)."""
 
@@ -212,6 +219,9 @@ class Host(Protocol):
     lobby: Lobby
     presence: Presence
     limits: msg.Limits
+
+    @property
+    def bots(self) -> Bots: ...
 
     def next_connection_number(self) -> int: ...
 
@@ -467,6 +477,9 @@ class Connection:
             result_room = message.room
         elif isinstance(message, req.Chat):
             lobby.room(message.room).chat(session, message.text)
+            result_room = message.room
+        elif isinstance(message, req.AddBot | req.RemoveBot):
+            self.app.bots.request(session, message)
             result_room = message.room
         else:
             raise AssertionError(f"no handler for {message.type}")

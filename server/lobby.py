@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import protocol.client as req
@@ -57,6 +57,8 @@ class Lobby:
         self._changed: set[str] = set()
         self._removed: set[str] = set()
         self._flush_timer: Timer | None = None
+        self.watchers: list[Callable[[Room], None]] = []
+        """Told of every change in every room, before the lobby acts on it (the bots)."""
         self.log = get_logger()
 
     def room(self, room_id: str) -> Room:
@@ -192,6 +194,8 @@ class Lobby:
 
     def changed(self, room: Room) -> None:
         """After any change in a room: close it if idle, else note it for the next update."""
+        for watch in self.watchers:
+            watch(room)
         if room.idle_expired and not room.closed:
             self.close(room)
             return
