@@ -207,8 +207,18 @@ class BotSeat:
             # as when a player's grace runs out.
             room.leave(session)
 
+    def ready(self, ready: bool) -> None:
+        """Sit in or out of the coming hands (queued like any message); back in, a bot
+        short of chips sits down again with a fresh stack first."""
+        if self.retiring:
+            return
+        self.say({"type": "set_ready", "room": self.room, "ready": ready})
+        if ready and self.model is not None:
+            self._maybe_rebuy(self.model)
+
     def retire(self) -> None:
-        """Go for good: the connection closes and the session is forgotten."""
+        """Go for good: the connection closes (after anything said at once, such as a last
+        ``leave_room``) and the session is forgotten."""
         self.retiring = True
         self._cancel()
         # Closed next turn: a close now would send every frame queued so far at once.
@@ -290,7 +300,7 @@ class BotSeat:
         settings = model.settings
         entry = 1 if settings["variant"] == "stud" else int(settings["ante"])
         seat = model.seats.get(self.player_id)
-        if stack is None or seat is None or stack >= entry:
+        if stack is None or seat is None or stack >= entry or self.seats.sitting_out(self.room):
             return
         self.say({"type": "leave_room", "room": self.room})
         self.say({"type": "join_room", "room": self.room, "role": "player", "seat": seat.seat})
@@ -385,7 +395,8 @@ class BotSeats:
         """Every bot, by player id (once its hello is said)."""
         self._by_room: dict[str, set[BotSeat]] = {}
         self._fill: dict[str, asyncio.TimerHandle] = {}
-        self._releasing: set[str] = set()
+        self._idle: dict[str, asyncio.TimerHandle] = {}
+        """Rooms whose bots sit out, no person being seated: when they leave."""
         seed = self.config.seed
         self._rng = random.Random(f"bots:{seed}" if seed is not None else secrets.randbits(64))
         self.stats = BotStats()
@@ -498,18 +509,18 @@ class BotSeats:
     def changed(self, room: Room) -> None:
         """After any change in any room (``Lobby.watchers``): on every action, so cheap
         unless the room has bots or fills its seats with them."""
-        if room.id not in self._by_room and not room.settings.bot_fill_seconds:
+        with_bots = room.id in self._by_room
+        if not with_bots and not room.settings.bot_fill_seconds:
             return
         if room.closed:
             self._stop_filling(room.id)
+            self._stop_waiting(room.id)
             return
         people = people_seated(room)
-        if room.id in self._by_room and not people:
-            self._stop_filling(room.id)
-            if room.id not in self._releasing:
-                self._releasing.add(room.id)
-                asyncio.get_running_loop().call_soon(self._release, room)
-            return
+        if with_bots and not people and room.id not in self._idle:
+            self._sit_out(room)
+        elif people and room.id in self._idle:
+            self._sit_in(room)
         if room.settings.bot_fill_seconds and people and room.has_free_seat:
             if room.id not in self._fill:
                 delay = room.settings.bot_fill_seconds * self.config.time_scale
@@ -518,6 +529,31 @@ class BotSeats:
                 )
         else:
             self._stop_filling(room.id)
+
+    def sitting_out(self, room_id: str) -> bool:
+        """Whether the bots of the room wait for a person, dealt into no hand."""
+        return room_id in self._idle
+
+    def _sit_out(self, room: Room) -> None:
+        """No person is seated: the bots deal no more hands (the one in play ends), and
+        leave, the room closing, unless a person sits down within ``empty_room_seconds``,
+        as long as an empty room stays open."""
+        for bot in self._by_room[room.id]:
+            bot.ready(False)
+        self._idle[room.id] = asyncio.get_running_loop().call_later(
+            self.config.empty_room_seconds, self._release, room
+        )
+        self.log.info("bots_sitting_out", room=room.id, reason="no person seated")
+
+    def _sit_in(self, room: Room) -> None:
+        self._stop_waiting(room.id)
+        for bot in self._by_room.get(room.id, ()):
+            bot.ready(True)
+
+    def _stop_waiting(self, room_id: str) -> None:
+        timer = self._idle.pop(room_id, None)
+        if timer is not None:
+            timer.cancel()
 
     def _stop_filling(self, room_id: str) -> None:
         timer = self._fill.pop(room_id, None)
@@ -541,19 +577,21 @@ class BotSeats:
         self.log.info("bots_filled", room=room.id, bots=added)
 
     def _release(self, room: Room) -> None:
-        """Nobody but bots is seated: they leave, and the room closes once empty."""
+        """Still no person seated: the bots leave, and the room closes once empty."""
         try:
             if room.closed or people_seated(room):
                 return
             for bot in list(self._by_room.get(room.id, ())):
+                bot.retire()
                 if bot.player_id in room.members:
                     bot.leave(room)
-                bot.retire()
             if not room.members and not room.closed:
                 self.host.lobby.close(room)
             self.log.info("bots_left", room=room.id, reason="no person seated")
         finally:
-            self._releasing.discard(room.id)
+            # Only now: each bot's leaving is a change of the room, which must not set
+            # another wait going.
+            self._idle.pop(room.id, None)
 
     # -- restarts -----------------------------------------------------------------
 
@@ -585,9 +623,10 @@ class BotSeats:
 
     def close(self) -> None:
         """Stop every bot at once (the server stops): their sessions stay, for a restart."""
-        for timer in self._fill.values():
+        for timer in [*self._fill.values(), *self._idle.values()]:
             timer.cancel()
         self._fill.clear()
+        self._idle.clear()
         for bot in list(self.bots.values()):
             bot.peer.close(CloseCode.GOING_AWAY, "server stopping")
 
