@@ -47,6 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from pydantic_core import from_json
 from websockets.frames import CloseCode
 
 import protocol.client as req
@@ -229,7 +230,9 @@ class BotSeat:
     def received(self, data: bytes) -> None:
         """Frames the server wrote to this bot's connection."""
         for payload in read_frames(data):
-            message: Message = json.loads(payload)
+            # pydantic-core's parser: a bot reads every frame of its room, and this is
+            # the bots' largest cost after deciding (benchmarks/README.md).
+            message: Message = from_json(payload)
             tap = self.seats.tap
             if tap is not None:
                 tap(self, message)
