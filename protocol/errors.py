@@ -17,6 +17,7 @@ class ErrorCode(StrEnum):
     NOT_IN_ROOM = "not_in_room"
     ALREADY_IN_ROOM = "already_in_room"
     ROOM_NOT_FOUND = "room_not_found"
+    ROOM_ELSEWHERE = "room_elsewhere"
     ROOM_FULL = "room_full"
     TOO_MANY_ROOMS = "too_many_rooms"
     INVALID_SETTING = "invalid_setting"
@@ -73,6 +74,11 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
     ErrorCode.NOT_IN_ROOM: ErrorInfo("The request names a room you have not joined.", False),
     ErrorCode.ALREADY_IN_ROOM: ErrorInfo("You are already in that room.", False),
     ErrorCode.ROOM_NOT_FOUND: ErrorInfo("No room has that id (it may have closed).", False),
+    ErrorCode.ROOM_ELSEWHERE: ErrorInfo(
+        "The room is played at another node of this server: connect to the error's `url`,"
+        " resume there with your token and send the request again.",
+        False,
+    ),
     ErrorCode.ROOM_FULL: ErrorInfo(
         "Every seat in the room is taken (join as a spectator instead),"
         " or, to watch, it has as many spectators as it takes.",
@@ -130,12 +136,18 @@ class CloseCode(IntEnum):
 
     GOING_AWAY = 1001
     """The server is shutting down (after ``server_shutdown``)."""
+    INVALID_DATA = 1007
+    """A text message that is not valid UTF-8."""
     POLICY_VIOLATION = 1008
     """Unsupported version, no ``hello`` in time, or sustained flooding (after an ``error``)."""
     MESSAGE_TOO_BIG = 1009
     """A frame over the size limit (after ``message_too_large``, or none above 64 KiB)."""
     KEEPALIVE_TIMEOUT = 1011
-    """The peer did not answer a keepalive ping in time."""
+    """The peer did not answer a keepalive ping in time; or the server failed to keep what
+    it would have sent (its store failed) and stops."""
+    SERVICE_RESTART = 1012
+    """With several nodes: a room of this session moved to another node; reconnect and
+    resume."""
     TRY_AGAIN_LATER = 1013
     """The client was too slow to read what it was sent."""
     SESSION_REPLACED = 4001

@@ -47,6 +47,7 @@ from protocol.types import (
     Message,
     Name,
     NextHandDelaySecondsSetting,
+    NodeUrl,
     Phase,
     PlayerId,
     ProtocolVersion,
@@ -127,6 +128,8 @@ class Error(Reply):
     closes: bool = False
     room: RoomId | None = None
     """The room the failed request named, if any."""
+    url: NodeUrl | None = None
+    """With ``room_elsewhere``: the WebSocket URL of the node that plays the room."""
 
 
 class EffectiveSettings(Strict):

@@ -81,6 +81,8 @@ ChatText = Annotated[
 ]
 """Chat: 1..280 characters; tabs and newlines allowed, other control characters not."""
 Message = Annotated[str, Field(max_length=500)]
+NodeUrl = Annotated[str, Field(pattern=r"^wss?://[^\s]{1,2000}$")]
+"""Where a node of the server is reached: a ``ws://`` or ``wss://`` URL."""
 UnixMillis = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 
 

@@ -23,26 +23,31 @@ from websockets.frames import CloseCode
 from websockets.http11 import Response
 
 import protocol.server as msg
+from protocol.errors import CloseCode as TaliCloseCode
 from server.bot_seats import BotSeats
 from server.clock import LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import Connection, Incoming, Outgoing
+from server.directory import Cluster, node_identity
 from server.frames import message_frame
 from server.http import Endpoints
 from server.httphead import HeadLimits
 from server.lobby import Lobby
 from server.logs import configure, get_logger
 from server.metrics import Metrics, Observed
+from server.node import Node
 from server.presence import Presence
 from server.recovery import summary
+from server.room import Room
 from server.session import Ids
 from server.static import StaticFiles, default_client_dir
-from server.store import MemoryStore, SqliteStore, Store, done
+from server.store import Fenced, MemoryStore, SqliteStore, Store, done
 from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
 
 # The protocol closes anything above this with 1009 before we see it; frames up
 # to it are read and refused by our own, smaller limit with an error first.
 HARD_FRAME_LIMIT = 64 * 1024
+MOVED = "your room moved to another node"
 COMMIT_EVERY = 1.0
 """Seconds between commits of what rooms wrote without a frame to send (which commits)."""
 
@@ -113,8 +118,10 @@ class TaliServer:
         self.metrics_transport: WsServer | None = None
         self.ready = False
         self.failed = asyncio.Event()
-        self._committer: asyncio.TimerHandle | None = None
         """Set when the store failed: the process must stop."""
+        self._committer: asyncio.TimerHandle | None = None
+        self.node: Node | None = None
+        """With ``redis_url``: this process as one node of several (``server.node``)."""
         self.phase = "starting"
         """Why the server is not ready, if it is not: starting, recovering, shutting down."""
         self.log = get_logger()
@@ -154,7 +161,10 @@ class TaliServer:
             )
             await self.metrics_transport.listen("127.0.0.1", config.metrics_port)
         self.phase = "recovering"
-        await self.recover()
+        if config.redis_url is not None:
+            await self.join_cluster(config.redis_url)
+        else:
+            await self.recover()
         self._committer = asyncio.get_running_loop().call_later(COMMIT_EVERY, self._commit_idle)
         self.phase = "ready"
         self.ready = True
@@ -218,9 +228,64 @@ class TaliServer:
             self.outgoing.flush()
         self._committer = asyncio.get_running_loop().call_later(COMMIT_EVERY, self._commit_idle)
 
-    def _store_failed(self, exc: BaseException) -> None:
-        """A commit failed: nothing of it, or after it, may be sent. The process stops, and a
-        restart plays on from what the store holds (recovery), which no client saw beyond."""
+    async def join_cluster(self, redis_url: str) -> None:
+        """Play as one node of several: the stored rooms no live node plays, and from then
+        on the rooms of nodes that die (``server.node``)."""
+        started = time.monotonic()
+        cluster = Cluster.from_url(redis_url, self.config.redis_prefix)
+        node_id, url = node_identity(self.config, self.port)
+        self.presence.shared = cluster.sessions
+        self.presence.node = node_id
+        self.node = Node(
+            self.config,
+            cluster,
+            self.store,
+            self.lobby,
+            self.presence,
+            node_id=node_id,
+            url=url,
+            dropped=self._dropped,
+        )
+        recovered = await self.store.recover_async()
+        rooms = await self.node.start(recovered)
+        for room in rooms:
+            room.resume()
+        self.presence.after_restart()
+        await done(self.store.commit())
+        self.log.info(
+            "recovered",
+            **summary(rooms),
+            node=node_id,
+            entries=sum(len(r.entries) for r in recovered.rooms if r.room in self.node.owned),
+            seconds=round(time.monotonic() - started, 3),
+        )
+
+    def _dropped(self, room: Room) -> None:
+        """Another node plays ``room`` now: its members here go there (they reconnect)."""
+        for member in room.members.values():
+            outbox = member.session.outbox
+            if isinstance(outbox, Connection) and not outbox.closing:
+                outbox.close(TaliCloseCode.SERVICE_RESTART, MOVED)
+
+    def _store_failed(self, exc: BaseException) -> bool:
+        """A commit failed: nothing of it, or after it, may be sent. If it only fenced rooms
+        off (another node plays them now), their members' connections are abandoned, their
+        frames unsent, and the rest goes on. Else the process stops, and a restart plays
+        on from what the store holds (recovery), which no client saw beyond."""
+        if isinstance(exc, Fenced) and self.node is not None:
+            for room_id in exc.rooms:
+                room = self.lobby.rooms.get(room_id)
+                if room is None:
+                    continue
+                for member in room.members.values():
+                    outbox = member.session.outbox
+                    if isinstance(outbox, Connection):
+                        outbox.abandon(
+                            TaliCloseCode.SERVICE_RESTART, "your room moved to another node"
+                        )
+                self.log.warning("room_fenced", room=room_id)
+                self.node.drop(room_id)
+            return True
         self.log.critical("store_failed", error=repr(exc))
         self.ready = False
         self.phase = "store failed"
@@ -228,6 +293,7 @@ class TaliServer:
             connection.closing = True
             connection.peer.close(CloseCode.INTERNAL_ERROR, "server error")
         self.failed.set()
+        return False
 
     @property
     def port(self) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,14 +30,16 @@ from server.frames import data_frame, message_frame
 from server.logs import get_logger
 from server.names import NameRefused, normalise
 from server.presence import HelloRefused
-from server.room import RequestError
+from server.room import RequestError, Room
 from server.session import Session
 
 if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.lobby import Lobby
     from server.metrics import Metrics
+    from server.node import Node
     from server.presence import Presence
+    from server.session import Outbox
     from server.transport import Peer
 
 SERVER_VERSION = "0.1.0"
@@ -64,14 +66,15 @@ class Outgoing:
     tell of must be durable before a client reads it. A store that commits in
     the background (PostgreSQL) returns an awaitable: the turn's frames then
     wait for it, and for every batch before them, so they leave in order. A
-    commit that fails sends nothing of its batch, nor of any later one:
-    ``failed`` decides what becomes of the server.
+    commit that fails sends nothing of its batch, nor of any later one, unless
+    ``failed`` says the failure is contained (True: a room fenced off, whose
+    members' connections it abandoned: the others' frames go out).
     """
 
     def __init__(
         self,
         commit: Callable[[], Awaitable[None] | None] = lambda: None,
-        failed: Callable[[BaseException], None] = lambda exc: None,
+        failed: Callable[[BaseException], bool] = lambda exc: False,
     ) -> None:
         self._queued: list[Connection] = []
         self._commit = commit
@@ -91,7 +94,8 @@ class Outgoing:
         try:
             durable = self._commit()
         except Exception as exc:
-            self._fail(exc)
+            if self._fail(exc):
+                self._write(queued)
             return
         if durable is None and not self._waiting:
             self._write(queued)
@@ -136,8 +140,8 @@ class Outgoing:
                     return
                 if durable.cancelled() or durable.exception() is not None:
                     exc = durable.exception() if not durable.cancelled() else None
-                    self._fail(exc or asyncio.CancelledError())
-                    return
+                    if not self._fail(exc or asyncio.CancelledError()):
+                        return
             waiting.popleft()
             for connection, data in batch.frames:
                 if data:
@@ -145,10 +149,13 @@ class Outgoing:
             for action in batch.then:
                 action()
 
-    def _fail(self, exc: BaseException) -> None:
+    def _fail(self, exc: BaseException) -> bool:
+        """Whether the failure is contained (go on); else nothing more is ever sent."""
+        if self._failed(exc):
+            return True
         self.broken = True
         self._waiting.clear()
-        self._failed(exc)
+        return False
 
 
 @dataclass(slots=True)
@@ -219,6 +226,7 @@ class Host(Protocol):
     lobby: Lobby
     presence: Presence
     limits: msg.Limits
+    node: Node | None
 
     @property
     def bots(self) -> Bots: ...
@@ -239,6 +247,11 @@ class Connection:
         self.number = app.next_connection_number()
         self.session: Session | None = None
         self.closing = False
+        self.abandoned = False
+        self._waiting: list[tuple[str | bytes, float]] | None = None
+        """Messages read while a hello is looked up (several nodes), to handle after it."""
+        self._hello_task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._loop = asyncio.get_running_loop()
         self._out: list[bytes] = []
         self._outgoing = app.outgoing
@@ -282,7 +295,16 @@ class Connection:
         if self._out:
             self.write(self.take())
 
+    def abandon(self, code: int, reason: str) -> None:
+        """Close at once, sending nothing more: what is queued may not be sent (its commit
+        was refused)."""
+        self.abandoned = self.closing = True
+        self._out.clear()
+        self.peer.close(code, reason)
+
     def write(self, data: bytes) -> None:
+        if self.abandoned:
+            return
         # The transport writes only while the WebSocket is open (nothing may
         # follow a close frame) and fails a client whose unsent bytes pass the
         # outbound bound (1013).
@@ -299,6 +321,7 @@ class Connection:
         room: str | None = None,
         *,
         closes: bool | None = None,
+        url: str | None = None,
     ) -> None:
         """Send an error reply; ``closes`` overrides the table when this one ends the connection."""
         closes = ERRORS[code].closes if closes is None else closes
@@ -311,6 +334,7 @@ class Connection:
                 message=message[:500],
                 closes=closes,
                 room=room,
+                url=url,
             )
         )
 
@@ -337,6 +361,11 @@ class Connection:
     def receive(self, frame: str | bytes, received: float) -> None:
         """Handle a message read at ``received``, in its turn (see Incoming)."""
         if self.closing:
+            return
+        if self._waiting is not None:
+            # A hello is being looked up: the rest waits, within the rate limit's burst.
+            if len(self._waiting) < self.config.rate_burst:
+                self._waiting.append((frame, received))
             return
         try:
             self.handle(frame, received)
@@ -386,7 +415,8 @@ class Connection:
             if type(message) in _ACTIONS:
                 self.metrics.action_seconds.observe(time.perf_counter() - received)
         except RequestError as exc:
-            self.error(exc.code, exc.message, message.id, getattr(message, "room", None))
+            room = getattr(message, "room", None)
+            self.error(exc.code, exc.message, message.id, room, url=exc.url)
         except Exception:
             room = getattr(message, "room", None)
             self.log.exception("request_failed", request=message.type, room=room)
@@ -444,7 +474,10 @@ class Connection:
         if isinstance(message, req.SubscribeLobby | req.UnsubscribeLobby):
             lobby.subscribe(session, isinstance(message, req.SubscribeLobby))
         elif isinstance(message, req.CreateRoom):
-            result_room = lobby.create(session, message).id
+            created = lobby.create(session, message)
+            if self.app.node is not None:
+                self.app.node.room_created(created)
+            result_room = created.id
         elif isinstance(message, req.JoinRoom):
             if message.role is Role.SPECTATOR and message.seat is not None:
                 raise RequestError(WireCode.BAD_MESSAGE, "a spectator takes no seat")
@@ -455,13 +488,10 @@ class Connection:
             return
         elif isinstance(message, req.HandHistory):
             room = lobby.room(message.room)
-            hands = room.history(session, message.hands or 5)
-            self.reply(
-                msg.HandHistoryReply.model_validate(
-                    {"type": "hand_history", "id": message.id, "room": room.id, "hands": hands},
-                    strict=False,
-                )
-            )
+            if room.reads_at_once:
+                self._history(message, room.id, room.history(session, message.hands or 5))
+            else:
+                self._later(message, self._history_async(message, room, session))
             return
         elif isinstance(message, req.Resync):
             room = lobby.room(message.room)
@@ -485,6 +515,40 @@ class Connection:
             raise AssertionError(f"no handler for {message.type}")
         self._result(message, result_room)
 
+    def _history(self, message: req.HandHistory, room: str, hands: list[dict[str, Any]]) -> None:
+        self.reply(
+            msg.HandHistoryReply.model_validate(
+                {"type": "hand_history", "id": message.id, "room": room, "hands": hands},
+                strict=False,
+            )
+        )
+
+    async def _history_async(self, message: req.HandHistory, room: Room, session: Session) -> None:
+        hands = await room.history_async(session, message.hands or 5)
+        self._history(message, room.id, hands)
+
+    def _later(self, message: req.HandHistory, work: Coroutine[Any, Any, None]) -> None:
+        """Answer ``message`` when ``work`` is done (a read from a store over the network)."""
+
+        async def answer() -> None:
+            try:
+                await work
+            except RequestError as exc:
+                self.error(exc.code, exc.message, message.id, message.room, url=exc.url)
+            except Exception:
+                self.log.exception("request_failed", request=message.type, room=message.room)
+                self.error(
+                    WireCode.INTERNAL_ERROR,
+                    "the server failed to handle this request",
+                    message.id,
+                    message.room,
+                )
+            self._outgoing.flush()
+
+        task = asyncio.get_running_loop().create_task(answer())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def _result(self, message: req.ClientMessage, room: str | None) -> None:
         # On the hot path (every action): built without a model, like room events.
         data = {"id": message.id, "type": "result", "request": message.type, "room": room}
@@ -502,25 +566,71 @@ class Connection:
             )
             self.close(CloseCode.POLICY_VIOLATION, "unsupported protocol version")
             return
-        app = self.app
-        if message.token is not None:
-            try:
-                session, old = app.presence.resume(message.token, self)
-            except HelloRefused as exc:
-                raise RequestError(exc.code, exc.message) from None
-            if isinstance(old, Connection) and old is not self:
-                old.session = None
-                old.close(SESSION_REPLACED, "session resumed on another connection")
-            token = message.token
-            resumed = True
-            self.metrics.reconnects.inc()
-        else:
+        name: str | None = None
+        if message.token is None:
             try:
                 name = f"Player {self.number}" if message.name is None else normalise(message.name)
             except NameRefused as exc:
                 raise RequestError(WireCode.INVALID_NAME, str(exc)) from None
-            session, token = app.presence.open(name, self.peer.remote_address, self)
-            resumed = False
+        node = self.app.node
+        if node is None:
+            self._welcome(message, *self._hello_here(message, name))
+            return
+        # Several nodes: sessions are shared, found and written over the network. What the
+        # client sends meanwhile waits its turn (``receive``).
+        self._waiting = []
+        task = asyncio.get_running_loop().create_task(self._hello_shared(node, message, name))
+        self._hello_task = task
+
+    def _hello_here(self, message: req.Hello, name: str | None) -> tuple[Session, str, bool]:
+        presence = self.app.presence
+        if message.token is None:
+            assert name is not None
+            return (*presence.open(name, self.peer.remote_address, self), False)
+        try:
+            session, old = presence.resume(message.token, self)
+        except HelloRefused as exc:
+            raise RequestError(exc.code, exc.message, exc.url) from None
+        self._take_over(old)
+        return session, message.token, True
+
+    async def _hello_shared(self, node: Node, message: req.Hello, name: str | None) -> None:
+        try:
+            if message.token is None:
+                assert name is not None
+                session, token = await node.open(name, self.peer.remote_address, self)
+                resumed = False
+            else:
+                session, old = await node.resume(message.token, self)
+                self._take_over(old)
+                token, resumed = message.token, True
+        except HelloRefused as exc:
+            self.error(exc.code, exc.message, message.id, url=exc.url)
+        except Exception:
+            self.log.exception("hello_failed")
+            self.error(
+                WireCode.INTERNAL_ERROR, "the server failed to handle this hello", message.id
+            )
+        else:
+            if self.closing:
+                self.app.presence.closed(session, self)
+            else:
+                self._welcome(message, session, token, resumed)
+        finally:
+            self._hello_task = None
+            waiting, self._waiting = self._waiting, None
+            for frame, received in waiting or ():
+                self.receive(frame, received)
+            self._outgoing.flush()
+
+    def _take_over(self, old: Outbox | None) -> None:
+        if isinstance(old, Connection) and old is not self:
+            old.session = None
+            old.close(SESSION_REPLACED, "session resumed on another connection")
+
+    def _welcome(self, message: req.Hello, session: Session, token: str, resumed: bool) -> None:
+        if resumed:
+            self.metrics.reconnects.inc()
         self.session = session
         self.log = self.log.bind(player=session.player_id)
         self.log.info("hello", resumed=resumed)
@@ -535,12 +645,12 @@ class Connection:
                 token=token,
                 resumed=resumed,
                 rooms=list(session.rooms),
-                limits=app.limits,
+                limits=self.app.limits,
             )
         )
         if resumed:
             for room_id in list(session.rooms):
-                room = app.lobby.rooms.get(room_id)
+                room = self.app.lobby.rooms.get(room_id)
                 if room is not None:
                     room.reconnected(session)
                     self.reply(room.snapshot_for(session))

@@ -336,6 +336,15 @@ class SharedSessions:
         """Keep the session ``ttl`` seconds from now: False if it has expired already."""
         return bool(await self.redis.pexpire(self.keys.session(key), _ms(ttl)))
 
+    async def touch_many(self, keys: list[str], ttl: float) -> None:
+        """Keep every session of ``keys`` ``ttl`` seconds from now, in one round trip."""
+        if not keys:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.pexpire(self.keys.session(key), _ms(ttl))
+            await pipe.execute()
+
     async def forget(self, key: str) -> None:
         await self.redis.delete(self.keys.session(key))
 

@@ -4,14 +4,21 @@ Everything here is bounded by the request, not by the server's size: a
 listing is a page of at most 100 rooms; lobby subscribers get the rooms that
 changed in one ``lobby_update`` at most every ``lobby_update_seconds``, the
 same frame for all of them, however much churn there was meanwhile.
+
+With several nodes (``server.node``) the lobby also shows the other nodes'
+rooms (``remote``, kept from their published changes), publishes its own
+changes at the same pace (``publish``), and answers a request about a room
+played elsewhere with ``room_elsewhere``.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import protocol.client as req
@@ -35,6 +42,18 @@ if TYPE_CHECKING:
     from server.store import RoomRecord, Store
 
 
+@dataclass(slots=True)
+class RemoteRoom:
+    """A room another node plays: how the lobby shows it, and where it is played."""
+
+    summary: msg.RoomSummary
+    url: str
+
+
+Publish = Callable[[dict[str, msg.RoomSummary | None]], None]
+"""Where this node's room changes go for the other nodes (None: a closed room)."""
+
+
 class Lobby:
     def __init__(
         self, config: ServerConfig, ids: Ids, metrics: Metrics, clock: Clock, store: Store
@@ -56,6 +75,14 @@ class Lobby:
         """What subscribers last heard of each room (its summary key)."""
         self._changed: set[str] = set()
         self._removed: set[str] = set()
+        """Rooms (here or elsewhere) the subscribers are yet to hear of."""
+        self.remote: dict[str, RemoteRoom] = {}
+        """With several nodes: the other nodes' open rooms."""
+        self.publish: Publish | None = None
+        """With several nodes: where this node's room changes go."""
+        self.on_close: Callable[[Room], None] = lambda room: None
+        self._bus_changed: set[str] = set()
+        self._bus_removed: set[str] = set()
         self._flush_timer: Timer | None = None
         self.watchers: list[Callable[[Room], None]] = []
         """Told of every change in every room, before the lobby acts on it (the bots)."""
@@ -64,6 +91,13 @@ class Lobby:
     def room(self, room_id: str) -> Room:
         room = self.rooms.get(room_id)
         if room is None or room.closed:
+            elsewhere = self.remote.get(room_id)
+            if elsewhere is not None:
+                raise RequestError(
+                    WireCode.ROOM_ELSEWHERE,
+                    f"room {room_id!r} is played at another node: {elsewhere.url}",
+                    elsewhere.url,
+                )
             raise RequestError(WireCode.ROOM_NOT_FOUND, f"no room {room_id!r}")
         return room
 
@@ -124,7 +158,9 @@ class Lobby:
             address=address,
         )
         self.rooms[room_id] = room
-        self._number[room_id] = next(self._numbers)
+        # A room taken over from another node keeps its place in the listing.
+        self._number.setdefault(room_id, next(self._numbers))
+        self.remote.pop(room_id, None)
         self._by_address[address] += 1
         return room
 
@@ -157,32 +193,44 @@ class Lobby:
     # -- listing ---------------------------------------------------------------
 
     def page(self, request: req.ListRooms) -> msg.RoomList:
-        """A page of open rooms matching the request's filters, oldest first."""
+        """A page of open rooms (every node's) matching the request's filters, oldest first."""
         limit = request.limit or MAX_PAGE
         after = _cursor_number(request.cursor)
-        rooms: list[Room] = []
+        rooms: list[tuple[int, msg.RoomSummary]] = []
         more = False
-        for room in self._open_after(after):
-            if request.variant is not None and room.settings.variant.value != request.variant:
+        for number, summary in self._open_after(after):
+            if request.variant is not None and summary.settings.variant != request.variant:
                 continue
-            if request.has_seat is not None and request.has_seat != room.has_free_seat:
+            if request.has_seat is not None and request.has_seat != _has_seat(summary):
                 continue
             if len(rooms) == limit:
                 more = True
                 break
-            rooms.append(room)
-        next_cursor = str(self._number[rooms[-1].id]) if more and rooms else None
+            rooms.append((number, summary))
+        next_cursor = str(rooms[-1][0]) if more and rooms else None
         return msg.RoomList(
             type="room_list",
             id=request.id,
-            rooms=[room.summary() for room in rooms],
+            rooms=[summary for _, summary in rooms],
             next_cursor=next_cursor,
         )
 
-    def _open_after(self, number: int) -> Iterator[Room]:
-        for room in self.rooms.values():
-            if not room.closed and self._number[room.id] > number:
-                yield room
+    def _open_after(self, number: int) -> Iterator[tuple[int, msg.RoomSummary]]:
+        here: Iterator[tuple[int, Room | RemoteRoom]] = (
+            (self._number[room.id], room)
+            for room in self.rooms.values()
+            if not room.closed and self._number[room.id] > number
+        )
+        if self.remote:
+            there: list[tuple[int, Room | RemoteRoom]] = sorted(
+                ((self._number[r], remote) for r, remote in self.remote.items()),
+                key=lambda pair: pair[0],
+            )
+            here = heapq.merge(
+                here, (pair for pair in there if pair[0] > number), key=lambda pair: pair[0]
+            )
+        for n, item in here:
+            yield n, item.summary() if isinstance(item, Room) else item.summary
 
     # -- lobby updates ---------------------------------------------------------
 
@@ -199,28 +247,75 @@ class Lobby:
         if room.idle_expired and not room.closed:
             self.close(room)
             return
-        if room.closed or not self.subscribers:
+        if room.closed or not (self.subscribers or self.publish):
             return
         # Called after every action: compare a cheap key before anything else.
         key = room.summary_key()
         if self._told.get(room.id) == key:
             return
         self._told[room.id] = key
-        self._changed.add(room.id)
+        if self.subscribers:
+            self._changed.add(room.id)
+        if self.publish is not None:
+            self._bus_changed.add(room.id)
         self._schedule_flush()
 
+    def announce(self, room: Room) -> None:
+        """Tell of ``room`` afresh, whatever was told of it before (it is played here now)."""
+        self._told.pop(room.id, None)
+        self.changed(room)
+
     def close(self, room: Room) -> None:
-        room.close()
+        self._forget(room)
         self.store.close_room(room.id)
+        room.log.info("room_closed", hands_played=room.game.state.hands_played)
+        if self.publish is not None:
+            self._bus_changed.discard(room.id)
+            self._bus_removed.add(room.id)
+            self._schedule_flush()
+        self.on_close(room)
+
+    def drop(self, room_id: str) -> Room | None:
+        """Stop playing a room another node now plays (its lease was lost): closed here,
+        kept in the store, shown as the other node publishes it."""
+        room = self.rooms.get(room_id)
+        if room is None:
+            return None
+        self._forget(room)
+        self._bus_changed.discard(room_id)
+        room.log.warning("room_dropped", hands_played=room.game.state.hands_played)
+        return room
+
+    def _forget(self, room: Room) -> None:
+        room.close()
         self.rooms.pop(room.id, None)
         self._number.pop(room.id, None)
         self._by_address[room.address] -= 1
         if self._by_address[room.address] <= 0:
             del self._by_address[room.address]
-        room.log.info("room_closed", hands_played=room.game.state.hands_played)
         if self._told.pop(room.id, None) is not None or room.id in self._changed:
             self._changed.discard(room.id)
-            self._removed.add(room.id)
+            if self.subscribers:
+                self._removed.add(room.id)
+            self._schedule_flush()
+
+    def remote_changed(self, rooms: dict[str, RemoteRoom | None]) -> None:
+        """Other nodes' rooms that opened, changed (their summary) or closed (None)."""
+        for room_id, remote in rooms.items():
+            if room_id in self.rooms:
+                continue  # played here now: this node's summary is the one shown
+            if remote is None:
+                if self.remote.pop(room_id, None) is not None:
+                    self._number.pop(room_id, None)
+                    if self.subscribers:
+                        self._changed.discard(room_id)
+                        self._removed.add(room_id)
+            else:
+                self.remote[room_id] = remote
+                self._number.setdefault(room_id, next(self._numbers))
+                if self.subscribers:
+                    self._changed.add(room_id)
+        if self.subscribers:
             self._schedule_flush()
 
     def _schedule_flush(self) -> None:
@@ -230,24 +325,35 @@ class Lobby:
 
     def _flush(self) -> None:
         self._flush_timer = None
+        if self.publish is not None and (self._bus_changed or self._bus_removed):
+            published: dict[str, msg.RoomSummary | None] = {
+                r: self.rooms[r].summary() for r in self._bus_changed if r in self.rooms
+            }
+            published.update(dict.fromkeys(self._bus_removed))
+            self._bus_changed.clear()
+            self._bus_removed.clear()
+            self.publish(published)
         if not self.subscribers:
             # Nobody to tell; forget what was told, so that the next subscriber,
             # who starts from a fresh list, misses no change.
-            self._told.clear()
+            if self.publish is None:
+                self._told.clear()
             self._changed.clear()
             self._removed.clear()
             return
-        changed = [self.rooms[r] for r in list(self._changed)[:MAX_PAGE] if r in self.rooms]
+        summaries: list[msg.RoomSummary] = []
+        for room_id in list(self._changed)[:MAX_PAGE]:
+            self._changed.discard(room_id)
+            here = self.rooms.get(room_id)
+            there = self.remote.get(room_id)
+            if here is not None:
+                summaries.append(here.summary())
+            elif there is not None:
+                summaries.append(there.summary)
         removed = list(self._removed)[:MAX_PAGE]
-        self._changed.difference_update(room.id for room in changed)
-        self._changed.intersection_update(self.rooms)
         self._removed.difference_update(removed)
-        if changed or removed:
-            update = msg.LobbyUpdate(
-                type="lobby_update",
-                changed=[room.summary() for room in changed],
-                removed=removed,
-            )
+        if summaries or removed:
+            update = msg.LobbyUpdate(type="lobby_update", changed=summaries, removed=removed)
             frame = message_frame(update)
             for session in self.subscribers:
                 session.send(frame, update.type)
@@ -261,6 +367,10 @@ class Lobby:
         if self._flush_timer is not None:
             self._flush_timer.cancel()
             self._flush_timer = None
+
+
+def _has_seat(summary: msg.RoomSummary) -> bool:
+    return summary.seats_taken < summary.settings.max_players
 
 
 def _cursor_number(cursor: str | None) -> int:

@@ -16,14 +16,16 @@ gives.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.errors import ErrorCode as WireCode
 from server.clock import Clock, Timer
+from server.frames import message_frame
 from server.logs import get_logger
 from server.session import Ids, Outbox, Session
 from server.store import Data, Store
@@ -38,10 +40,21 @@ class Rooms(Protocol):
 
 
 class HelloRefused(Exception):
-    def __init__(self, code: WireCode, message: str) -> None:
+    def __init__(self, code: WireCode, message: str, url: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.url = url
+
+
+class Shared(Protocol):
+    """Sessions every node can find (``server.directory.SharedSessions``), with a TTL."""
+
+    async def save(self, key: str, data: Data, ttl: float) -> None: ...
+
+    async def get(self, key: str) -> Data | None: ...
+
+    async def forget(self, key: str) -> None: ...
 
 
 def token_key(token: str) -> str:
@@ -58,8 +71,16 @@ class Presence:
         store: Store,
         rooms: Rooms,
         on_forget: Callable[[Session], None] = lambda session: None,
+        shared: Shared | None = None,
+        node: str = "",
     ) -> None:
+        """With ``shared`` (several nodes), sessions live there rather than in ``store``:
+        a token works on every node, and each record says which node the session was
+        last live at (``node``) and its rooms."""
         self.config = config
+        self.shared = shared
+        self.node = node
+        self._sharing: set[asyncio.Task[None]] = set()
         self.ids = ids
         self.clock = clock
         self.store = store
@@ -69,6 +90,7 @@ class Presence:
         self._by_player: dict[str, Session] = {}
         self._forget: dict[int, Timer] = {}
         """The forget timer of each absent session, by ``id(session)``."""
+        self._forget_at: dict[int, float] = {}
         self._holds: dict[tuple[int, str], Timer] = {}
         """The grace timer of each room an absent session is held in."""
         self.log = get_logger()
@@ -86,15 +108,94 @@ class Presence:
         )
         session.outbox = outbox
         self._add(session)
-        self.store.save_session(
-            session.key,
-            {"key": session.key, "player": session.player_id, "name": name, "address": address},
-        )
+        if self.shared is None:
+            self.store.save_session(
+                session.key,
+                {"key": session.key, "player": session.player_id, "name": name, "address": address},
+            )
         return session, token
 
     def _add(self, session: Session) -> None:
         self._by_key[session.key] = session
         self._by_player[session.player_id] = session
+        if self.shared is not None:
+            session.on_rooms = self._reshare
+
+    # -- shared sessions (several nodes) ---------------------------------------------
+
+    @property
+    def shared_ttl(self) -> float:
+        """How long a shared record lives unrefreshed: past any grace and the forget delay."""
+        return (self.config.session_seconds + 600 + self.config.lease_seconds) * max(
+            1.0, self.config.time_scale
+        ) + 60
+
+    async def share(self, session: Session) -> None:
+        """Write ``session``'s shared record: live here, in these rooms."""
+        assert self.shared is not None
+        await self.shared.save(
+            session.key,
+            {
+                "player": session.player_id,
+                "name": session.name,
+                "address": session.address,
+                "node": self.node,
+                "rooms": {room: role.value for room, role in session.rooms.items()},
+            },
+            self.shared_ttl,
+        )
+
+    def _reshare(self, session: Session) -> None:
+        if session.connected:
+            self._spawn(self.share(session))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._sharing.add(task)
+        task.add_done_callback(self._shared_done)
+
+    def _shared_done(self, task: asyncio.Task[None]) -> None:
+        self._sharing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.log.warning("session_share_failed", error=repr(task.exception()))
+
+    def local(self, token: str) -> Session | None:
+        return self._by_key.get(token_key(token))
+
+    async def find(self, token: str) -> tuple[Session, Data | None]:
+        """The session of ``token`` here, or made here from its shared record; and that
+        record (None for a session known only here)."""
+        key = token_key(token)
+        data = await self.shared.get(key) if self.shared is not None else None
+        session = self._by_key.get(key)
+        if session is not None:
+            return session, data
+        if data is None:
+            raise HelloRefused(WireCode.SESSION_NOT_FOUND, "that session is unknown or has expired")
+        # A member of a room taken over here is a placeholder until its token comes.
+        session = self._by_player.get(data["player"])
+        if session is None:
+            session = Session(
+                player_id=data["player"], key=key, name=data["name"], address=data["address"]
+            )
+        else:
+            self._by_key.pop(session.key, None)
+            session.key = key
+        self._add(session)
+        return session, data
+
+    def hold_absent(self, room: Room) -> None:
+        """A room taken over here: its members are away, held for its grace from now; a
+        member whose session is live here already is back at once, with a snapshot."""
+        for member in list(room.members.values()):
+            session = member.session
+            if session.connected:
+                room.reconnected(session)
+                snapshot = room.snapshot_for(session)
+                session.send(message_frame(snapshot), snapshot.type)
+            else:
+                self._hold(session, room)
+                self._schedule_forget(session, [])
 
     def resume(self, token: str, outbox: Outbox) -> tuple[Session, Outbox | None]:
         """The session of ``token``, now on ``outbox``; and the outbox it was live on, if
@@ -107,6 +208,7 @@ class Presence:
         old = session.outbox
         session.outbox = outbox
         forget = self._forget.pop(id(session), None)
+        self._forget_at.pop(id(session), None)
         if forget is not None:
             forget.cancel()
         for room_id in session.rooms:
@@ -131,17 +233,38 @@ class Presence:
         graces = []
         for room_id in list(session.rooms):
             room = self.rooms.get(room_id)
-            if room is None:
-                continue
-            grace = self.clock.after(room.settings.reconnect_grace_seconds * self.config.time_scale)
-            graces.append(grace.at)
-            room.disconnected(session, grace.ms)
-            self._holds[(id(session), room_id)] = self.clock.call_at(
-                grace.at, partial(self._grace_over, room, session)
-            )
+            if room is not None:
+                graces.append(self._hold(session, room))
+        self._schedule_forget(session, graces)
+
+    def _hold(self, session: Session, room: Room) -> float:
+        """Tell ``room`` the player is away and hold the place for its grace: until when."""
+        grace = self.clock.after(room.settings.reconnect_grace_seconds * self.config.time_scale)
+        room.disconnected(session, grace.ms)
+        hold = self._holds.pop((id(session), room.id), None)
+        if hold is not None:
+            hold.cancel()
+        self._holds[(id(session), room.id)] = self.clock.call_at(
+            grace.at, partial(self._grace_over, room, session)
+        )
+        return grace.at
+
+    def _schedule_forget(self, session: Session, graces: list[float]) -> None:
         # A little past the longest grace, so that the rooms let the player go first.
         at = max([self.clock.now() + self.config.session_seconds * self.config.time_scale, *graces])
+        old = self._forget.pop(id(session), None)
+        if old is not None:
+            at = max(at, self._forget_at.pop(id(session), at))
+            old.cancel()
+        self._forget_at[id(session)] = at
         self._forget[id(session)] = self.clock.call_at(at + 1.0, lambda: self.forget(session))
+
+    def drop_room(self, room_id: str) -> None:
+        """The room is no longer played here: stop holding places in it."""
+        for (session_id, held), hold in list(self._holds.items()):
+            if held == room_id:
+                hold.cancel()
+                del self._holds[(session_id, held)]
 
     def _grace_over(self, room: Room, session: Session) -> None:
         self._holds.pop((id(session), room.id), None)
@@ -155,6 +278,7 @@ class Presence:
     def forget(self, session: Session) -> None:
         """Forget an absent session: out of every room, its token no longer resumes it."""
         self._forget.pop(id(session), None)
+        self._forget_at.pop(id(session), None)
         if session.connected:
             return
         for room_id in list(session.rooms):
@@ -166,9 +290,19 @@ class Presence:
                 room.leave(session)
         self._by_key.pop(session.key, None)
         self._by_player.pop(session.player_id, None)
-        self.store.forget_session(session.key)
+        if self.shared is None:
+            self.store.forget_session(session.key)
+        elif not session.key.startswith("gone:"):
+            self._spawn(self._unshare(session.key))
         self.on_forget(session)
         self.log.debug("session_forgotten", player=session.player_id)
+
+    async def _unshare(self, key: str) -> None:
+        """Forget the shared record, unless the session went live at another node since."""
+        assert self.shared is not None
+        data = await self.shared.get(key)
+        if data is not None and data.get("node") == self.node:
+            await self.shared.forget(key)
 
     # -- after a restart -------------------------------------------------------
 

@@ -30,11 +30,11 @@ from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import hand_history
+from server.history import hand_history, hand_history_async
 from server.journal import RecordingDice, encode_action
 from server.logs import get_logger
 from server.metrics import RoomStats
-from server.store import Data, Store
+from server.store import Data, LocalStore, Store
 from server.stream import Outbox, RoomStream
 from server.turns import TurnClock
 
@@ -52,10 +52,12 @@ PRUNE_EVERY = 10
 class RequestError(Exception):
     """A request refused with a protocol error code; nothing changed."""
 
-    def __init__(self, code: WireCode, message: str) -> None:
+    def __init__(self, code: WireCode, message: str, url: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.url = url
+        """With ``room_elsewhere``: the URL of the node that plays the room."""
 
 
 @dataclass(eq=False)
@@ -213,6 +215,19 @@ class Room:
             self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
         )
 
+    async def history_async(self, session: Session, count: int) -> list[dict[str, Any]]:
+        """``history``, for a store that reads asynchronously (PostgreSQL)."""
+        member = self._member(session)
+        viewer = session.player_id if member.role is Role.PLAYER else None
+        return await hand_history_async(
+            self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
+        )
+
+    @property
+    def reads_at_once(self) -> bool:
+        """Whether the store answers reads synchronously (SQLite, memory)."""
+        return isinstance(self.store, LocalStore)
+
     def chips_conserved(self) -> bool:
         state = self.game.state
         return state.chips_on_table() == state.chips_in_play
@@ -237,6 +252,7 @@ class Room:
             else:
                 current.role = Role.PLAYER
             session.rooms[self.id] = role
+            session.rooms_changed()
             self._cancel_empty_timer()
             self._publish(events)
             self._maybe_schedule_hand()
@@ -250,6 +266,7 @@ class Room:
             # A spectator comes unannounced: the table hears of the count, at most once a second.
             self.members[player] = Member(session, role)
             session.rooms[self.id] = role
+            session.rooms_changed()
             self._cancel_empty_timer()
             self._record("watch", p=player, n=session.name)
         self._spectators_moved()
@@ -382,6 +399,7 @@ class Room:
             self._publish([left])
         del self.members[player]
         member.session.rooms.pop(self.id, None)
+        member.session.rooms_changed()
         if player == self.creator:
             # The creator's room cap counts the rooms they made and are still in.
             member.session.created_rooms.discard(self.id)

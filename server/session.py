@@ -39,12 +39,18 @@ class Session:
     address: str = ""
     """The address the session was opened from (the client's, behind a trusted proxy)."""
     created_rooms: set[str] = field(default_factory=set)
+    on_rooms: Callable[[Session], None] | None = None
+    """Told when ``rooms`` changed (with several nodes: the shared record follows)."""
     bot: bool = False
     """A bot the server runs (``server.bot_seats``): every seat it takes is marked."""
 
     @property
     def connected(self) -> bool:
         return self.outbox is not None
+
+    def rooms_changed(self) -> None:
+        if self.on_rooms is not None:
+            self.on_rooms(self)
 
     def send(self, frame: bytes, kind: str) -> None:
         """Queue ``frame`` (a framed message of type ``kind``) if the player is connected."""

@@ -2,7 +2,7 @@
 // engine: the facts this client shares with the server. Do not edit by hand.
 
 export const PROTOCOL_VERSION = Object.freeze("2.1");
-export const CLOSE = Object.freeze({"GOING_AWAY": 1001, "POLICY_VIOLATION": 1008, "MESSAGE_TOO_BIG": 1009, "KEEPALIVE_TIMEOUT": 1011, "TRY_AGAIN_LATER": 1013, "SESSION_REPLACED": 4001});
+export const CLOSE = Object.freeze({"GOING_AWAY": 1001, "INVALID_DATA": 1007, "POLICY_VIOLATION": 1008, "MESSAGE_TOO_BIG": 1009, "KEEPALIVE_TIMEOUT": 1011, "SERVICE_RESTART": 1012, "TRY_AGAIN_LATER": 1013, "SESSION_REPLACED": 4001});
 export const SETTING_BOUNDS = Object.freeze({"max_players": [2, 8], "starting_chips": [1, 1000000], "ante": [1, 1000000], "bet_size": [1, 1000000], "max_raises": [1, 10], "max_draw_rounds": [0, 20], "turn_seconds": [5, 600], "reconnect_grace_seconds": [0, 3600], "next_hand_delay_seconds": [0, 60], "bot_fill_seconds": [0, 600]});
 export const SETTING_DEFAULTS = Object.freeze({"max_players": 6, "starting_chips": 100, "ante": 1, "max_raises": 3, "max_draw_rounds": 3, "turn_seconds": 30, "reconnect_grace_seconds": 60, "next_hand_delay_seconds": 5, "bot_fill_seconds": 0});
 export const HAND_NAMES = Object.freeze(["Venus", "Senio 6", "Senio 7", "Senio 8", "Senio 9", "Senio 10", "Senio 11", "Senio 12", "Senio 13", "Senio 14", "Senio 15", "Senio 16", "Senio 17", "Senio 18", "Senio 19", "Senio 20", "Senio 21", "Senio 22", "Vultures (6s)", "Vultures (4s)", "Vultures (3s)", "The Dog", "no score"]);

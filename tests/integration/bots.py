@@ -87,8 +87,15 @@ class Bot:
                 f["type"] == "timed_out" and f["player"] == client.player_id
                 for f in client.frames[start:]
             )
+            # Or the table moved on before the action arrived (another player's all-in
+            # ante ends a stud street's antes): a fresh prompt crossed this action.
+            superseded = any(
+                f["type"] in ("your_turn", "waiting_for", "hand_ended")
+                for f in client.frames[self._handled :]
+                if f is not reply
+            )
             stale = reply["code"] in ("not_your_turn", "not_in_hand", "no_hand_in_progress")
-            assert stale or (reply["code"] == "illegal_action" and timed_out), reply
+            assert stale or (reply["code"] == "illegal_action" and (timed_out or superseded)), reply
             self.errors.append(reply)
         return True
 

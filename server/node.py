@@ -1,0 +1,335 @@
+"""This process as one node of several (issue 17): the rooms it plays under leases, taking
+over the rooms of a node that died, routing players to the node that plays their room,
+and the lobby and sessions it shares with the others (``server.directory``, on Redis).
+
+Without ``redis_url`` there is no ``Node``: the server is alone and plays every room.
+
+A room is played by the node holding its lease (``Directory``), renewed every third
+of ``lease_seconds``. A node that loses a lease (it was paused, or cut off from Redis
+past it) drops the room at once; the store fences its late writes anyway
+(``Store.claim``), and since nothing is sent before its commit, none of its players
+sees a move the new owner did not make. Every node looks for expired leases each
+``lease_seconds / 4`` and takes such rooms over from the store, exactly as a restart
+resumes them (``server.recovery``); a player who resumes at a node that finds the
+room orphaned takes it over there and then, without waiting for that loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+import protocol.server as msg
+from protocol.errors import ErrorCode as WireCode
+from server.directory import Cluster, claim_room
+from server.lobby import RemoteRoom
+from server.logs import get_logger
+from server.presence import HelloRefused
+
+if TYPE_CHECKING:
+    from server.config import ServerConfig
+    from server.lobby import Lobby
+    from server.presence import Presence
+    from server.room import Room
+    from server.session import Outbox, Session
+    from server.store import Recovered, Store
+
+ORPHANS_PER_PASS = 20
+"""Rooms one failover pass takes over at most (the rest wait for the next pass)."""
+
+
+class Node:
+    def __init__(
+        self,
+        config: ServerConfig,
+        cluster: Cluster,
+        store: Store,
+        lobby: Lobby,
+        presence: Presence,
+        *,
+        node_id: str,
+        url: str,
+        dropped: Callable[[Room], None],
+    ) -> None:
+        """``dropped`` is told of every room this node stopped playing because another
+        node plays it now (its members' connections must go, to be routed there)."""
+        self.config = config
+        self.cluster = cluster
+        self.store = store
+        self.lobby = lobby
+        self.presence = presence
+        self.id = node_id
+        self.url = url
+        self.dropped = dropped
+        self.owned: dict[str, int] = {}
+        """The rooms this node plays, with the generation it holds each one under."""
+        self.lease = config.lease_seconds
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loops: list[asyncio.Task[None]] = []
+        self._renewed = time.monotonic()
+        self._taking: dict[str, asyncio.Task[Room | None]] = {}
+        """Take-overs in progress (one per room, whoever asks)."""
+        self.log = get_logger(node=node_id)
+
+    # -- starting and stopping -------------------------------------------------------
+
+    async def start(self, recovered: Recovered) -> list[Room]:
+        """Join the cluster: play every stored room no live node holds (a restart of this
+        node, or of them all), hear the lobby; the rooms taken, to resume."""
+        await self.cluster.nodes.heartbeat(self.id, self.url, self.lease)
+        rooms: list[Room] = []
+        for record in recovered.rooms:
+            if record.room in self.owned:
+                continue
+            generation = await self._claim(record.room, take_over=False)
+            if generation is None:
+                continue
+            self.owned[record.room] = generation
+            rooms += self.lobby.restore([record], self.presence.by_player)
+        for room_id, data in (await self.cluster.lobby.rooms()).items():
+            if room_id not in self.owned:
+                self._heard({room_id: data})
+        self.lobby.publish = self._publish
+        self.lobby.on_close = self._closed
+        for room in rooms:
+            self.lobby.announce(room)
+        self._loops = [
+            asyncio.get_running_loop().create_task(work(), name=f"tali-node-{work.__name__}")
+            for work in (self._renew_loop, self._failover_loop, self._lobby_loop)
+        ]
+        self.log.info("node_started", url=self.url, rooms=len(rooms))
+        return rooms
+
+    async def stop(self) -> None:
+        """Leave the cluster. The leases are kept: another node, or this one restarted, takes
+        the rooms once they expire (a release would mark them closed)."""
+        for task in self._loops:
+            task.cancel()
+        for task in (*self._loops, *self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+        with contextlib.suppress(Exception):
+            await self.cluster.nodes.leave(self.id)
+        with contextlib.suppress(Exception):
+            await self.cluster.aclose()
+
+    # -- rooms -------------------------------------------------------------------
+
+    async def claim_new(self, room: Room) -> None:
+        """A room just made here: own it before the other nodes hear of it."""
+        generation = await self._claim(room.id, take_over=False)
+        if generation is None:
+            # A fresh random id another node holds: as good as impossible; say so loudly.
+            self.log.error("room_claim_refused", room=room.id)
+            self.lobby.drop(room.id)
+            self.dropped(room)
+            return
+        self.owned[room.id] = generation
+        self.lobby.announce(room)
+
+    def room_created(self, room: Room) -> None:
+        self._spawn(self.claim_new(room))
+
+    async def _claim(self, room: str, *, take_over: bool) -> int | None:
+        return await claim_room(
+            self.cluster.directory,
+            self.store,
+            room,
+            self.id,
+            self.url,
+            self.lease,
+            take_over=take_over,
+        )
+
+    async def take_over(self, room_id: str) -> Room | None:
+        """Play ``room_id``, whose owner's lease expired: from the store, resumed as after a
+        restart. None if another node was first, or the room has closed."""
+        if room_id in self.owned:
+            return self.lobby.rooms.get(room_id)
+        taking = self._taking.get(room_id)
+        if taking is None:
+            taking = asyncio.get_running_loop().create_task(self._take_over(room_id))
+            self._taking[room_id] = taking
+            taking.add_done_callback(lambda _: self._taking.pop(room_id, None))
+        return await asyncio.shield(taking)
+
+    async def _take_over(self, room_id: str) -> Room | None:
+        generation = await self._claim(room_id, take_over=True)
+        if generation is None:
+            return None
+        started = time.monotonic()
+        recovered = await self.store.recover_async(rooms=[room_id])
+        if not recovered.rooms or room_id in self.owned:
+            await self.cluster.directory.release(room_id, self.id, generation)
+            return None
+        self.owned[room_id] = generation
+        (room,) = self.lobby.restore(recovered.rooms, self.presence.by_player)
+        room.resume()
+        self.presence.hold_absent(room)
+        self.lobby.changed(room)
+        self.log.info(
+            "room_taken_over",
+            room=room_id,
+            generation=generation,
+            entries=len(recovered.rooms[0].entries),
+            seconds=round(time.monotonic() - started, 3),
+        )
+        return room
+
+    def drop(self, room_id: str) -> None:
+        """Stop playing ``room_id``: another node plays it now."""
+        self.owned.pop(room_id, None)
+        room = self.lobby.drop(room_id)
+        if room is None:
+            return
+        self.presence.drop_room(room_id)
+        for member in room.members.values():
+            member.session.rooms.pop(room_id, None)
+        self.dropped(room)
+
+    def _closed(self, room: Room) -> None:
+        generation = self.owned.pop(room.id, None)
+        if generation is not None:
+            self._spawn(self._release(room.id, generation))
+
+    async def _release(self, room_id: str, generation: int) -> None:
+        await self.cluster.directory.release(room_id, self.id, generation)
+
+    # -- hello ----------------------------------------------------------------------
+
+    async def open(self, name: str, address: str, outbox: Outbox) -> tuple[Session, str]:
+        session, token = self.presence.open(name, address, outbox)
+        await self.presence.share(session)
+        return session, token
+
+    async def resume(self, token: str, outbox: Outbox) -> tuple[Session, Outbox | None]:
+        """The session of ``token`` (from any node), now live here, with its rooms here.
+
+        Its rooms that no live node plays are taken over here first (waiting, at most a
+        lease, for a dead node's lease to run out). If none of its rooms is here and one
+        is played at another node, the hello is refused with ``room_elsewhere`` and that
+        node's URL."""
+        session, data = await self.presence.find(token)
+        elsewhere: str | None = None
+        rooms: dict[str, str] = dict(data["rooms"]) if data is not None else {}
+        for room_id in rooms:
+            if room_id in self.lobby.rooms:
+                continue
+            url = await self._where(room_id)
+            if url is not None:
+                elsewhere = elsewhere or url
+        if elsewhere is not None and not any(r in self.lobby.rooms for r in session.rooms):
+            raise HelloRefused(
+                WireCode.ROOM_ELSEWHERE,
+                f"your room is played at another node: {elsewhere}",
+                elsewhere,
+            )
+        result = self.presence.resume(token, outbox)
+        await self.presence.share(session)
+        return result
+
+    async def _where(self, room_id: str) -> str | None:
+        """The URL of the live node that plays ``room_id``; None once it is played here (taken
+        over now if need be) or nowhere (closed)."""
+        deadline = time.monotonic() + self.lease * max(1.0, self.config.time_scale) + 1.0
+        while True:
+            lease = await self.cluster.directory.lease(room_id)
+            if lease is None:
+                return None  # closed
+            if lease.node == self.id and room_id in self.owned:
+                return None
+            if not lease.live:
+                await self.take_over(room_id)
+                return None
+            # A lease of this node's id it does not play is a former run's: as good as dead.
+            alive = lease.node != self.id and lease.node in await self.cluster.nodes.alive()
+            if alive or time.monotonic() > deadline:
+                return None if lease.url == self.url else lease.url
+            # Its node is gone but its lease still runs: wait for it to expire.
+            await asyncio.sleep(min(0.25, max(0.01, lease.expires_in)))
+
+    # -- the loops ------------------------------------------------------------------
+
+    async def _renew_loop(self) -> None:
+        """Renew this node's leases and heartbeat, and refresh its live sessions' records."""
+        every = self.lease / 3
+        while True:
+            await asyncio.sleep(every)
+            try:
+                lost = await self.cluster.directory.renew_all(self.id, self.owned, self.lease)
+                self._renewed = time.monotonic()
+                for room_id in lost:
+                    self.log.warning("room_lease_lost", room=room_id)
+                    self.drop(room_id)
+                await self.cluster.nodes.heartbeat(self.id, self.url, self.lease)
+                live = [
+                    s.key for s in self.presence if s.connected and not s.key.startswith("gone:")
+                ]
+                await self.cluster.sessions.touch_many(live, self.presence.shared_ttl)
+            except Exception as exc:
+                self.log.warning("node_renew_failed", error=repr(exc))
+                if time.monotonic() - self._renewed > self.lease * 0.9:
+                    # Cut off past the lease: others may play these rooms now.
+                    for room_id in list(self.owned):
+                        self.drop(room_id)
+
+    async def _failover_loop(self) -> None:
+        every = max(0.05, self.lease / 4)
+        while True:
+            await asyncio.sleep(every)
+            try:
+                for room_id in await self.cluster.directory.orphans(ORPHANS_PER_PASS):
+                    await self.take_over(room_id)
+            except Exception as exc:
+                self.log.warning("node_failover_failed", error=repr(exc))
+
+    async def _lobby_loop(self) -> None:
+        while True:
+            try:
+                async with self.cluster.lobby.subscribe() as changes:
+                    async for change in changes:
+                        if change.node != self.id:
+                            self._heard(change.rooms)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.log.warning("node_lobby_failed", error=repr(exc))
+                await asyncio.sleep(1.0)
+
+    # -- the shared lobby ------------------------------------------------------------
+
+    def _publish(self, rooms: dict[str, msg.RoomSummary | None]) -> None:
+        data: dict[str, Any] = {
+            room: None
+            if summary is None
+            else {"url": self.url, "summary": summary.model_dump(mode="json")}
+            for room, summary in rooms.items()
+            if summary is None or room in self.owned
+        }
+        if data:
+            self._spawn(self.cluster.lobby.publish(self.id, data))
+
+    def _heard(self, rooms: dict[str, Any]) -> None:
+        changed: dict[str, RemoteRoom | None] = {}
+        for room_id, data in rooms.items():
+            if room_id in self.owned:
+                continue
+            if data is None:
+                changed[room_id] = None
+            else:
+                summary = msg.RoomSummary.model_validate(data["summary"])
+                changed[room_id] = RemoteRoom(summary, str(data["url"]))
+        self.lobby.remote_changed(changed)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.log.warning("node_task_failed", error=repr(task.exception()))
