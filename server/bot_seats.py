@@ -402,6 +402,9 @@ class BotSeats:
         """Rooms whose bots sit out, no person being seated: when they leave."""
         seed = self.config.seed
         self._rng = random.Random(f"bots:{seed}" if seed is not None else secrets.randbits(64))
+        self.limit = 0 if self.config.redis_url is not None else self.config.max_bots
+        """Bots this server may run. A node of several runs none: a bot's seat would have to
+        move with its room to another node, which is not written yet."""
         self.stats = BotStats()
         self.tap: Tap | None = None
         """Told of every message a bot receives (tests)."""
@@ -440,8 +443,12 @@ class BotSeats:
             raise RequestError(
                 WireCode.NO_PLAYER_SEATED, "bots play only with a person: take a seat first"
             )
-        if len(self.bots) >= self.config.max_bots:
-            raise RequestError(WireCode.TOO_MANY_BOTS, "this server runs as many bots as it may")
+        if len(self.bots) >= self.limit:
+            raise RequestError(
+                WireCode.TOO_MANY_BOTS,
+                "this server runs as many bots as it may"
+                + ("" if self.limit else " (none: bots run on single-node servers only)"),
+            )
         bot = BotSeat(self, room.id, level, self._new_rng())
         bot.hello(name=self._name(room))
         session = bot.session

@@ -125,6 +125,13 @@ async def test_a_bot_sits_down_marked_and_plays_against_a_person(server: TaliSer
     assert truth.mismatches == []
     levels = sorted(b.level.value for b in bots_in(server, room))
     assert levels == ["beginner", "expert"]
+    # A bot's session is kept like a person's, with what it needs to come back.
+    records = {d["player"]: d for d in (await server.store.recover_async()).sessions}
+    person = records[aulus.player_id]
+    for bot in bots_in(server, room):
+        record = records[bot.player_id]
+        assert set(person) < set(record)
+        assert record["bot"] == {"level": bot.level.value, "token": bot.token, "room": room}
 
 
 async def test_refusals_have_stable_codes(server: TaliServer) -> None:
@@ -161,6 +168,9 @@ async def test_the_server_runs_at_most_max_bots() -> None:
         room, aulus = await seated(app, "Aulus", variant="simple")
         await add_bot(aulus, room)
         assert (await aulus.request("add_bot", room=room))["code"] == "too_many_bots"
+    # A node of several runs none (a bot's seat does not move with its room yet).
+    assert TaliServer(config(redis_url="redis://127.0.0.1:9/0")).bots.limit == 0
+    assert TaliServer(config(max_bots=7)).bots.limit == 7
 
 
 async def test_a_removed_bot_folds_and_leaves_before_the_reply(server: TaliServer) -> None:
