@@ -118,7 +118,9 @@ function renderLobby() {
     list.append(
       el("li", { "data-testid": `room-${room.room}` },
         el("strong", {}, variantLabel(s)),
-        ` · ${room.seats_taken}/${s.max_players} seated · ${room.spectators} watching · ante ${s.ante} · `,
+        ` · ${room.seats_taken}/${s.max_players} seated`,
+        room.bots?.some(Boolean) ? ` (${room.bots.filter(Boolean).length} computer)` : "",
+        ` · ${room.spectators} watching · ante ${s.ante} · `,
         room.state === "in_hand" ? "playing" : "waiting",
         " ",
         el("button", { "data-testid": `join-${room.room}`, onclick: () => join(room.room, "player"), disabled: room.seats_taken >= s.max_players }, "Sit down"),
@@ -157,6 +159,19 @@ $("create-form").addEventListener("submit", async (event) => {
   }
   const created = await attempt(client.request("create_room", { settings }));
   if (created) await join(created.room, "player");
+});
+
+// "Play against the computer": one click to a table of three bots, in the variant
+// chosen in the form below (the room and its bots are the creator's, as for anyone).
+const COMPUTER_OPPONENTS = 3;
+$("play-bots").addEventListener("click", async () => {
+  const variant = $("create-form").variant.value;
+  const created = await attempt(client.request("create_room", { settings: { variant, max_players: COMPUTER_OPPONENTS + 1 } }));
+  if (!created) return;
+  await join(created.room, "player");
+  for (let i = 0; i < COMPUTER_OPPONENTS; i += 1) {
+    if (!(await attempt(client.request("add_bot", { room: created.room, level: "expert" })))) break;
+  }
 });
 
 async function join(room, role) {
@@ -304,6 +319,7 @@ function render() {
         el("div", { class: "who" },
           el("strong", { class: "name" }, seat.name),
           mine ? " (you)" : "",
+          seat.bot ? el("span", { class: "bot", "data-testid": `bot-${seat.player}`, title: "a computer player" }, " computer") : "",
           seat.seat === m.button ? el("span", { class: "button", title: "dealer button" }, "D") : "",
         ),
         el("div", {}, `stack ${seat.stack}`, seat.bet ? ` · bet ${seat.bet}` : ""),
