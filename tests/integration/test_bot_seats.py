@@ -141,6 +141,8 @@ async def test_refusals_have_stable_codes(server: TaliServer) -> None:
     await brutus.request("join_room", room=room, role="spectator")
     refused = await brutus.request("add_bot", room=room)
     assert (refused["code"], refused["room"]) == ("not_room_creator", room)
+    # Not the creator comes before the seat (taken here).
+    assert (await brutus.request("add_bot", room=room, seat=0))["code"] == "not_room_creator"
     assert (await aulus.request("add_bot", room="r_nothere"))["code"] == "room_not_found"
     assert (await aulus.request("add_bot", room=room, seat=0))["code"] == "seat_taken"
     assert (await aulus.request("add_bot", room=room, seat=3))["code"] == "illegal_action"
