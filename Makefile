@@ -1,12 +1,15 @@
 # The two commands of the README: `make run` and `make test`.
-# Each creates the virtual environment in .venv and installs what it needs.
+# Each creates the virtual environment in .venv and installs what it needs:
+# `make run` only the server (the uvloop extra), `make test` the test tools too.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+RUN_STAMP := $(VENV)/.run-stamp
 STAMP := $(VENV)/.installed-stamp
 NODE_TOOLS := tools/node
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
+ESLINT := $(NODE_TOOLS)/node_modules/.bin/eslint
 
 # The lowest websockets release we support: the lower bound in pyproject.toml.
 WEBSOCKETS_MIN := $(shell sed -n 's/^ *"websockets>=\([0-9.]*\),.*/\1/p' pyproject.toml)
@@ -15,24 +18,35 @@ MIN_STAMP := $(MIN_VENV)/.installed-stamp
 
 .PHONY: run test lint typecheck unit test-websockets-min system-packages bench bench-capacity bench-bots transcripts clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
 
-# The AsyncAPI validator (npm), pinned by its package-lock.json.
+# What running the server needs, and no more.
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[uvloop]'
+	touch $(RUN_STAMP)
+
+# The test tools (the dev extra includes uvloop, so it serves `make run` too).
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP) $(RUN_STAMP)
+
+# The npm tools: the AsyncAPI and Compose validators, ESLint and axe-core,
+# pinned by package-lock.json.
 $(NODE_STAMP): $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json | system-packages
 	cd $(NODE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
+	@echo "Tali: play at http://localhost:$${TALI_PORT:-8765}/ (Ctrl-C stops the server)"
 	$(BIN)/python -m server
 
 test: lint typecheck unit test-websockets-min
 
-lint: $(STAMP)
+lint: $(STAMP) $(NODE_STAMP)
+	$(ESLINT) --config $(NODE_TOOLS)/eslint.config.mjs clients/sample_js
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports

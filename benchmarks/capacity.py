@@ -23,6 +23,7 @@ import random
 import re
 import resource
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -78,6 +79,8 @@ class Process:
         """The protocol version a game server speaks (its checkout's own)."""
         self.scratch: str | None = None
         """A directory of the server's own (its store), removed when it stops."""
+        self.store: dict[str, float] = {}
+        """The store once the server stopped (``store_figures``)."""
 
     def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -97,7 +100,29 @@ class Process:
             self.proc.kill()
             self.proc.wait()
         if self.scratch is not None:
+            self.store = store_figures(Path(self.scratch))
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def store_figures(data: Path) -> dict[str, float]:
+    """What a stopped server's SQLite store holds: bytes on disk, bytes in use (without free
+    pages), and the hands it keeps (a snapshot a hand)."""
+    files = sum(f.stat().st_size for f in data.rglob("*") if f.is_file())
+    path = data / "tali.db"
+    if not path.exists():
+        return {"store_bytes": float(files)}
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        pages, free, size = (
+            db.execute(f"PRAGMA {pragma}").fetchone()[0]
+            for pragma in ("page_count", "freelist_count", "page_size")
+        )
+        hands = db.execute("SELECT count(*) FROM snapshots").fetchone()[0]
+        entries = db.execute("SELECT count(*) FROM entries").fetchone()[0]
+    finally:
+        db.close()
+    return {"store_bytes": float(files), "store_used_bytes": float((pages - free) * size),
+            "store_hands": float(hands), "store_entries": float(entries)}  # fmt: skip
 
 
 # The event loop both servers run on (--loop): the game server's own setting.
@@ -109,8 +134,11 @@ STORE = "sqlite"
 HUMAN_PACE = 1.4
 
 
-def start_game_server(root: Path = ROOT) -> tuple[Process, int]:
-    """The game server of the checkout at ``root`` (its own ``server`` package)."""
+def start_game_server(
+    root: Path = ROOT, settings: dict[str, str] | None = None
+) -> tuple[Process, int]:
+    """The game server of the checkout at ``root`` (its own ``server`` package), with
+    ``settings`` (``TALI_*`` variables) over the benchmark's own."""
     # The shipped defaults (JSON logs at info, a line a hand) but for the
     # limits meant for people: one generator plays thousands of them, all from
     # one address (an older checkout ignores settings it does not know).
@@ -118,7 +146,7 @@ def start_game_server(root: Path = ROOT) -> tuple[Process, int]:
     env = {"TALI_EVENT_LOOP": EVENT_LOOP, "TALI_PORT": "0", "TALI_LOG_FORMAT": "json", "TALI_HOST": HOST,
            "TALI_RATE_PER_SECOND": "1000", "TALI_RATE_BURST": "1000", "TALI_MAX_ROOMS_PER_PLAYER": "100",
            "TALI_MAX_ROOMS": "100000", "TALI_MAX_ROOMS_PER_ADDRESS": "100000", "TALI_ADDRESS_LIMITS": "false",
-           "TALI_STORE": STORE, "TALI_DATA_DIR": data}  # fmt: skip
+           "TALI_STORE": STORE, "TALI_DATA_DIR": data, **(settings or {})}  # fmt: skip
     process = Process(["-c", _GAME_LAUNCHER], env, cwd=root)
     process.scratch = data
     assert process.proc.stdout is not None
@@ -353,8 +381,12 @@ async def measure(
     pace: float = 0.0,
     deflate: bool = False,
     root: Path = ROOT,
+    settings: dict[str, str] | None = None,
 ) -> dict[str, float]:
-    process, port = start_game_server(root) if kind == "game" else start_bare_server(deflate)
+    """One run; ``settings`` are the game server's ``TALI_*`` variables over the defaults."""
+    process, port = (
+        start_game_server(root, settings) if kind == "game" else start_bare_server(deflate)
+    )
     stats = Stats()
     rng = random.Random(rooms)
     tables: list[GameRoom | BareRoom] = []
@@ -405,6 +437,7 @@ async def measure(
         "server_cpu": server_cpu,
         "gen_cpu": own_cpu,
         "rss_mib": rss / 1024,
+        **process.store,
     }
 
 
@@ -447,7 +480,7 @@ async def idle_memory(kind: str, connections: int, deflate: bool = False) -> flo
 
 
 def row(label: str, r: dict[str, float]) -> str:
-    return (f"{label:<14}{r['actions_s']:>10,.0f}{r['frames_s']:>12,.0f}{r['p50']:>8.1f}{r['p90']:>8.1f}"
+    return (f"{label:<16}{r['actions_s']:>10,.0f}{r['frames_s']:>12,.0f}{r['p50']:>8.1f}{r['p90']:>8.1f}"
             f"{r['p99']:>8.1f}{r['max']:>8.1f}{r['server_cpu']:>9.0f}%{r['gen_cpu']:>8.0f}%{r['rss_mib']:>9.1f}")  # fmt: skip
 
 

@@ -430,8 +430,8 @@ def tune_gc() -> None:
     A busy server allocates thousands of short-lived objects per action; with
     the default threshold the collector runs hundreds of times a second and
     its full passes over thousands of connections' state stall every room at
-    once. Measured at 500 busy rooms (benchmarks.capacity): actions/s +10 %,
-    p99 latency 204 ms -> 80 ms. Cycles are still collected.
+    once. Cycles are still collected. (The measured gain is in
+    benchmarks/README.md.)
     """
     _, middle, old = gc.get_threshold()
     gc.set_threshold(50_000, max(middle, 20), old)
@@ -458,7 +458,7 @@ async def run(config: ServerConfig) -> None:
 def loop_factory(choice: EventLoop) -> Callable[[], asyncio.AbstractEventLoop] | None:
     """The event loop to run on: uvloop if chosen or, with ``auto``, installed; else asyncio's.
 
-    uvloop handles this server's load about 7-12 % faster (benchmarks.capacity).
+    uvloop handles this server's load faster (benchmarks/README.md says by how much).
     """
     if choice is EventLoop.ASYNCIO:
         return None

@@ -365,6 +365,14 @@ class ServerConfig(BaseSettings):
             " spectator-count timers; below 1 only for tests and demos."
         ),
     )
+    fair_dice: bool = Field(
+        True,
+        description=(
+            "Commit to every hand's dice before anyone acts and open the commitments after"
+            " (protocol/FAIRNESS.md). Off: plain dice, no commitments, for measuring what"
+            " the scheme costs."
+        ),
+    )
     seed: int | None = Field(
         None,
         ge=0,

@@ -179,8 +179,7 @@ class Incoming:
     frames produced are written after every ``FLUSH_EVERY`` messages and at
     the end: a client getting several frames from one batch (the four rolls
     of a roll phase) gets them in one write, and the first messages of a big
-    batch do not wait for the last (at 500 busy rooms, p99 84 -> 75 ms at
-    the same throughput).
+    batch do not wait for the last (benchmarks/README.md has the figures).
     """
 
     def __init__(self, outgoing: Outgoing) -> None:

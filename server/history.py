@@ -92,7 +92,13 @@ def _story(
             if shown is not None:
                 current["events"].append(wire.event_data(shown, room, seq))
         seq = entry["s"]
-    return [hands[number] for number in sorted(hands)]
+    # A store that has not yet read back the room's latest writes (PostgreSQL's batch in
+    # flight) could end a story mid-hand: only complete hands are told.
+    return [
+        hands[number]
+        for number in sorted(hands)
+        if any(e["type"] == "hand_ended" for e in hands[number]["events"])
+    ]
 
 
 def _replay(game: Game, entry: Data, room: str) -> list[ev.Event]:

@@ -27,7 +27,7 @@ from protocol.errors import ErrorCode as WireCode
 from protocol.types import MAX_PAGE
 from server import names, recovery
 from server.clock import Timer
-from server.engine import Settings, SettingsError
+from server.engine import DieSource, SeededDice, Settings, SettingsError, SystemDice
 from server.engine.fair import CommittedDice
 from server.frames import message_frame
 from server.logs import get_logger
@@ -184,11 +184,15 @@ class Lobby:
             rooms.append(room)
         return rooms
 
-    def _dice(self, room_id: str) -> CommittedDice:
-        """Committed dice (FAIRNESS.md): secrets from the OS, or from the seed in tests."""
-        if self.config.seed is None:
+    def _dice(self, room_id: str) -> CommittedDice | DieSource:
+        """Committed dice (FAIRNESS.md): secrets from the OS, or from the seed in tests;
+        plain dice with ``fair_dice`` off."""
+        seed = self.config.seed
+        if not self.config.fair_dice:
+            return SystemDice() if seed is None else SeededDice(f"dice:{seed}:{room_id}")
+        if seed is None:
             return CommittedDice(room_id)
-        return CommittedDice(room_id, random.Random(f"dice:{self.config.seed}:{room_id}").randbytes)
+        return CommittedDice(room_id, random.Random(f"dice:{seed}:{room_id}").randbytes)
 
     # -- listing ---------------------------------------------------------------
 

@@ -67,6 +67,10 @@ class Node:
         self.owned: dict[str, int] = {}
         """The rooms this node plays, with the generation it holds each one under."""
         self.lease = config.lease_seconds
+        self.heartbeat_ttl = self.lease / 2
+        """Renewed every third of a lease: a dead node is seen dead within half a lease,
+        before its rooms' leases run out (a player resuming then waits instead of being
+        sent to it)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._renewed = time.monotonic()
@@ -79,7 +83,7 @@ class Node:
     async def start(self, recovered: Recovered) -> list[Room]:
         """Join the cluster: play every stored room no live node holds (a restart of this
         node, or of them all), hear the lobby; the rooms taken, to resume."""
-        await self.cluster.nodes.heartbeat(self.id, self.url, self.lease)
+        await self.cluster.nodes.heartbeat(self.id, self.url, self.heartbeat_ttl)
         rooms: list[Room] = []
         for record in recovered.rooms:
             if record.room in self.owned:
@@ -264,7 +268,7 @@ class Node:
                 for room_id in lost:
                     self.log.warning("room_lease_lost", room=room_id)
                     self.drop(room_id)
-                await self.cluster.nodes.heartbeat(self.id, self.url, self.lease)
+                await self.cluster.nodes.heartbeat(self.id, self.url, self.heartbeat_ttl)
                 live = [
                     s.key for s in self.presence if s.connected and not s.key.startswith("gone:")
                 ]
@@ -319,9 +323,13 @@ class Node:
                 continue
             if data is None:
                 changed[room_id] = None
-            else:
-                summary = msg.RoomSummary.model_validate(data["summary"])
-                changed[room_id] = RemoteRoom(summary, str(data["url"]))
+                continue
+            try:
+                summary = msg.RoomSummary.model_validate(data["summary"], strict=False)
+            except (ValueError, KeyError, TypeError) as exc:
+                self.log.warning("lobby_summary_refused", room=room_id, error=repr(exc))
+                continue
+            changed[room_id] = RemoteRoom(summary, str(data["url"]))
         self.lobby.remote_changed(changed)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Collection, Iterator
@@ -59,6 +60,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from pydantic_core import to_json
 
 Data = dict[str, Any]
 
@@ -182,8 +185,9 @@ class LocalStore(Store, Protocol):
     def recover(self, rooms: Collection[str] | None = None) -> Recovered: ...
 
     def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
-        """The snapshot that ends hand ``since_hand`` (or the room's start) and every
-        entry after it, for replaying the hands that followed."""
+        """The snapshot that ends hand ``since_hand`` (or the room's start; or, if the log no
+        longer reaches back that far, the oldest snapshot kept) and every entry after it,
+        for replaying the hands that followed; what the open batch holds included."""
 
     def close(self) -> None: ...
 
@@ -288,14 +292,14 @@ class MemoryStore:
         return self.hands(room, since_hand)
 
     def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
+        snapshots = self._snapshots.get(room, [])
         start = next(
-            (
-                (n, s)
-                for n, hand, s in reversed(self._snapshots.get(room, []))
-                if hand <= since_hand
-            ),
+            ((n, s) for n, hand, s in reversed(snapshots) if hand <= since_hand),
             None,
         )
+        entries = self._entries.get(room, [])
+        if start is None and snapshots and (not entries or entries[0][0] != 1):
+            start = snapshots[0][0], snapshots[0][2]  # pruned: the log starts there
         after = start[0] if start else 0
         return (
             start[1] if start else None,
@@ -356,6 +360,11 @@ MIGRATIONS: list[str] = [
 
 
 _INSERT_ENTRY = "INSERT INTO entries VALUES (?, ?, ?)"
+CHECKPOINT_SECONDS = 0.5
+"""How often a SQLite store's WAL is copied into its database file (off the event loop)."""
+WAL_SAFETY_PAGES = 10_000
+"""WAL pages (4 KiB) past which the writer checkpoints itself: should the checkpoint thread
+fail or fall behind, the WAL still stays bounded."""
 _FENCE_CHUNK = 500
 """Rooms per fencing query (SQLite caps the parameters of one statement)."""
 
@@ -364,7 +373,9 @@ Op = tuple[str, tuple[Any, ...], str | None]
 
 
 def _encode(data: Data) -> str:
-    return json.dumps(data, separators=(",", ":"))
+    # pydantic-core's encoder: 0.7 us an entry against json.dumps's 4.4 (the same JSON
+    # but for non-ASCII text, kept as UTF-8 instead of escaped).
+    return to_json(data).decode()
 
 
 class SqliteStore:
@@ -380,8 +391,14 @@ class SqliteStore:
             # Another process's claim holds the write lock for a moment only.
             self._db.execute("PRAGMA busy_timeout=5000")
             self._migrate()
+            # Checkpoints (the WAL copied into the database file, with an fsync of each)
+            # run on a thread of their own: on the event loop each stalled every room.
+            # The loop checkpoints only if the WAL grows past ~40 MB regardless.
+            self._db.execute(f"PRAGMA wal_autocheckpoint={WAL_SAFETY_PAGES}")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: not a tali store, or a damaged one ({exc})") from None
+        self.checkpointer = Checkpointer(path, sync)
+        self.checkpointer.start()
         self._ops: list[Op] = []
         """The open batch: statements in the order written."""
         self._generations: dict[str, int] = {}
@@ -589,10 +606,20 @@ class SqliteStore:
         return self.recover(rooms)
 
     def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
+        # A reader sees what the room wrote: the hand that ended in this very turn too.
+        self.commit()
         start = self._db.execute(
             "SELECT n, data FROM snapshots WHERE room = ? AND hand <= ? ORDER BY n DESC LIMIT 1",
             (room, since_hand),
         ).fetchone()
+        if start is None:
+            # Pruned (no first entry): the log starts at the oldest snapshot kept.
+            start = self._db.execute(
+                "SELECT n, data FROM snapshots WHERE room = ?"
+                " AND NOT EXISTS (SELECT 1 FROM entries WHERE room = ? AND n = 1)"
+                " ORDER BY n LIMIT 1",
+                (room, room),
+            ).fetchone()
         after = start[0] if start else 0
         entries = [
             (n, json.loads(data))
@@ -631,7 +658,48 @@ class SqliteStore:
                 yield candidate
 
     def close(self) -> None:
+        self.checkpointer.stop()
         try:
             self.commit()
         finally:
-            self._db.close()
+            self._db.close()  # the last connection to close checkpoints what is left
+
+
+class Checkpointer(threading.Thread):
+    """Copies a SQLite store's WAL into its database file every ``CHECKPOINT_SECONDS``, on
+    a connection and thread of its own (SQLite lets go of the GIL meanwhile).
+
+    A passive checkpoint never waits for the writer nor holds it up; once it has copied
+    every frame, the writer's next commit starts the WAL over. Durability does not
+    depend on it: a commit is durable once in the WAL."""
+
+    def __init__(self, path: Path, sync: Sync) -> None:
+        super().__init__(name=f"checkpoint {path.name}", daemon=True)
+        self.path = path
+        self.sync = sync
+        self.checkpoints = 0
+        self.error: BaseException | None = None
+        """Why it stopped checkpointing, if it did (the writer's safety net takes over)."""
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            self.error = exc
+            return
+        try:
+            db.execute(f"PRAGMA synchronous={self.sync.value.upper()}")
+            db.execute("PRAGMA busy_timeout=5000")
+            while not self._stopping.wait(CHECKPOINT_SECONDS):
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                self.checkpoints += 1
+        except sqlite3.Error as exc:
+            self.error = exc
+        finally:
+            db.close()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self.is_alive():
+            self.join(10)

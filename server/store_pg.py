@@ -312,12 +312,27 @@ class PostgresStore:
     # -- owning rooms --------------------------------------------------------------
 
     async def claim(self, room: str, node: str, generation: int) -> bool:
-        took = await self.pool.fetchval(_CLAIM, room, node, generation)
-        if took is None:
-            return False
+        # Known before the claim commits: a batch whose transaction reads the room's row
+        # after the claim committed, but before this coroutine resumes, must not take
+        # this store's own claim for another node's (and fence its own room off).
+        before = self._generations.get(room)
         self._generations[room] = generation
         self._fencing = True
+        try:
+            took = await self.pool.fetchval(_CLAIM, room, node, generation)
+        except BaseException:
+            self._restore(room, before)
+            raise
+        if took is None:
+            self._restore(room, before)
+            return False
         return True
+
+    def _restore(self, room: str, generation: int | None) -> None:
+        if generation is None:
+            self._generations.pop(room, None)
+        else:
+            self._generations[room] = generation
 
     async def generation(self, room: str) -> int:
         held = await self.pool.fetchval("SELECT generation FROM rooms WHERE room = $1", room)
@@ -390,6 +405,14 @@ class PostgresStore:
                 room,
                 since_hand,
             )
+            if start is None:
+                # Pruned (no first entry): the log starts at the oldest snapshot kept.
+                start = await conn.fetchrow(
+                    "SELECT n, data FROM snapshots WHERE room = $1"
+                    " AND NOT EXISTS (SELECT 1 FROM entries WHERE room = $1 AND n = 1)"
+                    " ORDER BY n LIMIT 1",
+                    room,
+                )
             after = start["n"] if start else 0
             rows = await conn.fetch(
                 "SELECT n, data FROM entries WHERE room = $1 AND n > $2 ORDER BY n", room, after

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -43,3 +44,35 @@ def test_engine_contract_forbids_io() -> None:
     ]
     for module in ("asyncio", "websockets", "structlog", "logging", "socket", "time"):
         assert module in contract["forbidden_modules"]
+
+
+def dry_run(target: str) -> str:
+    """What ``make`` would run for ``target`` on a fresh checkout (-B: as if nothing was built)."""
+    done = subprocess.run(
+        ["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def test_make_run_installs_only_what_running_needs_and_says_where_to_play() -> None:
+    commands = dry_run("run")
+    installs = [line for line in commands.splitlines() if "pip install" in line]
+    assert installs[-1].endswith("-e '.[uvloop]'"), installs
+    assert "[dev]" not in commands
+    lines = commands.splitlines()
+    said = next(i for i, line in enumerate(lines) if "http://localhost:" in line)
+    started = next(i for i, line in enumerate(lines) if line.endswith("-m server"))
+    assert said < started
+
+
+def test_make_test_installs_the_test_tools_and_lints_the_client() -> None:
+    commands = dry_run("test")
+    assert "-e '.[dev]'" in commands
+    assert "eslint --config tools/node/eslint.config.mjs clients/sample_js" in commands
+
+
+def test_the_license_is_an_spdx_expression() -> None:
+    """A table here makes setuptools print a deprecation warning at every install."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert config["project"]["license"] == "MIT"
+    assert "setuptools>=77" in config["build-system"]["requires"][0]

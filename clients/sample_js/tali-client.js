@@ -1,5 +1,5 @@
 // The tali protocol client: a module a third-party client can lift as it is.
-// No dependencies but facts.js (generated). It speaks protocol 2.0 over one WebSocket (see protocol/README.md):
+// No dependencies but facts.js (generated). It speaks the protocol of facts.js (2.1) over one WebSocket (see protocol/README.md):
 // hello and resume, requests with ids answered by promises, events by type,
 // automatic reconnect with backoff that resumes the session with its token,
 // and seq-gap detection per room that asks for a fresh snapshot.
@@ -17,21 +17,23 @@ export class TaliError extends Error {
   }
 }
 
-const DIRECT_REPLIES = new Set(["welcome", "result", "error", "room_list", "pong"]);
+const DIRECT_REPLIES = new Set(["welcome", "result", "error", "room_list", "pong", "hand_history"]);
 
 export class TaliClient extends EventTarget {
   /**
    * @param {object} options
    * @param {string} options.url  e.g. "ws://localhost:8765/"
-   * @param {Storage} [options.storage]  where the session token is kept (default: sessionStorage)
+   * @param {Storage} [options.storage]  where the session token is kept (default: localStorage,
+   *   shared by a browser's tabs and kept across restarts, so a closed tab resumes its seat)
    */
-  constructor({ url, storage = globalThis.sessionStorage }) {
+  constructor({ url, storage = globalThis.localStorage }) {
     super();
     this.url = url;
     this.storage = storage;
     this.ws = null;
     this.name = null;
     this.playerId = null;
+    this.protocol = null; // the version the server speaks, from welcome
     this.status = "idle";
     this.lastSeq = new Map(); // room id -> last seq seen
     this._nextId = 1;
@@ -57,9 +59,15 @@ export class TaliClient extends EventTarget {
     return () => this.removeEventListener(type, listener);
   }
 
-  /** Connect and say hello (resuming the stored session if there is one). Resolves with `welcome`. */
+  /**
+   * Connect and say hello (resuming the stored session if there is one; the name
+   * is then used only if the server has forgotten it). Resolves with `welcome`.
+   * After a takeover (status "replaced"), calling it again takes the session back.
+   */
   connect(name = null) {
     if (name !== null) this.name = name;
+    this._attempt = 0;
+    clearTimeout(this._timer);
     this._stopped = false;
     return this._open();
   }
@@ -71,8 +79,43 @@ export class TaliClient extends EventTarget {
     this.ws?.close(1000, "bye");
   }
 
-  /** Send a request; resolves with the direct reply, rejects with TaliError. */
-  request(type, fields = {}) {
+  /** Close and forget the session (its token), e.g. to start again under another name. */
+  forget() {
+    this.close();
+    this.token = null;
+    this.playerId = null;
+    this.lastSeq.clear();
+  }
+
+  /**
+   * Send a request; resolves with the direct reply, rejects with TaliError. A
+   * room played at another node of the server (`room_elsewhere`) is followed
+   * there: connect to the error's `url`, resume, and send the request again, once.
+   */
+  async request(type, fields = {}) {
+    try {
+      return await this._send(type, fields);
+    } catch (error) {
+      const url = error.reply?.url;
+      if (error.code !== "room_elsewhere" || !url || type === "hello") throw error;
+      await this.moveTo(url);
+      return this._send(type, fields);
+    }
+  }
+
+  /** Connect to another node of the server (`url`) and resume the session there. */
+  moveTo(url) {
+    this.url = url;
+    const old = this.ws;
+    this.ws = null; // the old connection's close is not a drop: no reconnect
+    old?.close(1000, "moving to another node");
+    this._attempt = 0;
+    clearTimeout(this._timer);
+    this._stopped = false;
+    return this._open();
+  }
+
+  _send(type, fields) {
     const id = this._nextId++;
     const message = { type, id, ...fields };
     return new Promise((resolve, reject) => {
@@ -103,6 +146,11 @@ export class TaliClient extends EventTarget {
         try {
           resolve(await this._hello());
         } catch (error) {
+          if (error.code === "room_elsewhere" && error.reply?.url) {
+            // Our rooms are played at another node: resume there.
+            this.moveTo(error.reply.url).then(resolve, reject);
+            return;
+          }
           if (error.code !== "session_not_found") {
             reject(error);
             return;
@@ -118,8 +166,11 @@ export class TaliClient extends EventTarget {
           }
         }
       });
-      ws.addEventListener("message", (event) => this._receive(event.data));
+      ws.addEventListener("message", (event) => {
+        if (ws === this.ws) this._receive(event.data);
+      });
       ws.addEventListener("close", (event) => {
+        if (ws !== this.ws) return; // left for another node (moveTo)
         for (const { reject: fail } of this._pending.values()) fail(new TaliError("disconnected", "connection closed"));
         this._pending.clear();
         this._emit("closed", { code: event.code, reason: event.reason });
@@ -149,6 +200,7 @@ export class TaliClient extends EventTarget {
     this.token = welcome.token;
     this.playerId = welcome.player_id;
     this.name = welcome.name;
+    this.protocol = welcome.protocol;
     this._setStatus("open");
     this._emit("welcome", welcome);
     return welcome;
@@ -194,7 +246,8 @@ export class TaliClient extends EventTarget {
       this.lastSeq.set(message.room, message.seq);
       this._emit("room_event", message);
     }
-    this._emit(message.type, message);
+    // "welcome" is emitted by _hello, once the client has taken in the session.
+    if (message.type !== "welcome") this._emit(message.type, message);
     this._emit("*", message);
   }
 }

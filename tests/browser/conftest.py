@@ -6,6 +6,7 @@ import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
@@ -46,3 +47,9 @@ async def browser() -> AsyncIterator[Browser]:
             yield browser
         finally:
             await browser.close()
+
+
+@pytest.fixture(params=["desktop", "phone"])
+def viewport(request: pytest.FixtureRequest) -> str:
+    """The protagonist's screen: desktop (1000 by 800) or phone (390 by 844)."""
+    return str(request.param)

@@ -1,15 +1,29 @@
-"""A player at the sample client: one browser context, driven through the UI only."""
+"""A player at the sample client: one browser context, driven through the UI only.
+Beside them, bots: protocol clients (tests/integration/harness.py) that fill seats cheaply."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Locator, Page
 
 from server.app import TaliServer
+from tests.integration.harness import Client, player
 
 TIMEOUT = 15_000  # ms
+VIEWPORTS = {"desktop": {"width": 1000, "height": 800}, "phone": {"width": 390, "height": 844}}
+AXE = (
+    Path(__file__).resolve().parents[2]
+    / "tools"
+    / "node"
+    / "node_modules"
+    / "axe-core"
+    / "axe.min.js"
+)
 
 
 class Player:
@@ -20,18 +34,42 @@ class Player:
         page.on("pageerror", lambda error: self.errors.append(str(error)))
 
     @classmethod
-    async def arrive(
-        cls, browser: Browser, server: TaliServer, name: str, *, phone: bool = False
+    async def open(
+        cls,
+        browser: Browser,
+        server: TaliServer,
+        name: str,
+        *,
+        viewport: str = "desktop",
+        setup: Callable[[Page], Awaitable[None]] | None = None,
     ) -> Player:
-        viewport = {"width": 390, "height": 844} if phone else {"width": 1000, "height": 800}
-        context = await browser.new_context(viewport=viewport)
+        """A fresh browser (its own storage) on the client's page, not yet named.
+        ``setup`` runs on the page before it loads (e.g. to route its WebSocket)."""
+        context = await browser.new_context(viewport=VIEWPORTS[viewport])  # type: ignore[arg-type]
         page = await context.new_page()
         page.set_default_timeout(TIMEOUT)
-        player = cls(page, name)
+        if setup is not None:
+            await setup(page)
         await page.goto(f"http://127.0.0.1:{server.port}/")
-        await page.get_by_test_id("name-input").fill(name)
-        await page.get_by_test_id("name-submit").click()
-        await page.get_by_test_id("room-list").wait_for()
+        return cls(page, name)
+
+    @classmethod
+    async def arrive(
+        cls,
+        browser: Browser,
+        server: TaliServer,
+        name: str,
+        *,
+        phone: bool = False,
+        viewport: str = "desktop",
+        setup: Callable[[Page], Awaitable[None]] | None = None,
+    ) -> Player:
+        player = await cls.open(
+            browser, server, name, viewport="phone" if phone else viewport, setup=setup
+        )
+        await player.page.get_by_test_id("name-input").fill(name)
+        await player.page.get_by_test_id("name-submit").click()
+        await player.page.get_by_test_id("room-list").wait_for()
         return player
 
     async def open_room(self, variant: str, **settings: object) -> None:
@@ -50,7 +88,7 @@ class Player:
         await self.page.get_by_test_id(f"{'join' if role == 'player' else 'watch'}-{room}").click()
         await self.page.get_by_test_id("seats").wait_for()
 
-    def seat(self, player_id: str) -> object:
+    def seat(self, player_id: str) -> Locator:
         return self.page.get_by_test_id(f"seat-{player_id}")
 
     async def faces(self, player_id: str) -> list[int]:
@@ -71,13 +109,17 @@ class Player:
     async def click(self, action: str) -> None:
         await self.page.get_by_test_id(f"action-{action}").click()
 
+    async def click_when_ready(self, action: str) -> None:
+        """Click an action as soon as it is offered (a hand starts 1.2 s after two sit down)."""
+        await self.page.get_by_test_id(f"action-{action}").click(timeout=20_000)
+
     async def actions(self) -> list[str]:
         ids = (
             await self.page.get_by_test_id("actions")
-            .locator("button")
+            .locator("[data-testid^=action-]")
             .evaluate_all("nodes => nodes.map(n => n.dataset.testid)")
         )
-        return [i.removeprefix("action-") for i in ids if i]
+        return [i.removeprefix("action-") for i in ids]
 
     async def result(self) -> str:
         return await self.page.get_by_test_id("result").inner_text()
@@ -86,6 +128,69 @@ class Player:
         await self.page.get_by_test_id("result").get_by_text(re.compile("wins")).first.wait_for()
         return await self.result()
 
+    async def focused(self) -> str | None:
+        """The test id of the focused element."""
+        return await self.page.evaluate("document.activeElement?.dataset?.testid ?? null")
+
     async def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         await self.page.screenshot(path=str(path), full_page=True)
+
+    async def axe(self) -> list[dict[str, Any]]:
+        """axe-core's violations on the page as it is (WCAG 2.1 A and AA, and best practices)."""
+        if not await self.page.evaluate("typeof window.axe === 'object'"):
+            # Evaluated, not added as a <script>: the page's CSP allows only its own scripts.
+            await self.page.evaluate(AXE.read_text())
+        found = await self.page.evaluate(
+            """async () => {
+                const result = await axe.run(document, {
+                    runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] },
+                });
+                return result.violations.map((v) => ({
+                    id: v.id, impact: v.impact, help: v.help,
+                    nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ") + ": " + n.failureSummary),
+                }));
+            }"""
+        )
+        return list(found)
+
+    async def assert_accessible(self) -> None:
+        violations = await self.axe()
+        assert violations == [], json.dumps(violations, indent=1)
+
+
+def recorder(sent: list[dict[str, Any]]) -> Callable[[Page], Awaitable[None]]:
+    """A ``setup`` that records every frame the page sends on its WebSocket."""
+
+    async def setup(page: Page) -> None:
+        page.on(
+            "websocket",
+            lambda ws: ws.on("framesent", lambda payload: sent.append(json.loads(payload))),
+        )
+
+    return setup
+
+
+async def bot(
+    server: TaliServer, name: str, room: str | None = None, role: str = "player"
+) -> Client:
+    """A protocol client with a session, seated (or watching) in ``room`` if given."""
+    client = await player(server, name)
+    if room is not None:
+        joined = await client.request("join_room", room=room, role=role)
+        assert joined["type"] == "result", joined
+    return client
+
+
+def pid(server: TaliServer, name: str) -> str:
+    """The player id of the (only) session with this name."""
+    return next(s.player_id for s in server.presence if s.name == name)
+
+
+def only_room(server: TaliServer) -> str:
+    (room,) = server.lobby.rooms
+    return room
+
+
+def is_prompt(phase: str) -> Any:
+    return lambda f: f["type"] == "your_turn" and f["phase"] == phase

@@ -12,18 +12,9 @@ from playwright.async_api import Browser
 from server.app import TaliServer
 
 from .conftest import ARTIFACTS
-from .players import Player
+from .players import Player, bot, only_room, pid
 
 pytestmark = pytest.mark.asyncio
-
-
-def pid(server: TaliServer, name: str) -> str:
-    return next(s.player_id for s in server.sessions if s.name == name)
-
-
-def only_room(server: TaliServer) -> str:
-    (room,) = server.lobby.rooms
-    return room
 
 
 async def whose_turn(players: list[Player], seconds: float = 15) -> Player:
@@ -104,6 +95,11 @@ async def test_a_liars_hand_through_the_ui(server: TaliServer, browser: Browser)
     await assert_no_foreign_dice(server, [first, second], [watcher], {third.name})
     await watcher.screenshot(ARTIFACTS / "showdown.png")
     await brutus.screenshot(ARTIFACTS / "showdown-phone.png")
+    # Every page checked the dice it could: the folded player's own, by dice_opened.
+    for page in [*players, watcher]:
+        check = page.page.get_by_test_id("history-check-1")
+        await check.get_by_text("dice verified").wait_for()
+        assert await page.page.get_by_test_id("fair-alert").is_hidden()
     for page in [*players, watcher]:
         assert page.errors == []
 
@@ -201,6 +197,7 @@ async def test_static_files_never_leave_the_client_directory(server: TaliServer,
         ("/index.html", "text/html; charset=utf-8"),
         ("/app.js", "text/javascript; charset=utf-8"),
         ("/tali-client.js", "text/javascript; charset=utf-8"),
+        ("/views/table.js", "text/javascript; charset=utf-8"),
         ("/style.css", "text/css; charset=utf-8"),
     ],
 )
@@ -225,10 +222,33 @@ async def test_static_files_have_their_content_types(
 
 async def test_a_forgotten_session_starts_afresh(server: TaliServer, browser: Browser) -> None:
     aulus = await Player.arrive(browser, server, "Aulus")
-    await aulus.page.evaluate("sessionStorage.setItem('tali.token', 'A'.repeat(43))")
+    await aulus.page.evaluate("localStorage.setItem('tali.token', 'A'.repeat(43))")
     await aulus.page.reload()
     await aulus.page.get_by_test_id("notice").get_by_text("expired").wait_for()
     await aulus.page.get_by_test_id("room-list").wait_for()
-    token = await aulus.page.evaluate("sessionStorage.getItem('tali.token')")
+    token = await aulus.page.evaluate("localStorage.getItem('tali.token')")
     assert token != "A" * 43
+    assert aulus.errors == []
+
+
+async def test_a_dropped_connection_resumes_and_keeps_the_log_and_chat(
+    server: TaliServer, browser: Browser
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("liars")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    await brutus.request("chat", room=room, text="before the drop")
+    page = aulus.page
+    await page.get_by_test_id("chat-log").get_by_text("before the drop").wait_for()
+    await page.get_by_test_id("action-roll").wait_for(timeout=20_000)
+    session = next(s for s in server.presence if s.name == "Aulus")
+    session.outbox.close(1011, "dropped by the test")  # type: ignore[union-attr]
+    await brutus.request("roll", room=room)  # happens while Aulus is away
+    await page.get_by_test_id("log").get_by_text("up to date again").wait_for()
+    await page.get_by_test_id("status").get_by_text("online").wait_for()
+    assert await page.get_by_test_id("log").get_by_text("Hand 1 begins").count() == 1
+    assert await page.get_by_test_id("chat-log").get_by_text("before the drop").count() == 1
+    await aulus.click("roll")
+    await page.get_by_test_id("log").get_by_text("Betting begins").wait_for()
     assert aulus.errors == []

@@ -6,6 +6,7 @@ import pytest
 
 from server.app import TaliServer
 
+from .conftest import BOTS, config, running
 from .harness import Client, Frame, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -101,3 +102,21 @@ async def test_spectator_sees_public_table(server: TaliServer) -> None:
 
 def frames_of(client: Client, kind: str) -> list[Frame]:
     return client.of_type(kind)
+
+
+@pytest.mark.parametrize("fair", [True, False])
+async def test_fair_dice_can_be_turned_off_for_measuring_their_cost(fair: bool) -> None:
+    async for server in running(TaliServer(config(**BOTS, fair_dice=fair))):
+        _, clients, watcher = await room_with(
+            server, ["Aulus", "Brutus"], {"variant": "simple", "next_hand_delay_seconds": 60}
+        )
+        assert watcher is not None
+        await play_turns([*clients, watcher], hands=1)
+        started = watcher.of_type("hand_started")[0]
+        ended = watcher.of_type("hand_ended")[0]
+        if fair:
+            assert started["dice_scheme"] == "tali-fair-v1"
+            assert len(started["commitments"]) == len(ended["openings"]) == 2
+        else:
+            assert started["dice_scheme"] is None
+            assert started["commitments"] == ended["openings"] == []

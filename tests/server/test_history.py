@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from protocol.types import Role
+from server.config import ServerConfig
 from server.demo import choose
 from server.engine.fair import CommittedDice
 from server.history import hand_history_async
-from server.store import Store, done
+from server.store import SqliteStore, Store, done
 from server.store_pg import PostgresStore
 
 from .tables import Table
@@ -125,3 +127,46 @@ def test_history_reaches_back_only_as_far_as_kept() -> None:
     history = table.room.history(table.sessions["Aulus"], 20)
     assert history[-1]["hand"] == played
     assert len(history) == 20 or history[0]["hand"] == 1
+
+
+def sqlite_table(tmp_path: Path, **config: object) -> Table:
+    table = Table(
+        "simple",
+        store=SqliteStore(tmp_path / "tali.db"),
+        next_hand_delay_seconds=1,
+        turn_seconds=5,
+    )
+    table.room.config = ServerConfig(store="memory", **config)  # type: ignore[arg-type]
+    table.join("Aulus")
+    table.join("Brutus")
+    return table
+
+
+def test_history_from_sqlite_has_the_hand_that_ended_in_this_turn(tmp_path: Path) -> None:
+    """The turn that ended a hand has not committed yet when a history request of the same
+    turn reads the store: the hand is there all the same, complete."""
+    table = sqlite_table(tmp_path)
+    for _ in range(6):
+        table.clock.advance(6)  # every hand times out: both rolled for
+        table.store.commit()
+    table.clock.advance(6)  # a hand ends; nothing committed since
+    played = table.room.game.state.hands_played
+    history = table.room.history(table.sessions["Aulus"], 3)
+    assert [h["hand"] for h in history] == [played - 2, played - 1, played]
+    assert all(h["events"][-1]["type"] == "hand_ended" for h in history)
+
+
+def test_history_asked_for_more_hands_than_kept_gets_those_kept(tmp_path: Path) -> None:
+    table = sqlite_table(tmp_path, history_hands=3)
+    for _ in range(25):
+        table.clock.advance(6)
+        table.store.commit()
+    played = table.room.game.state.hands_played
+    assert played >= 20
+    history = table.room.history(table.sessions["Aulus"], 20)
+    assert history
+    assert [h["hand"] for h in history] == list(range(history[0]["hand"], played + 1))
+    assert len(history) >= 3
+    seen = seen_hands(table.inboxes["Aulus"].frames)
+    for past in history:
+        assert past["events"] == seen[past["hand"]]

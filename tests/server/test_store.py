@@ -143,7 +143,8 @@ async def test_rooms_come_back_in_the_order_they_were_opened(store: Store) -> No
 @each_store
 async def test_hands_and_pruning(store: Store) -> None:
     store.open_room("r_a", {})
-    n = 0
+    store.append("r_a", 1, {"hand": 0})  # the room's first entry: its log starts there
+    n = 1
     for hand in range(1, 6):
         for _ in range(3):
             n += 1
@@ -153,11 +154,19 @@ async def test_hands_and_pruning(store: Store) -> None:
     snapshot, entries = await store.hands_async("r_a", 2)
     assert snapshot == {"after_hand": 2}
     assert {e["hand"] for _, e in entries} == {3, 4, 5}
+    snapshot, entries = await store.hands_async("r_a", 0)
+    assert snapshot is None
+    assert {e["hand"] for _, e in entries} == {0, 1, 2, 3, 4, 5}
     store.prune("r_a", 2)
     await done(store.commit())
     snapshot, entries = await store.hands_async("r_a", 3)
     assert snapshot == {"after_hand": 3}
     assert {e["hand"] for _, e in entries} == {4, 5}
+    # Older than kept: the log starts at the oldest snapshot kept, not at the room's start.
+    for since in (0, 1, 2):
+        snapshot, entries = await store.hands_async("r_a", since)
+        assert snapshot == {"after_hand": 3}
+        assert {e["hand"] for _, e in entries} == {4, 5}
     (room,) = (await store.recover_async()).rooms
     assert room.snapshot == {"after_hand": 5}
     assert room.entries == []
@@ -475,3 +484,29 @@ async def test_postgres_unreachable_is_a_clear_error(postgres_server: PostgresSe
     url = postgres_server.url().replace(str(postgres_server.port), "1")
     with pytest.raises(StoreError, match="cannot reach"):
         await PostgresStore(url).start()
+
+
+def test_sqlite_checkpoints_on_a_thread_of_its_own(tmp_path: Path) -> None:
+    """The WAL reaches the database file without the writer (the event loop) checkpointing;
+    closing the store stops the thread."""
+    store = SqliteStore(tmp_path / "tali.db")
+    store.open_room("r_a", {})
+    before = (tmp_path / "tali.db").stat().st_size
+    for n in range(1, 201):
+        store.append("r_a", n, {"k": "act", "pad": "x" * 200})
+    store.commit()
+    assert (tmp_path / "tali.db").stat().st_size == before  # in the WAL alone, so far
+    checkpointer = store.checkpointer
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (
+        (tmp_path / "tali.db").stat().st_size > before and checkpointer.checkpoints
+    ):
+        time.sleep(0.05)
+    assert (tmp_path / "tali.db").stat().st_size > before
+    assert checkpointer.checkpoints >= 1
+    assert checkpointer.error is None
+    store.close()
+    assert not checkpointer.is_alive()
+    assert [n for n, _ in SqliteStore(tmp_path / "tali.db").recover().rooms[0].entries] == list(
+        range(1, 201)
+    )

@@ -1,0 +1,117 @@
+// Checking a hand's dice against the server's commitments (protocol/FAIRNESS.md §7).
+// The rolls checked are the ones this page saw in the hand's events, never a list
+// the server sends with the opening: dice_rolled and rerolled as they arrived, the
+// liars' dice the showdown revealed, the roll-offs. Our own rolls are checked with
+// the entropy this page sent. No DOM here; fairness.js does the cryptography.
+
+import { commitment as commitmentOf, effectiveEntropies, verify } from "./fairness.js";
+
+/**
+ * Every roll each player made in the hand, as seen in `events` (the hand's
+ * events in order, from hand_started). `sent` maps the seq of our own
+ * dice_rolled or rerolled to the entropy we sent with that action.
+ */
+export function rollsSeen(events, you, sent = {}) {
+  const rolls = new Map();
+  const add = (player, roll) => {
+    if (!rolls.has(player)) rolls.set(player, []);
+    rolls.get(player).push(roll);
+  };
+  for (const e of events) {
+    const entropy = e.player === you ? sent[e.seq] ?? null : null;
+    if (e.type === "dice_rolled") add(e.player, { faces: e.faces, entropy });
+    else if (e.type === "rolled_in_secret") add(e.player, { faces: null, entropy: null }); // a liars' roll: four dice
+    else if (e.type === "rerolled") add(e.player, { faces: [e.new], entropy });
+    else if (e.type === "showdown") {
+      for (const shown of e.hands) {
+        // Liars' dice come out at the showdown: the one hidden roll is the dice shown.
+        const hidden = (rolls.get(shown.player) ?? []).filter((r) => r.faces === null);
+        if (hidden.length === 1) hidden[0].faces = shown.dice;
+      }
+    } else if (e.type === "roll_off") {
+      for (const r of e.rolls) add(r.player, { faces: r.dice, entropy: null });
+    }
+  }
+  return rolls;
+}
+
+/**
+ * Check a finished hand. `events` runs from its hand_started to its hand_ended;
+ * `opening` is our own opening when it came apart (dice_opened), or null.
+ * `sent` maps the seq of each of our rolls to the entropy we sent with it;
+ * with `sentKnown` false (a hand this browser did not play: another device),
+ * our own rolls are checked with the entropy the opening names, like anyone's.
+ * Returns { status, problems, checked, mixed } where `mixed` says that our own
+ * dice were checked with entropy we sent, and status is
+ *   "verified"   every opening we hold opens its commitment and gives the dice we saw;
+ *   "failed"     at least one did not (problems say whose and how);
+ *   "waiting"    our own opening has not come yet (dice_opened follows hand_ended);
+ *   "unchecked"  nothing to check (no dice were shown to us), or we missed the hand's start.
+ */
+export async function checkHand({ room, hand, you, events, opening = null, sent = {}, sentKnown = true }) {
+  const started = events.find((e) => e.type === "hand_started");
+  const ended = events.find((e) => e.type === "hand_ended");
+  if (!started || !ended) return { status: "unchecked", problems: [], checked: 0, reason: "partial" };
+  const committed = new Map((started.commitments ?? []).map((c) => [c.player, c.commitment]));
+  const rolls = rollsSeen(events, you, sent);
+  const openings = [...(ended.openings ?? [])];
+  if (opening && !openings.some((o) => o.player === opening.player)) openings.push(opening);
+  const problems = [];
+  const problem = (player, text) => problems.push({ player, text });
+  let mixed = false;
+
+  const values = [...committed.values()];
+  if (new Set(values).size !== values.length) problem(null, "two players were given the same commitment");
+
+  for (const open of openings) {
+    const player = open.player;
+    const published = committed.get(player);
+    if (!published) {
+      problem(player, "an opening came for a player with no commitment at the start of the hand");
+      continue;
+    }
+    if (open.commitment !== published) {
+      problem(player, "the opening names another commitment than the one published when the hand began");
+    }
+    const opens = await commitmentOf(open.secret).then((c) => c === published, () => false);
+    if (!opens) {
+      problem(player, "the secret does not open the commitment published when the hand began");
+      continue;
+    }
+    const seen = rolls.get(player) ?? [];
+    if (seen.some((r) => r.faces === null)) continue; // dice we never saw: nothing to compare
+    if (seen.length !== open.rolls.length) {
+      problem(player, `the opening lists ${open.rolls.length} rolls, but ${seen.length} were seen`);
+      continue;
+    }
+    let entropies;
+    if (player === you && sentKnown) {
+      // Ours: the entropy we sent, and the opening must say the same was used.
+      entropies = effectiveEntropies(seen.map((r) => r.entropy));
+      mixed = entropies.some((entropy) => entropy !== null);
+      if (entropies.some((entropy, i) => entropy !== (open.rolls[i].entropy ?? null))) {
+        problem(player, "your own entropy was not used for them");
+      }
+    } else {
+      entropies = open.rolls.map((r) => r.entropy ?? null);
+    }
+    const ok = await verify({
+      commitment: published, secret: open.secret, room, hand, player,
+      rolls: seen.map((r, i) => ({ faces: r.faces, entropy: entropies[i] })),
+    });
+    if (!ok) problem(player, "the dice shown do not follow from the secret and the entropy");
+  }
+
+  // Dice shown to everyone must be opened to everyone; ours to us.
+  const opened = new Set(openings.map((o) => o.player));
+  for (const [player, seen] of rolls) {
+    if (opened.has(player) || !committed.has(player)) continue;
+    if (player === you) {
+      if (!problems.length) return { status: "waiting", problems, checked: opened.size, mixed };
+      continue;
+    }
+    if (seen.every((r) => r.faces !== null)) problem(player, "their dice were shown, but their secret was not opened");
+  }
+  if (problems.length) return { status: "failed", problems, checked: opened.size, mixed };
+  return { status: opened.size ? "verified" : "unchecked", problems, checked: opened.size, mixed, reason: opened.size ? "" : "nothing shown" };
+}

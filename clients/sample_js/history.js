@@ -1,0 +1,163 @@
+// The hands a player saw, as they saw them. The server keeps each room's last
+// hands and sends them back on a `hand_history` request, each as the asking
+// player saw it (their own hidden dice included, nobody else's): that is what
+// the "earlier hands" panel shows, so it is the same on a new device.
+//
+// What the server's record lacks, this page keeps in `storage` (localStorage),
+// per player and room: the names of the players it has seen (the events carry
+// ids only), the entropy it sent with each of its rolls, so that a hand's
+// dice can be checked after a reload too (fair-check.js), and the latest chat,
+// so that a reload does not wipe the conversation.
+
+import { applyEvent } from "./room-model.js";
+import { describeAward } from "./describe.js";
+
+const LIMIT = 20; // hands shown (the most one hand_history request returns)
+const KEPT = 30; // hands whose sent entropy is kept
+const CHAT = 100; // chat lines kept
+
+export class HandHistory {
+  constructor(storage = globalThis.localStorage) {
+    this.storage = storage;
+    this.key = null;
+    this.names = {}; // player id -> name, for hands whose players have left
+    this.sent = {}; // hand number -> { seq -> entropy we sent }
+    this.chat = []; // the room's latest chat events, oldest first
+    this.hands = []; // records, oldest first: { room, you, settings, names, hand, events, opening }
+  }
+
+  /** Start on `room` for `player`, loading what this browser kept of it. */
+  open(player, room) {
+    const key = `tali.room.${player}.${room}`;
+    if (key === this.key) return;
+    this.key = key;
+    this.hands = [];
+    let kept;
+    try {
+      kept = JSON.parse(this.storage?.getItem(key) ?? "{}") ?? {};
+    } catch {
+      kept = {};
+    }
+    this.names = kept.names ?? {};
+    this.sent = kept.sent ?? {};
+    this.chat = kept.chat ?? [];
+  }
+
+  /** We left the room: what was kept of it goes too. */
+  forget() {
+    if (this.key) this.storage?.removeItem(this.key);
+    this.close();
+  }
+
+  close() {
+    this.key = null;
+    this.names = {};
+    this.sent = {};
+    this.chat = [];
+    this.hands = [];
+  }
+
+  /** Forget what was kept of every room but these (called with the rooms a session is in). */
+  prune(player, rooms) {
+    if (!this.storage) return;
+    const keep = new Set(rooms.map((room) => `tali.room.${player}.${room}`));
+    for (let i = this.storage.length - 1; i >= 0; i -= 1) {
+      const key = this.storage.key(i);
+      if ((key?.startsWith("tali.room.") && !keep.has(key)) || key?.startsWith("tali.hands.")) this.storage.removeItem(key);
+    }
+  }
+
+  /** Remember players' names (`{player: name}`), for hands they played before leaving. */
+  learnNames(names) {
+    let changed = false;
+    for (const [player, name] of Object.entries(names)) {
+      if (this.names[player] !== name) {
+        this.names[player] = name;
+        changed = true;
+      }
+    }
+    if (changed) this.save();
+  }
+
+  /** The entropy we sent with the roll that became event `seq` of `hand`. */
+  recordSent(hand, seq, entropy) {
+    (this.sent[hand] ??= {})[seq] = entropy;
+    const hands = Object.keys(this.sent).map(Number).sort((a, b) => a - b);
+    for (const old of hands.slice(0, Math.max(0, hands.length - KEPT))) delete this.sent[old];
+    this.save();
+  }
+
+  /** Keep a chat event (the latest CHAT of them). */
+  recordChat(event) {
+    this.chat.push({ type: "chat", room: event.room, seq: event.seq, player: event.player, name: event.name, text: event.text });
+    if (this.chat.length > CHAT) this.chat.splice(0, this.chat.length - CHAT);
+    this.save();
+  }
+
+  sentFor(hand) {
+    return this.sent[hand] ?? {};
+  }
+
+  /**
+   * Take hands from the server's `hand_history` (`[{hand, events, opening}]`),
+   * replacing any shown for the same hands. `context` gives the room, who we
+   * are and the settings.
+   */
+  fill(hands, { room, you, settings }) {
+    const byHand = new Map(this.hands.map((r) => [r.hand, r]));
+    for (const h of hands) {
+      byHand.set(h.hand, { room, you, settings, names: { ...this.names }, hand: h.hand, events: h.events, opening: h.opening ?? null });
+    }
+    this.hands = [...byHand.values()].sort((a, b) => a.hand - b.hand).slice(-LIMIT);
+  }
+
+  /** The hands to show, newest first. */
+  finished() {
+    return [...this.hands].reverse();
+  }
+
+  save() {
+    if (!this.key || !this.storage) return;
+    try {
+      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent, chat: this.chat }));
+    } catch {
+      // storage full or refused: kept in memory only
+    }
+  }
+}
+
+/**
+ * Replay a record into what the history view shows: the log lines, the
+ * results, each player's last dice, and a one-line summary.
+ */
+export function replay(record) {
+  const players = record.events.find((e) => e.type === "hand_started")?.players ?? [];
+  const ids = [...new Set([...players, ...Object.keys(record.names)])];
+  const model = {
+    you: record.you, settings: record.settings ?? { variant: record.variant }, names: { ...record.names },
+    seats: ids.map((player, seat) => ({
+      player, name: record.names[player] ?? (player === record.you ? "you" : "a player"), seat, stack: 0,
+      ready: true, connected: true, in_hand: false, folded: false, dice: [], dice_count: 0, bet: 0, contributed: 0,
+    })),
+    spectators: 0, hand: null,
+  };
+  const lines = [];
+  const results = [];
+  const rollOffs = [];
+  const winners = [];
+  for (const event of record.events) {
+    if (event.type === "roll_off") rollOffs.push(event);
+    const before = event.type === "bet_returned" || event.type === "pot_awarded" ? describeAward(model, event, rollOffs) : null;
+    if (event.type === "pot_awarded") winners.push(event);
+    lines.push(...applyEvent(model, event));
+    if (before) results.push(before);
+  }
+  const dice = model.seats
+    .filter((s) => s.in_hand && s.dice?.length === 4)
+    .map((s) => ({ player: s.player, name: s.name, dice: s.dice, folded: s.folded }));
+  const top = winners.filter((w) => w.hand_name || !model.hand?.showdown).at(0) ?? winners.at(0);
+  const summary = top
+    ? [`Hand ${record.hand}: `, { name: record.names[top.player] ?? (top.player === record.you ? "you" : "a player") }, ` won ${top.amount}${top.hand_name ? ` with ${top.hand_name}` : ""}`]
+    : [`Hand ${record.hand}`];
+  return { lines, results, dice, summary };
+}

@@ -1,0 +1,217 @@
+// The table: its heading, the banner (what happens next, your own standing),
+// the seats with their dice and turn timers, the roll-offs and the results.
+
+import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom.js";
+import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
+import { currentPrompt, failedHands, msLeft } from "../state.js";
+import { potLabel } from "../room-model.js";
+import { rollLabel } from "../scoring.js";
+
+export function renderTable(state, handlers) {
+  const m = state.model;
+  if (!m) return;
+  renderHead(state, handlers);
+  renderBanner(state, handlers);
+  renderSeats(state, handlers);
+  renderRollOffs(state);
+  renderFairAlert(state);
+  const winner = tableWinner(m);
+  $("result").replaceChildren(
+    ...state.results.map((line) => lineNode("p", line)),
+    !live(m) && m.hand ? diceCheck(state.verdicts.get(m.hand.number)) : "",
+    winner ? lineNode("p", [{ name: winner.name }, ` wins the table: ${winner.player === m.you ? "you hold" : "they hold"} all ${winner.stack} chips.`], { class: "table-winner", "data-testid": "table-winner" }) : "",
+  );
+}
+
+/** The name of a player in a dice check (who may have left since). */
+function nameOf(state, player) {
+  const m = state.model;
+  return m.seats.find((s) => s.player === player)?.name ?? state.history.names[player] ?? m.names?.[player] ?? "a player";
+}
+
+/** The quiet mark under a finished hand: were its dice the ones committed to? */
+export function diceCheck(verdict) {
+  const status = verdict?.status ?? "waiting";
+  const text = {
+    verified: verdict?.source === "history"
+      ? "✓ Dice verified, from the server's record of the hand: they are the dice committed to before it began."
+      : `✓ Dice verified: they are the dice the server committed to before the hand began${verdict?.mixed ? ", mixed with your own entropy" : ""}.`,
+    waiting: "Checking the dice…",
+    unchecked: verdict?.reason === "partial" ? "This page missed the start of the hand: its dice are checked from the server's record." : "No dice were shown in this hand: nothing to check.",
+    failed: "⚠ The dice check failed for this hand: see the warning at the top of the table.",
+  }[status];
+  return el("p", { class: `dice-check ${status}`, "data-testid": "dice-check", "data-status": status }, text);
+}
+
+/** The loud warning: every hand in this room whose dice did not match the commitments. */
+function renderFairAlert(state) {
+  const failed = failedHands(state);
+  const box = $("fair-alert");
+  box.hidden = !failed.length;
+  if (!failed.length) {
+    box.replaceChildren();
+    return;
+  }
+  const key = JSON.stringify(failed);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.replaceChildren(
+    el("h3", {}, "⚠ Warning: the dice failed the fairness check"),
+    el("p", {}, "Before each hand the server commits to every player's dice. For the hands below, what it showed does not match that commitment, so the server could have chosen those dice. Think twice before playing on at this table."),
+    el("ul", {}, failed.flatMap(([hand, verdict]) => verdict.problems.map((problem) => {
+      const whose = !problem.player ? [": "]
+        : problem.player === state.model.you ? [", your dice: "] : [", ", { name: nameOf(state, problem.player) }, "'s dice: "];
+      return lineNode("li", [`Hand ${hand}`, ...whose, problem.text, "."]);
+    }))),
+  );
+}
+
+function renderHead(state, handlers) {
+  const m = state.model;
+  const hand = m.hand;
+  const me = m.seats.find((s) => s.player === m.you);
+  const facts = [];
+  if (hand) facts.push(live(m) ? `Hand ${hand.number} · ${phaseWords(m)}` : `Hand ${hand.number} is over`);
+  if (live(m)) facts.push(el("span", { "data-testid": "pot" }, `pot ${hand.pot}`));
+  if (m.spectators) facts.push(`${m.spectators} watching`);
+  if (m.role === "spectator") facts.push("you are watching");
+  $("table-head").replaceChildren(
+    el("h2", { id: "table-title" }, `${variantLabel(m.settings)} · ante ${m.settings.ante}`),
+    facts.length ? el("p", { class: "table-info" }, facts.flatMap((f, i) => [i ? " · " : "", f])) : "",
+    el("div", { class: "controls" },
+      me && !busted(m, me)
+        ? el("button", {
+          type: "button", "data-testid": "toggle-ready",
+          onclick: () => handlers.setReady(!me.ready),
+        }, me.ready ? "Sit out next hands" : "Sit in")
+        : "",
+      el("button", { type: "button", "data-testid": "leave", onclick: () => handlers.leave() }, "Leave the room"),
+    ),
+  );
+}
+
+function phaseWords(m) {
+  const hand = m.hand;
+  const words = { roll: "rolling", betting: "betting", draw: `draw round ${hand.draw_round}`, stud_ante: "antes" }[hand.phase] ?? hand.phase;
+  return hand.street ? `street ${hand.street} · ${words}` : words;
+}
+
+function renderBanner(state, handlers) {
+  const m = state.model;
+  const lines = [];
+  const standing = myStanding(m);
+  if (standing) {
+    const me = m.seats.find((s) => s.player === m.you);
+    lines.push(el("p", { class: "standing", "data-testid": "standing" }, standing,
+      me && busted(m, me) ? [" ", el("button", { type: "button", "data-testid": "buy-in", onclick: () => handlers.buyIn() }, `Buy in again (${m.settings.starting_chips})`)] : ""));
+  }
+  if (!live(m)) {
+    const next = between(m);
+    lines.push(el("p", { class: "next-hand", "data-testid": "next-hand" }, next.text,
+      next.deadline ? [el("span", { class: "countdown", "data-deadline": next.deadline }), " s"] : ""));
+  }
+  $("banner").replaceChildren(...lines);
+  $("banner").hidden = !lines.length;
+}
+
+function renderSeats(state, handlers) {
+  const m = state.model;
+  const hand = m.hand;
+  const isLive = live(m);
+  const prompt = currentPrompt(state);
+  const liars = m.settings.variant === "liars";
+  const seats = $("seats");
+  seats.dataset.count = String(m.seats.length);
+  seats.replaceChildren(...m.seats.map((seat) => {
+    const mine = seat.player === m.you;
+    const turn = isLive && hand.to_act.includes(seat.player);
+    const out = busted(m, seat);
+    const rerollable = mine && prompt?.legal.actions.includes("reroll");
+    const dice = el("div", { class: "dice", "data-testid": `dice-${seat.player}` });
+    if (seat.dice) {
+      const secret = liars && mine && isLive && !hand.showdown;
+      seat.dice.forEach((face, i) => {
+        const attrs = { "data-testid": `die-${seat.player}-${i}`, class: secret ? "private" : "" };
+        if (rerollable) {
+          dice.append(el("button", {
+            type: "button", class: "reroll", "data-testid": `reroll-${i}`,
+            "aria-label": `Reroll die ${i + 1}, now ${face}, for ${prompt.legal.reroll_cost}`,
+            onclick: () => handlers.act("reroll", { die: i }),
+          }, die(face, attrs)));
+        } else dice.append(die(face, attrs));
+      });
+      if (secret && seat.dice.length) dice.append(el("small", { class: "private-note" }, "only you see these"));
+    } else {
+      for (let i = 0; i < seat.dice_count; i += 1) dice.append(coveredDie());
+    }
+    const notes = [];
+    if (!seat.connected) notes.push("disconnected");
+    if (out) notes.push("out of chips");
+    else if (isLive && seat.folded) notes.push("folded");
+    else if (isLive && !seat.in_hand) notes.push(m.sitting_out?.[seat.player] === "not_ready" || !seat.ready ? "sitting out" : "plays from the next hand");
+    else if (!seat.ready) notes.push("sitting out");
+    if (seat.bet) notes.push(`bet ${seat.bet}`);
+    const classes = ["seat", mine && "me", turn && "turn", seat.folded && isLive && "folded", !seat.connected && "away", !seat.ready && "out", out && "busted"];
+    const name = seat.dice?.length === 4 ? rollLabel(seat.dice) : "";
+    return el("div", { class: classes.filter(Boolean).join(" "), "data-testid": `seat-${seat.player}` },
+      el("div", { class: "who" },
+        nameNode(seat.name),
+        mine ? el("span", { class: "you-badge", "data-testid": "you-badge" }, "You") : "",
+        seat.bot ? el("span", { class: "bot", "data-testid": `bot-${seat.player}`, title: "a computer player" }, "computer") : "",
+        seat.seat === m.button ? el("span", { class: "dealer", role: "img", title: "dealer button", "aria-label": "dealer button" }, "D") : "",
+      ),
+      el("div", { class: "stack" }, `stack ${seat.stack}`),
+      notes.length ? el("div", { class: "state", "data-testid": `state-${seat.player}` }, notes.join(" · ")) : "",
+      turn ? timer(state, seat, hand, prompt) : "",
+      dice,
+      name ? el("div", { class: "hand-name", "data-testid": `roll-name-${seat.player}` }, name) : "",
+    );
+  }));
+}
+
+/** The turn timer of a seat: a bar that drains and changes colour, and the seconds left. */
+function timer(state, seat, hand, prompt) {
+  // The deadline comes from waiting_for, our own prompt, or (a roll phase) the one shared with ours.
+  let deadline = hand.deadline;
+  if (!deadline && prompt && (seat.player === state.model.you || hand.phase === "roll")) deadline = prompt.deadline;
+  if (!deadline || msLeft(state, deadline) < -5000) {
+    // After a reload the snapshot does not say when another player's time runs out.
+    return el("div", { class: "timer", "data-testid": `timer-${seat.player}` }, el("span", { class: "timer-label" }, "to act"));
+  }
+  return el("div", {
+    class: "timer", "data-testid": `timer-${seat.player}`, "data-deadline": deadline,
+    "data-total": state.timerTotals.get(deadline) ?? state.model.settings.turn_seconds * 1000,
+  },
+  el("span", { class: "timer-label" }, "to act"),
+  el("span", { class: "timer-bar", "aria-hidden": "true" }, el("span", { class: "timer-fill" })),
+  el("span", { class: "countdown" }),
+  " s");
+}
+
+function renderRollOffs(state) {
+  const box = $("rolloffs");
+  const m = state.model;
+  const count = m.hand?.pots.length ?? 1;
+  box.replaceChildren(...state.rollOffs.map((r) => el("div", { class: "rolloff", "data-testid": `rolloff-${r.pot}-${r.round}` },
+    el("h3", {}, `Roll-off for ${potLabel(r.pot, count)}, round ${r.round}: ${r.reason === "tie" ? "a tie" : "nobody had a winning roll"}`),
+    el("ul", {}, r.rolls.map((roll) => el("li", {}, nameNode(m.seats.find((s) => s.player === roll.player)?.name ?? m.names?.[roll.player] ?? "a player"), " ", diceWithName(roll.dice)))),
+  )));
+  box.hidden = !state.rollOffs.length;
+}
+
+/** Every 250 ms: the countdowns and time bars. */
+export function tick(state) {
+  for (const node of document.querySelectorAll("[data-deadline]")) {
+    const deadline = Number(node.dataset.deadline);
+    const left = Math.max(0, msLeft(state, deadline));
+    const seconds = String(Math.ceil(left / 1000));
+    const countdown = node.classList.contains("countdown") ? node : node.querySelector(".countdown");
+    if (countdown && countdown.textContent !== seconds) countdown.textContent = seconds;
+    const fill = node.querySelector(".timer-fill");
+    if (fill) {
+      const share = Math.min(1, left / Number(node.dataset.total || 1));
+      fill.style.width = `${(share * 100).toFixed(1)}%`;
+      node.dataset.level = share > 0.5 ? "plenty" : share > 0.2 ? "low" : "critical";
+    }
+  }
+}

@@ -1,0 +1,93 @@
+"""The earlier hands panel fills from the server's hand_history, as this player saw each
+hand: the same on a new device (a fresh browser holding only the session's token) and
+for a spectator who arrives later (who sees no one's hidden dice)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.async_api import Browser, Locator
+
+from server.app import TaliServer
+
+from .conftest import ARTIFACTS
+from .players import VIEWPORTS, Player, bot, is_prompt, only_room, pid
+
+pytestmark = pytest.mark.asyncio
+
+
+async def opened(history: Locator, hand: int) -> str:
+    item = history.get_by_test_id(f"history-hand-{hand}")
+    await item.wait_for()
+    await item.locator("summary").click()
+    return await item.inner_text()
+
+
+async def test_earlier_hands_come_from_the_server_on_a_new_device(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    await aulus.open_room("liars")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    aulus_id = pid(server, "Aulus")
+
+    # Hand 1: Brutus bets, Aulus folds: his dice stay his, Brutus's stay Brutus's.
+    since = len(brutus.frames)
+    await aulus.click_when_ready("roll")
+    await brutus.request("roll", room=room)
+    await brutus.wait(is_prompt("betting"), since=since, timeout=20)
+    await brutus.request("bet", room=room, amount=5)
+    mine = await aulus.faces(aulus_id)
+    await aulus.click_when_ready("fold")
+    # Hand 2: both check: a showdown.
+    await aulus.page.get_by_test_id("log").get_by_text("Hand 2 begins").wait_for(timeout=20_000)
+    await brutus.request("set_ready", room=room, ready=False)  # no third hand
+    since = len(brutus.frames)
+    await aulus.click_when_ready("roll")
+    await brutus.request("roll", room=room)
+    await aulus.click_when_ready("check")  # the button moved to Brutus: Aulus acts first
+    await brutus.wait(is_prompt("betting"), since=since, timeout=20)
+    await brutus.request("check", room=room)
+    await aulus.page.get_by_test_id("history-check-2").wait_for()
+    # Brutus's hand-1 dice, which nobody else ever saw
+    hidden = next(f["dice"] for f in brutus.frames if f["type"] == "dice_rolled" and f["private"])
+    token = await aulus.page.evaluate("localStorage.getItem('tali.token')")
+    await aulus.page.context.close()
+
+    # Another device: nothing in its storage but the session's token.
+    context = await browser.new_context(viewport=VIEWPORTS[viewport])  # type: ignore[arg-type]
+    await context.add_init_script(f"localStorage.setItem('tali.token', {token!r})")
+    page = await context.new_page()
+    await page.goto(f"http://127.0.0.1:{server.port}/")
+    again = Player(page, "Aulus")
+    # Between hands, the hand on the table is told again from the server's record.
+    await page.get_by_test_id("log").get_by_text("Hand 2 is over").wait_for()
+    assert "wins the pot (2)" in await again.result()
+    history = page.get_by_test_id("history")
+    first = await opened(history, 1)
+    assert "Aulus rolls " + " ".join(map(str, mine)) in first, first
+    assert "(only you see this)" in first
+    assert "Brutus rolls in secret" in first
+    assert "Brutus gets 5 back" in first
+    assert "Brutus wins 2: nobody else was left in." in first
+    dice_shown = await history.get_by_test_id("history-hand-1").locator(".faces").all_inner_texts()
+    assert " ".join(map(str, hidden)) not in dice_shown
+    second = await opened(history, 2)
+    assert "shows" in second
+    assert "wins" in second
+    for hand in (1, 2):
+        await (
+            history.get_by_test_id(f"history-check-{hand}").get_by_text("dice verified").wait_for()
+        )
+    await again.assert_accessible()
+    await again.screenshot(ARTIFACTS / f"history-new-device-{viewport}.png")
+
+    # A spectator arriving now sees the same hands as the public saw them.
+    watcher = await Player.arrive(browser, server, "Watcher", viewport=viewport)
+    await watcher.join(room, "spectator")
+    seen = await opened(watcher.page.get_by_test_id("history"), 1)
+    assert "Aulus rolls in secret" in seen
+    assert "Brutus rolls in secret" in seen
+    assert "only you see this" not in seen
+    assert await watcher.page.get_by_test_id("history-hand-1").locator(".faces").count() == 0
+    assert again.errors == watcher.errors == []

@@ -1,0 +1,125 @@
+"""Real server processes as nodes of one cluster: a PostgreSQL store and a Redis, each node
+on its own free loopback port, with its public URL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.integration.harness import Client, open_client
+from tests.services import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+LEASE = 1.5
+"""Seconds a node holds its rooms without renewing: the failover delay, short for tests."""
+
+
+@dataclass
+class Node:
+    name: str
+    port: int
+    process: asyncio.subprocess.Process
+    log: list[dict[str, Any]] = field(default_factory=list)
+    _reader: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/"
+
+    async def client(self, label: str) -> Client:
+        return await open_client(self, label)
+
+    def events(self, event: str) -> list[dict[str, Any]]:
+        return [record for record in self.log if record.get("event") == event]
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+
+    def pause(self) -> None:
+        self.process.send_signal(signal.SIGSTOP)
+
+    def wake(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.terminate()
+            try:
+                await asyncio.wait_for(self.process.wait(), 15)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
+        if self._reader is not None:
+            await self._reader
+
+
+async def start_node(name: str, store: str, redis_url: str, prefix: str, **settings: str) -> Node:
+    """A node named ``name``: ready (its ``listening`` line) when this returns."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "TALI_HOST": "127.0.0.1",
+        "TALI_PORT": str(port),
+        "TALI_LOG_FORMAT": "json",
+        "TALI_LOG_LEVEL": "info",
+        "TALI_STORE": store,
+        "TALI_REDIS_URL": redis_url,
+        "TALI_REDIS_PREFIX": prefix,
+        "TALI_NODE_ID": name,
+        "TALI_PUBLIC_URL": f"ws://127.0.0.1:{port}/",
+        "TALI_LEASE_SECONDS": str(LEASE),
+        "TALI_RATE_PER_SECOND": "1000",
+        "TALI_RATE_BURST": "1000",
+        "TALI_ADDRESS_LIMITS": "false",
+        **settings,
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server", cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
+    )
+    node = Node(name, port, process)
+    assert process.stderr is not None
+    stderr = process.stderr
+    while True:
+        line = await asyncio.wait_for(stderr.readline(), 20)
+        if not line:
+            raise AssertionError(f"node {name} did not start: {node.log[-5:]}")
+        record = json.loads(line)
+        node.log.append(record)
+        if record.get("event") == "listening":
+            break
+
+    async def read() -> None:
+        async for raw in stderr:
+            try:
+                node.log.append(json.loads(raw))
+            except ValueError:
+                node.log.append({"event": "raw", "line": raw.decode(errors="replace")})
+
+    node._reader = asyncio.get_running_loop().create_task(read())
+    return node
+
+
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].strip("/"))
+
+
+async def follow(client: Client, error: dict[str, Any], label: str) -> Client:
+    """What a client does with ``room_elsewhere``: connect to its url, resume there."""
+    assert error["code"] == "room_elsewhere", error
+    moved = await open_client(_At(port_of(error["url"])), label)
+    welcome = await moved.hello(token=client.token)
+    assert welcome["resumed"] is True
+    await client.close()
+    return moved
+
+
+@dataclass
+class _At:
+    port: int
