@@ -16,6 +16,8 @@ from protocol.types import (
     AnteSetting,
     BetSizeSetting,
     BettingStructure,
+    BotFillSecondsSetting,
+    BotLevel,
     ChatText,
     Cursor,
     DieIndex,
@@ -25,6 +27,7 @@ from protocol.types import (
     MaxRaisesSetting,
     Name,
     NextHandDelaySecondsSetting,
+    PlayerId,
     ProtocolVersion,
     ReconnectGraceSecondsSetting,
     RequestId,
@@ -101,6 +104,10 @@ class RoomSettings(Strict):
     turn_seconds: TurnSecondsSetting | None = None
     reconnect_grace_seconds: ReconnectGraceSecondsSetting | None = None
     next_hand_delay_seconds: NextHandDelaySecondsSetting | None = None
+    bot_fill_seconds: BotFillSecondsSetting | None = None
+    """Once a person is seated, bots take the empty seats after this long (0: never)."""
+    bot_fill_level: BotLevel | None = None
+    """How well the bots that fill seats play."""
 
 
 class CreateRoom(Request):
@@ -145,6 +152,21 @@ class HandHistory(RoomRequest):
     type: Literal["hand_history"]
     hands: Annotated[int, Field(ge=1, le=20)] | None = None
     """How many of the latest hands (default 5)."""
+
+
+class AddBot(RoomRequest):
+    """The room's creator seats a bot: at ``seat``, or the lowest free one."""
+
+    type: Literal["add_bot"]
+    seat: SeatIndex | None = None
+    level: BotLevel = BotLevel.EXPERT
+
+
+class RemoveBot(RoomRequest):
+    """The room's creator has the bot ``player`` leave the room."""
+
+    type: Literal["remove_bot"]
+    player: PlayerId
 
 
 class Roll(RoomRequest):
@@ -243,6 +265,8 @@ ClientMessage = Annotated[
     | SetReady
     | Resync
     | HandHistory
+    | AddBot
+    | RemoveBot
     | Roll
     | Check
     | Bet

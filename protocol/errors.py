@@ -32,6 +32,10 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "rate_limited"
     MESSAGE_TOO_LARGE = "message_too_large"
     INTERNAL_ERROR = "internal_error"
+    NOT_ROOM_CREATOR = "not_room_creator"
+    NOT_A_BOT = "not_a_bot"
+    NO_PLAYER_SEATED = "no_player_seated"
+    TOO_MANY_BOTS = "too_many_bots"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,14 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
     ErrorCode.INTERNAL_ERROR: ErrorInfo(
         "The server failed to handle the request; nothing changed. Safe to retry or resync.", False
     ),
+    ErrorCode.NOT_ROOM_CREATOR: ErrorInfo(
+        "Only the room's creator may add or remove its bots.", False
+    ),
+    ErrorCode.NOT_A_BOT: ErrorInfo("That player is not a bot seated in this room.", False),
+    ErrorCode.NO_PLAYER_SEATED: ErrorInfo(
+        "Bots play only with a person: nobody but bots would be seated.", False
+    ),
+    ErrorCode.TOO_MANY_BOTS: ErrorInfo("The server runs as many bots as it may.", False),
 }
 
 

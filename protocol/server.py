@@ -26,6 +26,8 @@ from protocol.types import (
     BetAction,
     BetSizeSetting,
     BettingStructure,
+    BotFillSecondsSetting,
+    BotLevel,
     ChatText,
     Chips,
     Count,
@@ -144,6 +146,10 @@ class EffectiveSettings(Strict):
     turn_seconds: TurnSecondsSetting
     reconnect_grace_seconds: ReconnectGraceSecondsSetting
     next_hand_delay_seconds: NextHandDelaySecondsSetting
+    bot_fill_seconds: BotFillSecondsSetting | None = None
+    """Bots take the empty seats this long after a person sat down (0: never); protocol 2.1."""
+    bot_fill_level: BotLevel | None = None
+    """How well the bots that fill seats play; protocol 2.1."""
 
 
 class RoomSummary(Strict):
@@ -155,6 +161,8 @@ class RoomSummary(Strict):
     seats_taken: Annotated[int, Field(ge=0, le=8)]
     players: Annotated[list[Name], Field(max_length=8)]
     """The seated players' names, by seat."""
+    bots: Annotated[list[bool], Field(max_length=8, default_factory=list)]
+    """For each of ``players``, whether it is a bot (protocol 2.1)."""
     spectators: Count
     state: RoomState
     hands_played: Count
@@ -240,6 +248,8 @@ class SeatView(Strict):
     dice_count: Annotated[int, Field(ge=0, le=4)]
     bet: Chips
     contributed: Chips
+    bot: bool = False
+    """Whether the seat is played by a bot the server runs (protocol 2.1)."""
 
 
 class Pot(Strict):
@@ -316,6 +326,8 @@ class PlayerJoined(RoomEvent):
     name: Name
     seat: SeatIndex
     stack: Chips
+    bot: bool = False
+    """Whether the player is a bot the server runs (protocol 2.1)."""
 
 
 class PlayerLeft(RoomEvent):

@@ -96,6 +96,7 @@ SETTING_BOUNDS: dict[str, tuple[int, int]] = {
     "turn_seconds": (5, 600),
     "reconnect_grace_seconds": (0, 3600),
     "next_hand_delay_seconds": (0, 60),
+    "bot_fill_seconds": (0, 600),
 }
 """The bounds of every numeric room setting (rules §7), the one table the models are
 built from. ``ante`` and ``bet_size`` are further held to ``starting_chips`` by the rules."""
@@ -115,6 +116,7 @@ MaxDrawRoundsSetting = Annotated[int, _bounded("max_draw_rounds")]
 TurnSecondsSetting = Annotated[int, _bounded("turn_seconds")]
 ReconnectGraceSecondsSetting = Annotated[int, _bounded("reconnect_grace_seconds")]
 NextHandDelaySecondsSetting = Annotated[int, _bounded("next_hand_delay_seconds")]
+BotFillSecondsSetting = Annotated[int, _bounded("bot_fill_seconds")]
 """The type of each numeric room setting: a whole number within its bounds."""
 
 
@@ -184,6 +186,15 @@ class BetAction(StrEnum):
     BET = "bet"
     CALL = "call"
     RAISE = "raise"
+
+
+class BotLevel(StrEnum):
+    """How well a bot the server seats plays."""
+
+    BEGINNER = "beginner"
+    """Plays loose and makes mistakes on purpose."""
+    EXPERT = "expert"
+    """Plays from exact odds, reads bets and bluffs."""
 
 
 class RoomState(StrEnum):

@@ -24,6 +24,7 @@ from websockets.http11 import Response
 
 import protocol.server as msg
 from protocol.errors import CloseCode as TaliCloseCode
+from server.bot_seats import BotSeats
 from server.budget import Buckets
 from server.clock import LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
@@ -110,6 +111,7 @@ class TaliServer:
             on_forget=lambda session: self.lobby.subscribe(session, False),
         )
         self.connections: set[Connection] = set()
+        self.bots = BotSeats(self)
         self.outgoing = Outgoing(self._commit, self._store_failed)
         self.incoming = Incoming(self.outgoing)
         self.request_budgets = Buckets(
@@ -191,6 +193,7 @@ class TaliServer:
         rooms = self.lobby.restore(recovered.rooms, self.presence.by_player)
         for room in rooms:
             room.resume()
+        self.bots.recover(recovered.sessions)
         self.presence.after_restart()
         await done(self.store.commit())
         self.log.info(
@@ -385,6 +388,7 @@ class TaliServer:
     async def close(self) -> None:
         """Stop at once (tests): no notice, no drain."""
         self.ready = False
+        self.bots.close()
         if self.transport is not None:
             await self.transport.shutdown(
                 CloseCode.GOING_AWAY, "", self.config.shutdown_timeout_seconds

@@ -358,6 +358,27 @@ class ServerConfig(BaseSettings):
     history_hands: int = Field(
         50, ge=1, le=10_000, description="Hands a room keeps for hand_history; older ones go."
     )
+    bot_think_min_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description="Shortest time a bot the server seats thinks before it acts.",
+    )
+    bot_think_max_seconds: float = Field(
+        3.0,
+        ge=0,
+        le=60,
+        description=(
+            "Longest time a bot thinks before it acts; never more than half the time its"
+            " turn has left."
+        ),
+    )
+    max_bots: int = Field(
+        1000,
+        ge=0,
+        le=100_000,
+        description="Bots this server runs at once, all rooms together (0: none).",
+    )
     client_dir: Path | None = Field(
         None,
         description="Directory of the browser client served at /; unset: the repository's client.",
@@ -367,8 +388,8 @@ class ServerConfig(BaseSettings):
         gt=0,
         le=1.0,
         description=(
-            "Multiplies the turn, reconnect-grace, next-hand, session and spectator-count timers;"
-            " below 1 only for tests and demos."
+            "Multiplies the turn, reconnect-grace, next-hand, bot-fill, session and"
+            " spectator-count timers; below 1 only for tests and demos."
         ),
     )
     fair_dice: bool = Field(
@@ -389,6 +410,8 @@ class ServerConfig(BaseSettings):
     def _pause_below_bound(self) -> ServerConfig:
         if self.outbound_pause_bytes > self.outbound_buffer_bytes:
             raise ValueError("outbound_pause_bytes must not exceed outbound_buffer_bytes")
+        if self.bot_think_min_seconds > self.bot_think_max_seconds:
+            raise ValueError("bot_think_min_seconds must not exceed bot_think_max_seconds")
         return self
 
     @field_validator("store")

@@ -27,7 +27,7 @@ from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
 from server import engine
 from server.budget import Buckets
-from server.costs import BASE_COST, RequestBudget, RequestGate, cost_of
+from server.costs import BASE_COST, IN_PROCESS, RequestBudget, RequestGate, cost_of
 from server.frames import data_frame, message_frame
 from server.logs import get_logger
 from server.names import NameRefused, normalise
@@ -210,6 +210,13 @@ class Incoming:
             self._outgoing.flush()
 
 
+class Bots(Protocol):
+    """Where a room creator's bot requests go (``server.bot_seats``)."""
+
+    def request(self, session: Session, message: req.AddBot | req.RemoveBot) -> None:
+        """Add or remove a bot; ``RequestError`` if refused."""
+
+
 class Host(Protocol):
     """What a connection needs of the server around it (``server.app`` is one)."""
 
@@ -222,6 +229,9 @@ class Host(Protocol):
     limits: msg.Limits
     request_budgets: Buckets
     node: Node | None
+
+    @property
+    def bots(self) -> Bots: ...
 
     def next_connection_number(self) -> int: ...
 
@@ -250,8 +260,11 @@ class Connection:
         budget = RequestBudget(
             self.config.request_budget_per_second,
             self.config.request_budget_burst,
-            # Without address limits (a proxy hides the addresses) nothing is shared.
-            peer.remote_address if self.config.address_limits else f"#{self.number}",
+            # Without address limits (a proxy hides the addresses) nothing is shared; the
+            # server's own bots share no budget either.
+            peer.remote_address
+            if self.config.address_limits and peer.remote_address != IN_PROCESS
+            else f"#{self.number}",
             app.request_budgets,
             self._loop,
             self.config.read_throttle_close_seconds,
@@ -519,6 +532,9 @@ class Connection:
             result_room = message.room
         elif isinstance(message, req.Chat):
             lobby.room(message.room).chat(session, message.text)
+            result_room = message.room
+        elif isinstance(message, req.AddBot | req.RemoveBot):
+            self.app.bots.request(session, message)
             result_room = message.room
         else:
             raise AssertionError(f"no handler for {message.type}")

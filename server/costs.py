@@ -43,6 +43,11 @@ def cost_of(kind: str) -> int:
     return COSTS.get(kind, BASE_COST)
 
 
+IN_PROCESS = "in-process"
+"""The address of a connection from inside the server (its bots): one address for all of
+them, but no budget shared between them; each keeps its own."""
+
+
 class RequestBudget:
     """One connection's request budget, and its share of its address's."""
 

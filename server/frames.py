@@ -46,3 +46,29 @@ def data_frame(data: dict[str, Any]) -> bytes:
 def message_frame(message: Any) -> bytes:
     """A protocol message from ``protocol.server``, framed."""
     return text_frame(encode(message))
+
+
+def read_frames(data: bytes) -> list[bytes]:
+    """The payloads of the whole, unmasked text frames in ``data``: what a server wrote.
+
+    The inverse of the functions above, for a client that lives in this process (a
+    bot's peer, ``server.bot_seats``): every frame the server writes to a peer is one
+    of theirs, final (FIN) and unfragmented.
+    """
+    payloads = []
+    at = 0
+    end = len(data)
+    while at < end:
+        if data[at] != 0x81:
+            raise ValueError(f"not a whole text frame at byte {at}")
+        n = data[at + 1]
+        at += 2
+        if n == 126:
+            (n,) = struct.unpack_from("!H", data, at)
+            at += 2
+        elif n == 127:
+            (n,) = struct.unpack_from("!Q", data, at)
+            at += 8
+        payloads.append(data[at : at + n])
+        at += n
+    return payloads

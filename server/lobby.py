@@ -92,6 +92,8 @@ class Lobby:
         self._bus_changed: set[str] = set()
         self._bus_removed: set[str] = set()
         self._flush_timer: Timer | None = None
+        self.watchers: list[Callable[[Room], None]] = []
+        """Told of every change in every room, before the lobby acts on it (the bots)."""
         self.log = get_logger()
 
     def room(self, room_id: str) -> Room:
@@ -264,6 +266,8 @@ class Lobby:
 
     def changed(self, room: Room) -> None:
         """After any change in a room: close it if idle, else note it for the next update."""
+        for watch in self.watchers:
+            watch(room)
         if room.idle_expired and not room.closed:
             self.close(room)
             return

@@ -149,11 +149,13 @@ class Room:
     def summary(self) -> msg.RoomSummary:
         state = self.game.state
         seated = sorted(state.seats.items(), key=lambda kv: kv[1].index)
+        sessions = [self.members[p].session for p, _ in seated if p in self.members]
         return wire.room_summary(
             self.id,
             self.name,
             self._settings_dict,
-            [self.members[p].session.name for p, _ in seated if p in self.members],
+            [session.name for session in sessions],
+            [session.bot for session in sessions],
             self.spectators,
             RoomState.IN_HAND if self.game.hand_in_progress else RoomState.WAITING,
             state.hands_played,
@@ -173,6 +175,7 @@ class Room:
             role=member.role.value,
             names={p: m.session.name for p, m in self.members.items()},
             connected={p for p, m in self.members.items() if m.connected},
+            bots={p for p, m in self.members.items() if m.session.bot},
             spectators=self.spectators,
             your_turn=msg.YourTurn.model_validate(prompt, strict=False) if prompt else None,
             next_hand_at=self._next_hand_ms,
@@ -457,7 +460,10 @@ class Room:
         if isinstance(event, ev.PlayerSeated):
             member = self.members.get(event.player)
             name = member.session.name if member is not None else event.player
-            return wire.player_joined(self.id, seq, event.player, name, event.seat, event.stack)
+            bot = member is not None and member.session.bot
+            return wire.player_joined(
+                self.id, seq, event.player, name, event.seat, event.stack, bot
+            )
         if isinstance(event, ev.PlayerLeft):
             return wire.player_left(self.id, seq, event.player, event.seat, event.stack)
         if isinstance(event, ev.HandEnded):

@@ -41,6 +41,8 @@ class Session:
     created_rooms: set[str] = field(default_factory=set)
     on_rooms: Callable[[Session], None] | None = None
     """Told when ``rooms`` changed (with several nodes: the shared record follows)."""
+    bot: bool = False
+    """A bot the server runs (``server.bot_seats``): every seat it takes is marked."""
 
     @property
     def connected(self) -> bool:

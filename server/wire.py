@@ -217,6 +217,7 @@ def room_summary(
     name: str | None,
     settings: dict[str, Any],
     players: list[str],
+    bots: list[bool],
     spectators: int,
     state: RoomState,
     hands_played: int,
@@ -228,6 +229,7 @@ def room_summary(
             "settings": settings,
             "seats_taken": len(players),
             "players": players,
+            "bots": bots,
             "spectators": spectators,
             "state": state,
             "hands_played": hands_played,
@@ -241,10 +243,17 @@ def room_summary(
 
 
 def player_joined(
-    room: str, seq: int, player: str, name: str, seat: int, stack: int
+    room: str, seq: int, player: str, name: str, seat: int, stack: int, bot: bool
 ) -> dict[str, Any]:
     return msg.PlayerJoined(
-        type="player_joined", room=room, seq=seq, player=player, name=name, seat=seat, stack=stack
+        type="player_joined",
+        room=room,
+        seq=seq,
+        player=player,
+        name=name,
+        seat=seat,
+        stack=stack,
+        bot=bot,
     ).model_dump(mode="json")
 
 
@@ -319,6 +328,7 @@ def snapshot_message(
     role: str,
     names: dict[str, str],
     connected: set[str],
+    bots: set[str],
     spectators: int,
     your_turn: msg.YourTurn | None,
     next_hand_at: int | None,
@@ -347,6 +357,7 @@ def snapshot_message(
                     "dice_count": s.dice_count,
                     "bet": s.bet,
                     "contributed": s.contributed,
+                    "bot": s.player in bots,
                 }
                 for s in table.seats
             ],

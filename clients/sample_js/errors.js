@@ -16,6 +16,8 @@ export const SETTING_LABELS = {
   turn_seconds: "Seconds per turn",
   reconnect_grace_seconds: "Seconds to reconnect",
   next_hand_delay_seconds: "Pause between hands",
+  bot_fill_seconds: "Seconds before the computer fills empty seats",
+  bot_fill_level: "Computer players' level",
   name: "Room name",
 };
 
@@ -42,6 +44,10 @@ const SENTENCES = {
   illegal_action: "That move is not open to you right now.",
   illegal_amount: "That amount is outside what you can put in right now.",
   insufficient_chips: "You do not have enough chips for that.",
+  not_room_creator: "Only the player who opened this room can add or remove its computer players.",
+  not_a_bot: "That player is not one of the computer's, so it can't be removed.",
+  no_player_seated: "Computer players need a person at the table: sit down first.",
+  too_many_bots: "The server runs as many computer players as it can right now. Try again later, or play with people.",
   rate_limited: "That was too fast: wait a moment, then try again.",
   message_too_large: "That was too long to send.",
   internal_error: "Something went wrong on the server, and nothing changed. Try again.",

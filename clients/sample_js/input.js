@@ -17,6 +17,9 @@ import { live } from "./describe.js";
 // controls, zero-width characters and the like: Unicode category Cf).
 const UNSHOWABLE = /[\p{Cc}\p{Cf}]/u;
 
+/** Bots seated by "Play against the computer". */
+const COMPUTER_OPPONENTS = 3;
+
 /** Rooms the lobby asks for at a time ("Show more rooms" asks for the next page). */
 const LOBBY_PAGE = 50;
 
@@ -204,6 +207,19 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
       if (created) await join(created.room, "player");
     });
     syncCreateForm();
+
+    // "Play against the computer": one click to a table of three of the server's bots, in
+    // the variant chosen in the form (the room and its bots are the creator's, as for anyone).
+    $("play-bots").addEventListener("click", async () => {
+      const variant = form.variant.value;
+      const settings = { variant, max_players: COMPUTER_OPPONENTS + 1 };
+      const created = await attempt(client.request("create_room", { settings }));
+      if (!created) return;
+      await join(created.room, "player");
+      for (let i = 0; i < COMPUTER_OPPONENTS; i += 1) {
+        if (!(await attempt(client.request("add_bot", { room: created.room, level: "expert" })))) break;
+      }
+    });
 
     $("lobby-filters").addEventListener("change", () => {
       state.lobby.variant = $("filter-variant").value;

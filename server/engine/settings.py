@@ -23,6 +23,13 @@ class BettingStructure(StrEnum):
     FIXED_LIMIT = "fixed_limit"
 
 
+class BotLevel(StrEnum):
+    """How well the bots that fill a room's empty seats play (the shell runs them)."""
+
+    BEGINNER = "beginner"
+    EXPERT = "expert"
+
+
 # Hard cap on draw rounds when max_draw_rounds is 0 ("until everyone passes").
 DRAW_ROUNDS_CAP = 20
 
@@ -38,6 +45,7 @@ _BOUNDS: dict[str, tuple[int, int | str]] = {
     "turn_seconds": (5, 600),
     "reconnect_grace_seconds": (0, 3600),
     "next_hand_delay_seconds": (0, 60),
+    "bot_fill_seconds": (0, 600),
 }
 
 
@@ -61,12 +69,18 @@ class Settings:
     turn_seconds: int = 30
     reconnect_grace_seconds: int = 60
     next_hand_delay_seconds: int = 5
+    bot_fill_seconds: int = 0
+    """Like the timers above, the shell's business: bots take a room's empty seats this
+    long after a person sat down (0: never)."""
+    bot_fill_level: BotLevel = BotLevel.EXPERT
 
     def __post_init__(self) -> None:
         if not isinstance(self.variant, Variant):
             raise SettingsError("variant", f"must be one of {_choices(Variant)}")
         if not isinstance(self.betting_structure, BettingStructure):
             raise SettingsError("betting_structure", f"must be one of {_choices(BettingStructure)}")
+        if not isinstance(self.bot_fill_level, BotLevel):
+            raise SettingsError("bot_fill_level", f"must be one of {_choices(BotLevel)}")
         for name, (low, high_spec) in _BOUNDS.items():
             value = getattr(self, name)
             if name == "bet_size" and value is None:
@@ -119,6 +133,13 @@ class Settings:
             except (ValueError, TypeError):
                 raise SettingsError(
                     "betting_structure", f"must be one of {_choices(BettingStructure)}"
+                ) from None
+        if "bot_fill_level" in values:
+            try:
+                values["bot_fill_level"] = BotLevel(values["bot_fill_level"])
+            except (ValueError, TypeError):
+                raise SettingsError(
+                    "bot_fill_level", f"must be one of {_choices(BotLevel)}"
                 ) from None
         structure = values.get("betting_structure", BettingStructure.NO_LIMIT)
         for name in ("bet_size", "max_raises"):

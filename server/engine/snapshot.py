@@ -11,7 +11,7 @@ from typing import Any
 
 from server.engine.events import PotInfo
 from server.engine.fair import HandSecrets
-from server.engine.settings import BettingStructure, Settings, Variant
+from server.engine.settings import BettingStructure, BotLevel, Settings, Variant
 from server.engine.state import BettingState, GameState, HandState, Phase, Seat
 from server.engine.variants import VARIANTS, VariantRules
 
@@ -36,6 +36,8 @@ def dump(state: GameState) -> dict[str, Any]:
             "turn_seconds": settings.turn_seconds,
             "reconnect_grace_seconds": settings.reconnect_grace_seconds,
             "next_hand_delay_seconds": settings.next_hand_delay_seconds,
+            "bot_fill_seconds": settings.bot_fill_seconds,
+            "bot_fill_level": settings.bot_fill_level.value,
         },
         "rules": _dump_rules(state.rules),
         "seats": {p: [s.index, s.stack, s.ready] for p, s in state.seats.items()},
@@ -56,6 +58,8 @@ def load(data: dict[str, Any]) -> GameState:
             **given,
             "variant": Variant(given["variant"]),
             "betting_structure": BettingStructure(given["betting_structure"]),
+            # Absent from snapshots written before bots filled seats: the default.
+            "bot_fill_level": BotLevel(given.get("bot_fill_level", BotLevel.EXPERT)),
         }
     )
     state = GameState(settings=settings, rules=_load_rules(data["rules"], settings))

@@ -112,7 +112,19 @@ def test_as_dict_lists_what_applies() -> None:
         "turn_seconds": 30,
         "reconnect_grace_seconds": 60,
         "next_hand_delay_seconds": 5,
+        "bot_fill_seconds": 0,
+        "bot_fill_level": "expert",
     }
     fixed = Settings.create("liars", betting_structure="fixed_limit").as_dict()
     assert (fixed["bet_size"], fixed["max_raises"]) == (2, 3)
     assert "max_draw_rounds" in Settings.create("draw").as_dict()
+
+
+def test_bot_fill_level_is_a_level_the_bots_play() -> None:
+    assert Settings.create("simple", bot_fill_level="beginner").bot_fill_level.value == "beginner"
+    with pytest.raises(SettingsError) as refused:
+        Settings.create("simple", bot_fill_level="random")
+    assert refused.value.field == "bot_fill_level"
+    with pytest.raises(SettingsError) as refused:
+        Settings.create("simple", bot_fill_seconds=601)
+    assert refused.value.field == "bot_fill_seconds"

@@ -92,3 +92,14 @@ def test_committed_dice_round_trip_mid_hand(variant: Variant) -> None:
         assert copy.act(player, action) == game.act(player, action)
         steps += 1
     assert not game.hand_in_progress
+
+
+def test_a_snapshot_from_before_bot_fill_loads_with_its_defaults() -> None:
+    game = Game(
+        Settings.create("liars", bot_fill_seconds=20, bot_fill_level="beginner"), SeededDice(1)
+    )
+    data = dump(game.state)
+    assert load(data).settings == game.state.settings
+    for key in ("bot_fill_seconds", "bot_fill_level"):
+        del data["settings"][key]
+    assert load(data).settings == Settings.create("liars")

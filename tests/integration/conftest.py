@@ -30,6 +30,9 @@ def config(**overrides: object) -> ServerConfig:
         "time_scale": FAST,
         "log_level": "warning",
         "store": "memory",
+        # The server's bots act at once (a person's think time is for play).
+        "bot_think_min_seconds": 0,
+        "bot_think_max_seconds": 0,
     }
     values.update(overrides)
     return ServerConfig(**values)  # type: ignore[arg-type]

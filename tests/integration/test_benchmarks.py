@@ -65,3 +65,15 @@ async def test_the_game_server_starts_from_the_checkout_it_is_given(tmp_path: Pa
         assert Path(f"/proc/{process.proc.pid}/cwd").resolve() == tmp_path.resolve()
     finally:
         await process.stop()
+
+
+async def test_the_bots_benchmark_plays_through_the_server() -> None:
+    from benchmarks import bot_seats
+
+    run = await bot_seats.play("liars", rooms=2, decisions=200)
+    assert run.decisions >= 200
+    assert run.errors == {}
+    assert run.hands > 0
+    assert 0 < run.decide_cpu < run.cpu
+    per_bot = await bot_seats.bot_memory(rooms=4)
+    assert 1024 < per_bot < 1024 * 1024

@@ -2,7 +2,10 @@
 
 Four bots and a spectator play 200 hands of liars' tali with random legal play
 (folds, all-ins, showdowns, wins by folds), some bots dropping and resuming
-mid-hand. Every frame every connection received is then checked.
+mid-hand, against two of the server's own bots (``server.bot_seats``), which
+play from what their connections received. Every frame every connection
+received, the server's bots' included, is then checked, and so is the view
+each decision of the server's bots was made from.
 """
 
 from __future__ import annotations
@@ -13,6 +16,10 @@ from typing import Any
 import pytest
 
 from server.app import TaliServer
+from server.bot_seats import BotSeat
+from server.engine.actions import Action
+from server.engine.game import LegalActions
+from server.engine.view import TableView
 
 from .bots import Bot, run_bots
 from .harness import Client, Frame, room_with
@@ -20,6 +27,18 @@ from .harness import Client, Frame, room_with
 pytestmark = pytest.mark.asyncio
 
 HANDS = 200
+
+
+class Seen:
+    """What one of the server's bots received, shaped like a harness client's record."""
+
+    def __init__(self, bot: BotSeat) -> None:
+        self.label = f"server bot {bot.player_id}"
+        self.player_id = bot.player_id
+        self.frames: list[Frame] = []
+
+    def of_type(self, kind: str) -> list[Frame]:
+        return [f for f in self.frames if f.get("type") == kind]
 
 
 def hands_of(frames: list[Frame]) -> list[tuple[int | None, Frame]]:
@@ -41,22 +60,38 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
     room, clients, watcher = await room_with(
         server,
         ["Aulus", "Brutus", "Cassia", "Decima"],
-        {"variant": "liars", "next_hand_delay_seconds": 1, "starting_chips": 40, "ante": 2},
+        {"variant": "liars", "next_hand_delay_seconds": 3, "starting_chips": 40, "ante": 2},
     )
     assert watcher is not None
+    seen: dict[str, Seen] = {}
+    decisions: list[TableView] = []
+
+    def tap(bot: BotSeat, frame: Frame) -> None:
+        if bot.player_id:
+            seen.setdefault(bot.player_id, Seen(bot)).frames.append(frame)
+
+    def decided(bot: BotSeat, table: TableView, legal: LegalActions, action: Action) -> None:
+        decisions.append(table)
+
+    server.bots.tap = tap
+    server.bots.decided = decided
+    for level in ("expert", "beginner"):
+        added = await clients[0].request("add_bot", room=room, level=level)
+        assert added["type"] == "result", added
     bots = [Bot(server, c, room, seed=i) for i, c in enumerate(clients)]
     await run_bots(bots, watcher, HANDS, reconnect_every=20)
+    server_bots = list(seen.values())
+    assert len(server_bots) == 2
 
     # Ground truth: each player's own dice per hand, from their private frames.
     own: dict[tuple[str, int], list[int]] = {}
-    for bot in bots:
-        for connection in bot.history:
-            for hand, frame in hands_of(connection.frames):
-                if frame["type"] == "dice_rolled":
-                    assert frame["private"] is True
-                    assert frame["player"] == connection.player_id
-                    assert hand is not None
-                    own[(frame["player"], hand)] = frame["dice"]
+    for connection in [c for b in bots for c in b.history] + server_bots:
+        for hand, frame in hands_of(connection.frames):
+            if frame["type"] == "dice_rolled":
+                assert frame["private"] is True
+                assert frame["player"] == connection.player_id
+                assert hand is not None
+                own[(frame["player"], hand)] = frame["dice"]
     # Public record: who folded, who was revealed, how each hand ended.
     folded: dict[int, set[str]] = defaultdict(set)
     revealed: dict[int, set[str]] = defaultdict(set)
@@ -79,7 +114,8 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
     assert any(f["all_in"] for f in watcher.of_type("bet_placed")), "some all-ins"
     assert sum(1 for b in bots for _ in b.history[1:]) >= 5, "some reconnects"
 
-    connections: list[Client] = [watcher] + [c for b in bots for c in b.history]
+    connections: list[Client | Seen] = [watcher, *(c for b in bots for c in b.history)]
+    connections += server_bots
     checked = 0
     for connection in connections:
         me = connection.player_id
@@ -104,14 +140,27 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
                     assert roll["player"] in revealed[hand]  # type: ignore[index]
             check_no_foreign_dice(frame, me)
     assert checked > 10_000
-    # Hand history, as each member asks for it: never a die they could not see.
+    assert all(len(b.frames) > 1000 for b in server_bots)
+    # Each decision of the server's bots: no other player's die before a showdown.
+    assert len(decisions) > 200
+    for table in decisions:
+        assert table.hand is not None
+        assert table.hand.phase.value in ("roll", "betting")
+        for seat in table.seats:
+            if seat.player != table.viewer and seat.in_hand:
+                assert seat.dice is None, table
+    # Hand history, as each member asks for it: never a die they could not see. The
+    # server's bots play on meanwhile: hands after those checked above are left out.
     histories = 0
+    last = max(f["hand"] for f in watcher.of_type("hand_ended"))
     for client in [watcher] + [b.client for b in bots]:
         reply = await client.request("hand_history", room=room, hands=20)
         assert reply["type"] == "hand_history", reply
         me = client.player_id
         for past in reply["hands"]:
             number = past["hand"]
+            if number > last:
+                continue
             for frame in past["events"]:
                 histories += 1
                 check_no_foreign_dice(frame, me)

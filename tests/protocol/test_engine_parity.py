@@ -26,6 +26,7 @@ from server.wire import ENGINE_ERRORS
         (events.FoldReason, wire.FoldReason),
         (events.SitOutReason, wire.SitOutReason),
         (events.RollOffReason, wire.RollOffReason),
+        (settings.BotLevel, wire.BotLevel),
     ],
 )
 def test_enums_match(engine_enum: type[StrEnum], wire_enum: type[StrEnum]) -> None:
@@ -69,3 +70,9 @@ def test_legal_action_fields_match_the_wire_model() -> None:
     from server.engine.game import LegalActions
 
     assert list(LegalActions._fields[1:]) == list(msg.LegalActions.model_fields)
+
+
+def test_the_levels_offered_are_the_levels_the_bots_play() -> None:
+    from server.bots import PLAYABLE
+
+    assert {level.value for level in PLAYABLE} == {m.value for m in wire.BotLevel}

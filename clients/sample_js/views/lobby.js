@@ -11,11 +11,13 @@ export function roomItem(room, handlers = {}) {
   const full = room.seats_taken >= s.max_players;
   const plain = room.name ? visibleText(room.name) : `${VARIANT_NAMES[s.variant] ?? s.variant} room`;
   const title = room.name ? el("bdi", { class: "room-name" }, plain) : plain;
+  const bots = (room.bots ?? []).filter(Boolean).length;
   const playing = room.state === "in_hand" ? `playing hand ${room.hands_played + 1}` : "waiting";
   return el("li", { class: "room", "data-testid": `room-${room.room}`, "data-variant": s.variant },
     el("div", { class: "room-title" }, el("strong", {}, title), " ", el("span", { class: "room-variant" }, `${variantLabel(s)} · ante ${s.ante}`)),
     el("div", { class: "room-facts" },
       el("span", { "data-testid": "room-seats" }, `${room.seats_taken}/${s.max_players} seats taken`),
+      bots ? ` (${bots} by the computer)` : "",
       ` · ${room.spectators} watching · ${playing}`),
     room.players.length
       ? el("div", { class: "room-players", "data-testid": "room-players" }, "At the table: ",

@@ -157,6 +157,7 @@ function renderSeats(state, handlers) {
       el("div", { class: "who" },
         nameNode(seat.name),
         mine ? el("span", { class: "you-badge", "data-testid": "you-badge" }, "You") : "",
+        seat.bot ? el("span", { class: "bot", "data-testid": `bot-${seat.player}`, title: "a computer player" }, "computer") : "",
         seat.seat === m.button ? el("span", { class: "dealer", role: "img", title: "dealer button", "aria-label": "dealer button" }, "D") : "",
       ),
       el("div", { class: "stack" }, `stack ${seat.stack}`),

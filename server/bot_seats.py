@@ -1,0 +1,652 @@
+"""Bots at the table: seated players that the server runs, on the same path as a person.
+
+Theory of operation
+-------------------
+A bot is a client of this server that lives in its process. ``BotSeat`` owns
+a ``Connection``, the very class every WebSocket gets, made by the server's
+``opened`` with a ``BotPeer`` in place of the transport's peer. The frames the
+connection writes to that peer are the bytes a person's socket would carry;
+the bot decodes them (``server.frames.read_frames``) and keeps its picture of
+the table from them alone (``server.bot_view.SeatModel``): never from the
+room's state, so a die its seat may not see cannot reach it. What the bot says
+goes in through ``Connection.on_message`` as JSON text, one message in the
+same queue as everyone's: hello, join, every action is parsed, checked,
+rate-limited and timed like a person's. On ``your_turn`` it waits a human
+think time (``bot_think_min_seconds`` .. ``bot_think_max_seconds``, never
+more than half the time its turn has left), then sends what
+``server.bots.decide`` chooses from the latest prompt. A bot whose stack can
+no longer pay to be dealt in leaves and sits down again with a fresh one.
+
+``BotSeats`` is everything around the bots: the room creator's ``add_bot`` and
+``remove_bot``, a room's ``bot_fill_seconds`` (bots take the empty seats once a
+person has sat that long), bots leaving (and the room closing) when no person
+is seated any more, since bots do not play for nobody, and every bot coming
+back after a restart. A bot's session token is kept in the store with its
+session (a person's never is, only its hash): the server is that client, and
+a client keeps its token to resume. It gives control of that bot alone.
+
+Three things are handled at once rather than queued, so that the creator's
+reply comes after what the request did (the spec's order of events and
+replies): the bot's ``hello`` and ``join_room`` for ``add_bot``, and its
+``leave_room`` for ``remove_bot``; they still go through
+``Connection.handle``, checks and rate limit included. The ``welcome`` is
+read at once too, so that the bot's token is stored in the same batch that
+seats it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import secrets
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from pydantic_core import from_json
+from websockets.frames import CloseCode
+
+import protocol.client as req
+from protocol.codec import PROTOCOL_VERSION
+from protocol.errors import ErrorCode as WireCode
+from server import names
+from server.bot_view import Message, SeatModel, legal_actions
+from server.bots import BOT_NAMES, BOT_SUFFIX, Level, decide
+from server.connection import Connection
+from server.costs import IN_PROCESS
+from server.engine.actions import Action, Bet, Raise, Reroll
+from server.engine.game import LegalActions
+from server.engine.view import TableView
+from server.frames import read_frames
+from server.logs import get_logger
+from server.room import RequestError
+
+if TYPE_CHECKING:
+    from server.config import ServerConfig
+    from server.lobby import Lobby
+    from server.presence import Presence
+    from server.room import Room
+    from server.session import Session
+    from server.store import Data, Store
+    from server.transport import Handler, Peer
+
+BOT_ADDRESS = IN_PROCESS
+"""The address bots connect from (in this process: no client address applies)."""
+TURN_SHARE = 0.5
+"""The most of its turn's time left that a bot spends thinking."""
+REFUSED = frozenset(
+    {
+        WireCode.ILLEGAL_ACTION,
+        WireCode.ILLEGAL_AMOUNT,
+        WireCode.INSUFFICIENT_CHIPS,
+        WireCode.NOT_YOUR_TURN,
+        WireCode.NOT_IN_HAND,
+        WireCode.NO_HAND_IN_PROGRESS,
+    }
+)
+"""Refusals of an action: the bot's picture may be behind, so it asks for a snapshot."""
+
+
+class BotHost(Protocol):
+    """What the bots need of the server (``server.app.TaliServer`` is one)."""
+
+    config: ServerConfig
+    lobby: Lobby
+    presence: Presence
+    store: Store
+
+    def opened(self, peer: Peer) -> Handler: ...
+
+
+@dataclass
+class BotStats:
+    """What the server's bots did, for tests, benchmarks and the logs."""
+
+    decisions: int = 0
+    by_phase: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    """Error replies the bots received, by code."""
+    stale: int = 0
+    """Prompts whose decision was gone (acted on by the timer, the hand over) before acting."""
+    resyncs: int = 0
+    late_max: float = 0.0
+    """The longest a bot acted after the time it meant to (the event loop's lateness)."""
+    turn_share_max: float = 0.0
+    """The largest share of a turn's time left that a bot took to act."""
+    cpu_seconds: float = 0.0
+    """CPU time spent deciding (the decision alone, not the round trip)."""
+
+
+class BotPeer:
+    """The bot's end of its connection: what the transport's peer is to a person."""
+
+    def __init__(self, bot: BotSeat) -> None:
+        self._bot = bot
+        self.open = True
+
+    @property
+    def remote_address(self) -> str:
+        return BOT_ADDRESS
+
+    @property
+    def is_open(self) -> bool:
+        return self.open
+
+    def write(self, framed: bytes) -> None:
+        if self.open:
+            self._bot.received(framed)
+
+    def close(self, code: int, reason: str = "") -> None:
+        if self.open:
+            self.open = False
+            # As the transport does: the handler hears of it once the connection is gone.
+            asyncio.get_running_loop().call_soon(self._bot.closed, code)
+
+    def pause(self, seconds: float) -> None:
+        """A bot sends at its own pace: nothing to hold back."""
+
+
+class BotSeat:
+    """One bot: its connection, its picture of the table, and its next decision."""
+
+    def __init__(self, seats: BotSeats, room: str, level: Level, rng: random.Random) -> None:
+        self.seats = seats
+        self.room = room
+        self.level = level
+        self.rng = rng
+        self.peer = BotPeer(self)
+        connection = seats.host.opened(self.peer)
+        assert isinstance(connection, Connection)
+        self.connection = connection
+        self.player_id = ""
+        self.token = ""
+        self.model: SeatModel | None = None
+        self.prompt: Message | None = None
+        self._prompt_at = 0.0
+        self._due = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._retried: int | None = None
+        """The hand in which a refused action was followed by a resync (once a hand)."""
+        self._ids = itertools.count(1)
+        self._loop = asyncio.get_running_loop()
+        self.retiring = False
+        self.log = get_logger(bot=level.value, room=room)
+
+    @property
+    def session(self) -> Session | None:
+        return self.connection.session
+
+    # -- saying -----------------------------------------------------------------
+
+    def say(self, message: Message, *, now: bool = False) -> None:
+        """Send ``message`` as a client frame: queued with everyone's, or ``now``."""
+        text = json.dumps({**message, "id": next(self._ids)})
+        if now:
+            self.connection.handle(text)
+        else:
+            self.connection.on_message(text)
+
+    def hello(self, name: str | None = None, token: str | None = None) -> None:
+        """Say hello at once and read the welcome (see the module's docstring)."""
+        message: Message = {"type": "hello", "protocol": PROTOCOL_VERSION}
+        if token is None:
+            message["name"] = name
+        else:
+            message["token"] = token
+        self.say(message, now=True)
+        self.connection.flush()
+
+    def leave(self, room: Room) -> None:
+        """Leave ``room`` at once, as a person's ``leave_room`` does."""
+        self.say({"type": "leave_room", "room": self.room}, now=True)
+        session = self.session
+        if session is not None and session.player_id in room.members:
+            # Refused (its message rate spent, say): the server lets the seat go itself,
+            # as when a player's grace runs out.
+            room.leave(session)
+
+    def ready(self, ready: bool) -> None:
+        """Sit in or out of the coming hands (queued like any message); back in, a bot
+        short of chips sits down again with a fresh stack first."""
+        if self.retiring:
+            return
+        self.say({"type": "set_ready", "room": self.room, "ready": ready})
+        if ready and self.model is not None:
+            self._maybe_rebuy(self.model)
+
+    def retire(self) -> None:
+        """Go for good: the connection closes (after anything said at once, such as a last
+        ``leave_room``) and the session is forgotten."""
+        self.retiring = True
+        self._cancel()
+        # Closed next turn: a close now would send every frame queued so far at once.
+        self._loop.call_soon(self.connection.close, CloseCode.NORMAL_CLOSURE, "bot retired")
+
+    # -- hearing ----------------------------------------------------------------
+
+    def received(self, data: bytes) -> None:
+        """Frames the server wrote to this bot's connection."""
+        for payload in read_frames(data):
+            # pydantic-core's parser: a bot reads every frame of its room, and this is
+            # the bots' largest cost after deciding (benchmarks/README.md).
+            message: Message = from_json(payload)
+            tap = self.seats.tap
+            if tap is not None:
+                tap(self, message)
+            try:
+                self._heard(message)
+            except Exception:
+                # A bot that cannot read a frame must not break the writer: it resyncs.
+                self.log.exception("bot_frame_failed", type=message.get("type"))
+                self.model = None
+                self._resync()
+
+    def _heard(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "welcome":
+            self.player_id = message["player_id"]
+            self.token = message["token"]
+            if message["resumed"] and self.room not in message["rooms"]:
+                self.retire()  # its seat was let go meanwhile
+            return
+        if kind == "error":
+            self._refused(message)
+            return
+        if message.get("room") != self.room:
+            return
+        if kind == "snapshot":
+            self.model = SeatModel(message)
+            prompt = message["your_turn"]
+            if prompt is None:
+                self._cancel()
+            else:
+                self._prompted(prompt)
+            return
+        if kind == "your_turn":
+            self._prompted(message)
+            return
+        seq = message.get("seq")
+        model = self.model
+        if seq is None or model is None or seq <= model.seq:
+            return  # not a room event, or one a snapshot on its way already holds
+        if seq != model.seq + 1:
+            self._resync()  # a gap: never expected in-process, but a client must
+            return
+        model.apply(message)
+        if kind == "player_left" and message["player"] == self.player_id:
+            self.model = None
+            self._cancel()
+        elif kind == "hand_ended":
+            self._maybe_rebuy(model)
+
+    def _refused(self, error: Message) -> None:
+        code = error["code"]
+        self.seats.stats.errors[code] += 1
+        self.log.warning("bot_refused", code=code, message=error["message"])
+        hand = self.model.hand if self.model is not None else None
+        number = hand.number if hand is not None else 0
+        if code in REFUSED and self._retried != number:
+            self._retried = number
+            self._resync()
+
+    def _resync(self) -> None:
+        self.seats.stats.resyncs += 1
+        self.model = None
+        self.say({"type": "resync", "room": self.room})
+
+    def _maybe_rebuy(self, model: SeatModel) -> None:
+        """Too few chips to be dealt in again: leave, and sit down again with a fresh stack."""
+        stack = model.stack()
+        settings = model.settings
+        entry = 1 if settings["variant"] == "stud" else int(settings["ante"])
+        seat = model.seats.get(self.player_id)
+        if stack is None or seat is None or stack >= entry or self.seats.sitting_out(self.room):
+            return
+        self.say({"type": "leave_room", "room": self.room})
+        self.say({"type": "join_room", "room": self.room, "role": "player", "seat": seat.seat})
+
+    # -- deciding ---------------------------------------------------------------
+
+    def _prompted(self, prompt: Message) -> None:
+        """A decision is asked for (or asked again): the latest prompt is the one answered."""
+        if self.retiring:
+            return
+        self.prompt = prompt
+        if self._timer is not None:
+            return  # already thinking about this decision: it answers the latest prompt
+        now = self._loop.time()
+        config = self.seats.host.config
+        think = self.rng.uniform(config.bot_think_min_seconds, config.bot_think_max_seconds)
+        delay = min(think, TURN_SHARE * float(prompt["seconds_left"]))
+        self._prompt_at = now
+        self._due = now + delay
+        self._timer = self._loop.call_later(delay, self._act)
+
+    def _cancel(self) -> None:
+        self.prompt = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _act(self) -> None:
+        self._timer = None
+        prompt, model = self.prompt, self.model
+        self.prompt = None
+        if prompt is None or model is None or self.retiring:
+            return
+        stats = self.seats.stats
+        if not model.waits_for_me(prompt["hand"], prompt["phase"]):
+            stats.stale += 1
+            return
+        now = self._loop.time()
+        stats.late_max = max(stats.late_max, now - self._due)
+        left = float(prompt["seconds_left"])
+        if left > 0:
+            stats.turn_share_max = max(stats.turn_share_max, (now - self._prompt_at) / left)
+        started = time.process_time()
+        table = model.view()
+        legal = legal_actions(self.player_id, prompt["legal"])
+        try:
+            action = decide(table, legal, self.level, self.rng)
+        except ValueError:
+            # The picture and the prompt disagree: a fresh snapshot settles it; the
+            # turn timer acts meanwhile if need be.
+            self.log.exception("bot_decide_failed")
+            self._resync()
+            return
+        stats.cpu_seconds += time.process_time() - started
+        stats.decisions += 1
+        stats.by_phase[prompt["phase"]] += 1
+        decided = self.seats.decided
+        if decided is not None:
+            decided(self, table, legal, action)
+        self.say(action_message(self.room, action))
+
+    def closed(self, code: int | None) -> None:
+        """The connection is gone (retired, or the server stopping)."""
+        self._cancel()
+        self.connection.on_closed(code)
+        self.seats.gone(self)
+
+
+def action_message(room: str, action: Action) -> Message:
+    """A decision as the client message that makes it."""
+    message: Message = {"type": action.kind.value, "room": room}
+    if isinstance(action, Bet):
+        message["amount"] = action.amount
+    elif isinstance(action, Raise):
+        message["to"] = action.to
+    elif isinstance(action, Reroll):
+        message["die"] = action.die
+    return message
+
+
+Tap = Callable[[BotSeat, Message], None]
+Decided = Callable[[BotSeat, TableView, LegalActions, Action], None]
+
+
+class BotSeats:
+    """The server's bots: who adds them, filling seats, leaving, coming back after a restart."""
+
+    def __init__(self, host: BotHost) -> None:
+        self.host = host
+        self.config = host.config
+        self.bots: dict[str, BotSeat] = {}
+        """Every bot, by player id (once its hello is said)."""
+        self._by_room: dict[str, set[BotSeat]] = {}
+        self._fill: dict[str, asyncio.TimerHandle] = {}
+        self._idle: dict[str, asyncio.TimerHandle] = {}
+        """Rooms whose bots sit out, no person being seated: when they leave."""
+        seed = self.config.seed
+        self._rng = random.Random(f"bots:{seed}" if seed is not None else secrets.randbits(64))
+        self.limit = 0 if self.config.redis_url is not None else self.config.max_bots
+        """Bots this server may run. A node of several runs none: a bot's seat would have to
+        move with its room to another node, which is not written yet."""
+        self.stats = BotStats()
+        self.tap: Tap | None = None
+        """Told of every message a bot receives (tests)."""
+        self.decided: Decided | None = None
+        """Told of every decision, with the view and options it was made from (tests)."""
+        self.log = get_logger()
+        host.lobby.watchers.append(self.changed)
+
+    # -- the creator's requests -------------------------------------------------
+
+    def request(self, session: Session, message: req.AddBot | req.RemoveBot) -> None:
+        """``add_bot`` or ``remove_bot`` from ``session``; ``RequestError`` if refused."""
+        room = self.host.lobby.room(message.room)
+        if session.player_id not in room.members:
+            raise RequestError(WireCode.NOT_IN_ROOM, "you have not joined this room")
+        if session.player_id != room.creator:
+            raise RequestError(
+                WireCode.NOT_ROOM_CREATOR, "only the room's creator adds and removes its bots"
+            )
+        if isinstance(message, req.AddBot):
+            self.add(room, message.seat, Level(message.level.value))
+        else:
+            self.remove(room, message.player)
+
+    def add(self, room: Room, seat: int | None, level: Level) -> BotSeat:
+        """Seat a bot of ``level`` at ``seat`` (or the lowest free one)."""
+        size = room.settings.max_players
+        taken = {s.index for s in room.game.state.seats.values()}
+        if seat is not None and seat >= size:
+            raise RequestError(WireCode.ILLEGAL_ACTION, f"seats are numbered 0..{size - 1}")
+        if seat is not None and seat in taken:
+            raise RequestError(WireCode.SEAT_TAKEN, f"seat {seat} is taken")
+        if len(taken) >= size:
+            raise RequestError(WireCode.ROOM_FULL, "every seat is taken")
+        if not people_seated(room):
+            raise RequestError(
+                WireCode.NO_PLAYER_SEATED, "bots play only with a person: take a seat first"
+            )
+        if len(self.bots) >= self.limit:
+            raise RequestError(
+                WireCode.TOO_MANY_BOTS,
+                "this server runs as many bots as it may"
+                + ("" if self.limit else " (none: bots run on single-node servers only)"),
+            )
+        bot = BotSeat(self, room.id, level, self._new_rng())
+        bot.hello(name=self._name(room))
+        session = bot.session
+        if session is None or not bot.token:
+            bot.retire()
+            raise RequestError(WireCode.INTERNAL_ERROR, "the bot could not say hello")
+        session.bot = True
+        self._keep(bot, session)
+        bot.say({"type": "join_room", "room": room.id, "role": "player", "seat": seat}, now=True)
+        if session.player_id not in room.members:
+            bot.retire()
+            raise RequestError(WireCode.INTERNAL_ERROR, "the bot could not sit down")
+        self._register(bot)
+        bot.log.info("bot_added", player=session.player_id, seat=seat)
+        return bot
+
+    def remove(self, room: Room, player: str) -> None:
+        bot = self.bots.get(player)
+        if bot is None or bot.room != room.id:
+            raise RequestError(WireCode.NOT_A_BOT, f"{player!r} is not a bot in this room")
+        bot.leave(room)
+        bot.retire()
+        bot.log.info("bot_removed", player=player)
+
+    def _name(self, room: Room) -> str:
+        """A bot's name that looks like no member's of the room."""
+        taken = {names.key(m.session.name) for m in room.members.values()}
+        free = [n for n in BOT_NAMES if names.key(n) not in taken]
+        if free:
+            return self._rng.choice(free)
+        for number in itertools.count(2):
+            for name in BOT_NAMES:
+                numbered = f"{name.removesuffix(BOT_SUFFIX)} {number}{BOT_SUFFIX}"
+                if names.key(numbered) not in taken:
+                    return numbered
+        raise AssertionError("unreachable")
+
+    def _keep(self, bot: BotSeat, session: Session) -> None:
+        """Write the bot's session with what it needs to come back after a restart."""
+        data: Data = {
+            "key": session.key,
+            "player": session.player_id,
+            "name": session.name,
+            "address": session.address,
+            "bot": {"level": bot.level.value, "token": bot.token, "room": bot.room},
+        }
+        self.host.store.save_session(session.key, data)
+
+    def _register(self, bot: BotSeat) -> None:
+        self.bots[bot.player_id] = bot
+        self._by_room.setdefault(bot.room, set()).add(bot)
+
+    def gone(self, bot: BotSeat) -> None:
+        """``bot``'s connection closed."""
+        if self.bots.get(bot.player_id) is bot:
+            del self.bots[bot.player_id]
+        in_room = self._by_room.get(bot.room)
+        if in_room is not None:
+            in_room.discard(bot)
+            if not in_room:
+                del self._by_room[bot.room]
+        session = bot.session
+        if bot.retiring and session is not None:
+            self.host.presence.forget(session)
+
+    # -- rooms ------------------------------------------------------------------
+
+    def changed(self, room: Room) -> None:
+        """After any change in any room (``Lobby.watchers``): on every action, so cheap
+        unless the room has bots or fills its seats with them."""
+        with_bots = room.id in self._by_room
+        if not with_bots and not room.settings.bot_fill_seconds:
+            return
+        if room.closed:
+            self._stop_filling(room.id)
+            self._stop_waiting(room.id)
+            return
+        people = people_seated(room)
+        if with_bots and not people and room.id not in self._idle:
+            self._sit_out(room)
+        elif people and room.id in self._idle:
+            self._sit_in(room)
+        if room.settings.bot_fill_seconds and people and room.has_free_seat:
+            if room.id not in self._fill:
+                delay = room.settings.bot_fill_seconds * self.config.time_scale
+                self._fill[room.id] = asyncio.get_running_loop().call_later(
+                    delay, self._filled, room
+                )
+        else:
+            self._stop_filling(room.id)
+
+    def sitting_out(self, room_id: str) -> bool:
+        """Whether the bots of the room wait for a person, dealt into no hand."""
+        return room_id in self._idle
+
+    def _sit_out(self, room: Room) -> None:
+        """No person is seated: the bots deal no more hands (the one in play ends), and
+        leave, the room closing, unless a person sits down within ``empty_room_seconds``,
+        as long as an empty room stays open."""
+        for bot in self._by_room[room.id]:
+            bot.ready(False)
+        self._idle[room.id] = asyncio.get_running_loop().call_later(
+            self.config.empty_room_seconds, self._release, room
+        )
+        self.log.info("bots_sitting_out", room=room.id, reason="no person seated")
+
+    def _sit_in(self, room: Room) -> None:
+        self._stop_waiting(room.id)
+        for bot in self._by_room.get(room.id, ()):
+            bot.ready(True)
+
+    def _stop_waiting(self, room_id: str) -> None:
+        timer = self._idle.pop(room_id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _stop_filling(self, room_id: str) -> None:
+        timer = self._fill.pop(room_id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _filled(self, room: Room) -> None:
+        """The room's wait is over: bots take its empty seats."""
+        self._fill.pop(room.id, None)
+        if room.closed or not people_seated(room):
+            return
+        level = Level(room.settings.bot_fill_level.value)
+        added = 0
+        while room.has_free_seat:
+            try:
+                self.add(room, None, level)
+            except RequestError as exc:
+                self.log.warning("bot_fill_stopped", room=room.id, code=exc.code.value)
+                break
+            added += 1
+        self.log.info("bots_filled", room=room.id, bots=added)
+
+    def _release(self, room: Room) -> None:
+        """Still no person seated: the bots leave, and the room closes once empty."""
+        try:
+            if room.closed or people_seated(room):
+                return
+            for bot in list(self._by_room.get(room.id, ())):
+                bot.retire()
+                if bot.player_id in room.members:
+                    bot.leave(room)
+            if not room.members and not room.closed:
+                self.host.lobby.close(room)
+            self.log.info("bots_left", room=room.id, reason="no person seated")
+        finally:
+            # Only now: each bot's leaving is a change of the room, which must not set
+            # another wait going.
+            self._idle.pop(room.id, None)
+
+    # -- restarts -----------------------------------------------------------------
+
+    def recover(self, sessions: list[Data]) -> None:
+        """After a restart (rooms restored, before everyone is counted away): every bot
+        resumes its session with its token, and plays on from its snapshot."""
+        presence = self.host.presence
+        for data in sessions:
+            kept = data.get("bot")
+            if kept is None:
+                continue
+            session = presence.by_player(data["player"], data["name"])
+            session.bot = True
+            if kept["room"] not in session.rooms:
+                presence.forget(session)  # it had left; its close did not come to pass
+                continue
+            bot = BotSeat(self, kept["room"], Level(kept["level"]), self._new_rng())
+            bot.hello(token=kept["token"])
+            if bot.session is not session:
+                bot.retire()
+                continue
+            self._register(bot)
+        for room in list(self.host.lobby.rooms.values()):
+            self.changed(room)
+        self.log.info("bots_recovered", bots=len(self.bots))
+
+    def _new_rng(self) -> random.Random:
+        return random.Random(self._rng.getrandbits(64))
+
+    def close(self) -> None:
+        """Stop every bot at once (the server stops): their sessions stay, for a restart."""
+        for timer in [*self._fill.values(), *self._idle.values()]:
+            timer.cancel()
+        self._fill.clear()
+        self._idle.clear()
+        for bot in list(self.bots.values()):
+            bot.peer.close(CloseCode.GOING_AWAY, "server stopping")
+
+
+def people_seated(room: Room) -> bool:
+    """Whether anyone but a bot has a seat in ``room``."""
+    members = room.members
+    for player in room.game.state.seats:
+        member = members.get(player)
+        if member is not None and not member.session.bot:
+            return True
+    return False

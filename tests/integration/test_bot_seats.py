@@ -1,0 +1,415 @@
+"""Bots the server seats, against the real server: added, marked, playing, leaving, restarted.
+
+A person plays through a real WebSocket (``harness``); the bots are the
+server's own (``server.bot_seats``), each on a connection of its own inside the
+server. What the bots did is read from ``TaliServer.bots``: their counts of
+decisions and refusals, and, through its ``decided`` hook, the view and the
+options each decision was made from, which are held against the room's truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.app import TaliServer
+from server.bot_seats import TURN_SHARE, BotSeat
+from server.engine import view
+from server.engine.actions import Action
+from server.engine.game import LegalActions
+from server.engine.view import TableView
+
+from .bots import Bot
+from .conftest import BOTS, FAST, config, running
+from .harness import Client, Frame, open_client, player
+
+pytestmark = pytest.mark.asyncio
+
+
+@contextlib.asynccontextmanager
+async def serving(**overrides: Any) -> AsyncIterator[TaliServer]:
+    """A server like the ``server`` fixture's, with other settings."""
+    async for app in running(TaliServer(config(**BOTS, **overrides))):
+        yield app
+
+
+async def seated(server: TaliServer, name: str, **settings: Any) -> tuple[str, Client]:
+    """A room made by ``name``, who sits down in it."""
+    client = await player(server, name)
+    created = await client.request("create_room", settings=settings)
+    assert created["type"] == "result", created
+    joined = await client.request("join_room", room=created["room"], role="player")
+    assert joined["type"] == "result", joined
+    return created["room"], client
+
+
+async def add_bot(client: Client, room: str, **fields: Any) -> Frame:
+    reply = await client.request("add_bot", room=room, **fields)
+    assert reply["type"] == "result", reply
+    assert reply["request"] == "add_bot"
+    return reply
+
+
+async def play(bot: Bot, hands: int, seconds: float = 60) -> None:
+    """``bot`` (a person's client, playing at random) plays until ``hands`` hands ended."""
+
+    async def loop() -> None:
+        while len(bot.client.of_type("hand_ended")) < hands:
+            if not await bot.step():
+                await asyncio.sleep(0.002)
+
+    await asyncio.wait_for(loop(), seconds)
+
+
+def bots_in(server: TaliServer, room: str) -> list[BotSeat]:
+    return [b for b in server.bots.bots.values() if b.room == room]
+
+
+class Truth:
+    """Every bot decision, held against the room's own view of that seat and its options."""
+
+    def __init__(self, server: TaliServer) -> None:
+        self.server = server
+        self.checked = 0
+        self.mismatches: list[tuple[TableView, TableView]] = []
+        server.bots.decided = self.decided
+
+    def decided(self, bot: BotSeat, seen: TableView, legal: LegalActions, action: Action) -> None:
+        room = self.server.lobby.rooms[bot.room]
+        truth = view(room.game.state, bot.player_id)
+        settings = {k: v for k, v in truth.settings.items() if v is not None}
+        truth = TableView(
+            truth.viewer, settings, truth.seats, truth.button, truth.hands_played, truth.hand
+        )
+        if seen != truth:
+            self.mismatches.append((seen, truth))
+        assert legal == room.game.legal_actions(bot.player_id)
+        assert action.kind in legal.actions
+        self.checked += 1
+
+
+async def test_a_bot_sits_down_marked_and_plays_against_a_person(server: TaliServer) -> None:
+    truth = Truth(server)
+    room, aulus = await seated(server, "Aulus", variant="liars", next_hand_delay_seconds=1)
+    start = len(aulus.frames)
+    reply = await add_bot(aulus, room)
+    # The bot's seat is announced, marked, before the reply: the request's own event.
+    (joined,) = [f for f in aulus.frames[start:] if f["type"] == "player_joined"]
+    assert aulus.frames.index(joined) < aulus.frames.index(reply)
+    assert joined["bot"] is True
+    assert joined["name"].endswith(" (bot)")
+    assert joined["seat"] == 1
+    await add_bot(aulus, room, seat=4, level="beginner")
+    snapshot_reply = await aulus.request("resync", room=room)
+    assert snapshot_reply["type"] == "result"
+    snapshot = await aulus.wait(lambda f: f["type"] == "snapshot" and f["seq"] >= 3)
+    assert [(s["seat"], s["bot"]) for s in snapshot["seats"]] == [(0, False), (1, True), (4, True)]
+    listed = await aulus.request("list_rooms")
+    (summary,) = listed["rooms"]
+    assert summary["bots"] == [False, True, True]
+    assert summary["players"][0] == "Aulus"
+    assert all(name.endswith(" (bot)") for name in summary["players"][1:])
+    assert aulus.of_type("player_joined")[0]["bot"] is False
+
+    await play(Bot(server, aulus, room, seed=1), hands=5)
+    stats = server.bots.stats
+    assert stats.errors == {}
+    assert stats.decisions >= 10
+    assert truth.checked == stats.decisions
+    assert truth.mismatches == []
+    levels = sorted(b.level.value for b in bots_in(server, room))
+    assert levels == ["beginner", "expert"]
+    # A bot's session is kept like a person's, with what it needs to come back.
+    records = {d["player"]: d for d in (await server.store.recover_async()).sessions}
+    person = records[aulus.player_id]
+    for bot in bots_in(server, room):
+        record = records[bot.player_id]
+        assert set(person) < set(record)
+        assert record["bot"] == {"level": bot.level.value, "token": bot.token, "room": room}
+
+
+async def test_refusals_have_stable_codes(server: TaliServer) -> None:
+    room, aulus = await seated(server, "Aulus", variant="simple", max_players=3)
+    brutus = await player(server, "Brutus")
+    assert (await brutus.request("add_bot", room=room))["code"] == "not_in_room"
+    await brutus.request("join_room", room=room, role="spectator")
+    refused = await brutus.request("add_bot", room=room)
+    assert (refused["code"], refused["room"]) == ("not_room_creator", room)
+    # Not the creator comes before the seat (taken here).
+    assert (await brutus.request("add_bot", room=room, seat=0))["code"] == "not_room_creator"
+    assert (await aulus.request("add_bot", room="r_nothere"))["code"] == "room_not_found"
+    assert (await aulus.request("add_bot", room=room, seat=0))["code"] == "seat_taken"
+    assert (await aulus.request("add_bot", room=room, seat=3))["code"] == "illegal_action"
+    assert (await aulus.request("add_bot", room=room, level="random"))["code"] == "bad_message"
+    assert (await aulus.request("remove_bot", room=room, player=aulus.player_id))[
+        "code"
+    ] == "not_a_bot"
+    await add_bot(aulus, room)
+    await add_bot(aulus, room)
+    assert (await aulus.request("add_bot", room=room))["code"] == "room_full"
+    (bot,) = [b for b in bots_in(server, room) if b.connection.session is not None][:1]
+    assert (await brutus.request("remove_bot", room=room, player=bot.player_id))[
+        "code"
+    ] == "not_room_creator"
+    # A creator watching, nobody seated: bots would play for nobody.
+    charlie = await player(server, "Charlie")
+    made = await charlie.request("create_room", settings={"variant": "simple"})
+    other = made["room"]
+    await charlie.request("join_room", room=other, role="spectator")
+    assert (await charlie.request("add_bot", room=other))["code"] == "no_player_seated"
+
+
+async def test_the_server_runs_at_most_max_bots() -> None:
+    async with serving(max_bots=1) as app:
+        room, aulus = await seated(app, "Aulus", variant="simple")
+        await add_bot(aulus, room)
+        assert (await aulus.request("add_bot", room=room))["code"] == "too_many_bots"
+    # A node of several runs none (a bot's seat does not move with its room yet).
+    assert TaliServer(config(redis_url="redis://127.0.0.1:9/0")).bots.limit == 0
+    assert TaliServer(config(max_bots=7)).bots.limit == 7
+
+
+async def test_a_removed_bot_folds_and_leaves_before_the_reply(server: TaliServer) -> None:
+    room, aulus = await seated(
+        server, "Aulus", variant="liars", next_hand_delay_seconds=0, turn_seconds=600
+    )
+    await add_bot(aulus, room)
+    await add_bot(aulus, room)
+    # Mid-hand: the bots have rolled, the table waits for Aulus.
+    await aulus.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll")
+    await aulus.request("roll", room=room)
+    await aulus.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "betting")
+    bot = bots_in(server, room)[0]
+    session = bot.session
+    assert session is not None
+    start = len(aulus.frames)
+    reply = await aulus.request("remove_bot", room=room, player=bot.player_id)
+    assert reply["type"] == "result", reply
+    told = [f["type"] for f in aulus.frames[start:]]
+    assert "folded" in told
+    assert told.index("player_left") < told.index("result")
+    left = aulus.frames[start + told.index("player_left")]
+    assert left["player"] == bot.player_id
+    # The bot is gone for good: its connection closed, its session forgotten.
+    await asyncio.sleep(0.05)
+    assert bot.player_id not in server.bots.bots
+    assert session not in list(server.presence)
+    assert bot.connection not in server.connections
+    assert len(bots_in(server, room)) == 1
+
+
+async def test_bots_fill_the_empty_seats_once_a_person_has_waited(server: TaliServer) -> None:
+    aulus = await player(server, "Aulus")
+    created = await aulus.request(
+        "create_room",
+        settings={
+            "variant": "stud",
+            "max_players": 4,
+            "bot_fill_seconds": 20,  # 0.2 s at the tests' time scale
+            "bot_fill_level": "beginner",
+        },
+    )
+    room = created["room"]
+    await aulus.request("subscribe_lobby")
+    await asyncio.sleep(30 * FAST)
+    assert bots_in(server, room) == [], "no one seated yet: no bots"
+    await aulus.request("join_room", room=room, role="player")
+    await asyncio.sleep(5 * FAST)
+    assert bots_in(server, room) == [], "not before the wait is over"
+    await aulus.wait(lambda f: f["type"] == "player_joined" and f["seat"] == 3, timeout=2)
+    joined = [f for f in aulus.of_type("player_joined") if f["bot"]]
+    assert sorted(f["seat"] for f in joined) == [1, 2, 3]
+    assert {b.level.value for b in bots_in(server, room)} == {"beginner"}
+    update = await aulus.wait(
+        lambda f: f["type"] == "lobby_update" and any(r["bots"] for r in f["changed"])
+    )
+    (summary,) = [r for r in update["changed"] if r["room"] == room]
+    assert summary["settings"]["bot_fill_seconds"] == 20
+    await play(Bot(server, aulus, room, seed=2), hands=2)
+    assert server.bots.stats.errors == {}
+
+
+async def test_when_the_last_person_is_let_go_the_bots_leave_and_the_room_closes() -> None:
+    async with serving(empty_room_seconds=0.3) as app:
+        room, aulus = await seated(
+            app, "Aulus", variant="draw", next_hand_delay_seconds=1, reconnect_grace_seconds=20
+        )
+        lobby = await player(app, "Lobby")
+        await lobby.request("subscribe_lobby")
+        for _ in range(3):
+            await add_bot(aulus, room)
+        await aulus.wait(lambda f: f["type"] == "hand_started")
+        # Away within the grace: the bots play on for the person who may come back.
+        await aulus.close()
+        await asyncio.sleep(10 * FAST)
+        assert len(bots_in(app, room)) == 3
+        assert not app.bots.sitting_out(room)
+        # The grace runs out (0.2 s): the person is let go, the bots sit out; no person
+        # sits down within empty_room_seconds, so they leave and the room closes.
+        update = await lobby.wait(
+            lambda f: f["type"] == "lobby_update" and room in f["removed"], timeout=3
+        )
+        assert update["removed"] == [room]
+        assert room not in app.lobby.rooms
+        await asyncio.sleep(0.05)
+        assert bots_in(app, room) == []
+        assert not any(s.bot for s in app.presence)
+        assert (await lobby.request("join_room", room=room))["code"] == "room_not_found"
+
+
+async def test_bots_sit_out_while_nobody_else_is_seated() -> None:
+    async with serving(empty_room_seconds=0.5) as app:
+        room, aulus = await seated(app, "Aulus", variant="simple", next_hand_delay_seconds=1)
+        watcher = await player(app, "Watcher")
+        await watcher.request("join_room", room=room, role="spectator")
+        await add_bot(aulus, room)
+        await add_bot(aulus, room)
+        await watcher.wait(lambda f: f["type"] == "hand_ended")
+        left = await aulus.request("leave_room", room=room)
+        assert left["type"] == "result"
+        # The bots deal no more hands: they sit out, the hand in play ends.
+        await watcher.wait(
+            lambda f: f["type"] == "readiness_changed" and f["ready"] is False, timeout=2
+        )
+        await asyncio.sleep(0.1)
+        hands = len(watcher.of_type("hand_started"))
+        await asyncio.sleep(0.2)
+        assert len(watcher.of_type("hand_started")) == hands, "bots played for nobody"
+        # A person sits down in time: the bots sit in again and play on.
+        brutus = await player(app, "Brutus")
+        joined = await brutus.request("join_room", room=room, role="player")
+        assert joined["type"] == "result"
+        await play(Bot(app, brutus, room, seed=5), hands=2)
+        assert len(bots_in(app, room)) == 2
+        # Brutus leaves too; after empty_room_seconds the bots leave. The watcher keeps
+        # the room open (it closes when it empties, as any room does).
+        bot_ids = {b.player_id for b in bots_in(app, room)}
+        await brutus.request("leave_room", room=room)
+
+        def all_left(_: Frame) -> bool:
+            return bot_ids <= {f["player"] for f in watcher.of_type("player_left")}
+
+        await watcher.wait(all_left, timeout=3)
+        await asyncio.sleep(0.05)
+        assert bots_in(app, room) == []
+        assert room in app.lobby.rooms
+        assert app.bots.stats.errors == {}
+
+
+@pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
+async def test_bots_never_stall_and_never_act_illegally(variant: str) -> None:
+    """Human think times, within half the turn; every decision on time, none refused."""
+    thinking = {"bot_think_min_seconds": 0.005, "bot_think_max_seconds": 0.5}
+    async with serving(**thinking) as app:
+        truth = Truth(app)
+        settings: dict[str, Any] = {"variant": variant, "next_hand_delay_seconds": 0}
+        if variant == "liars":
+            settings["betting_structure"] = "pot_limit"
+        room, aulus = await seated(app, "Aulus", starting_chips=30, **settings)
+        for level in ("expert", "beginner", "expert"):
+            await add_bot(aulus, room, level=level)
+        await play(Bot(app, aulus, room, seed=3), hands=6)
+        stats = app.bots.stats
+        assert stats.errors == {}, stats.errors
+        assert stats.decisions >= 12
+        assert truth.mismatches == []
+        # The turn is 0.3 s here and thinking may take 0.5 s: capped at half the time left.
+        assert stats.turn_share_max <= TURN_SHARE + 0.2, stats
+        assert stats.late_max < 0.1, stats
+        bot_ids = {b.player_id for b in bots_in(app, room)}
+        timed_out = [f for f in aulus.of_type("timed_out") if f["player"] in bot_ids]
+        assert timed_out == [], "a bot let its turn run out"
+
+
+async def test_bots_come_back_after_a_restart_and_play_on(tmp_path: Path) -> None:
+    settings = config(**BOTS, store="sqlite", data_dir=tmp_path)
+    first = TaliServer(settings)
+    await first.start()
+    try:
+        room, aulus = await seated(
+            first, "Aulus", variant="liars", turn_seconds=600, next_hand_delay_seconds=1
+        )
+        await add_bot(aulus, room, level="expert")
+        await add_bot(aulus, room, level="beginner")
+        # Mid-hand: the bots rolled; the table waits for Aulus.
+        prompt = await aulus.wait(lambda f: f["type"] == "your_turn")
+        await aulus.request("roll", room=room)
+        bots = {b.player_id: b.level for b in bots_in(first, room)}
+        hand = prompt["hand"]
+        token = aulus.token
+    finally:
+        await first.close()
+
+    second = TaliServer(settings)
+    await second.start()
+    try:
+        back = {b.player_id: b.level for b in bots_in(second, room)}
+        assert back == bots
+        for bot in bots_in(second, room):
+            assert bot.session is not None
+            assert bot.session.connected
+            assert bot.model is not None
+            assert bot.model.hand is not None
+            assert bot.model.hand.number == hand
+        again = await open_client(second, "Aulus#2")
+        welcome = await again.hello(token=token)
+        assert welcome["rooms"] == [room]
+        snapshot = await again.wait(lambda f: f["type"] == "snapshot")
+        assert snapshot["hand"]["number"] == hand
+        seats = {s["player"]: s for s in snapshot["seats"]}
+        for player_id in bots:
+            assert seats[player_id]["bot"] is True
+            assert seats[player_id]["connected"] is True
+        again.player_id = aulus.player_id
+        await play(Bot(second, again, room, seed=4), hands=3)
+        assert second.bots.stats.errors == {}
+        assert second.bots.stats.decisions > 0
+    finally:
+        await second.close()
+
+
+async def test_bot_decisions_hold_over_many_hands_in_every_variant(server: TaliServer) -> None:
+    """Eight rooms at once, one person and up to five bots each: no refusal at all."""
+    truth = Truth(server)
+    rng = random.Random(5)
+    people: list[Bot] = []
+    for index in range(8):
+        variant = ["simple", "liars", "draw", "stud"][index % 4]
+        room, client = await seated(
+            server, f"Person {index}", variant=variant, next_hand_delay_seconds=0, starting_chips=20
+        )
+        for _ in range(rng.randint(1, 5)):
+            await add_bot(client, room, level=rng.choice(["expert", "beginner"]))
+        people.append(Bot(server, client, room, seed=index))
+    await asyncio.gather(*(play(p, hands=10, seconds=120) for p in people))
+    stats = server.bots.stats
+    assert stats.errors == {}, stats.errors
+    assert truth.mismatches == []
+    assert stats.decisions >= 300
+    assert set(stats.by_phase) == {"roll", "betting", "draw", "stud_ante"}
+
+
+async def test_the_servers_bots_share_no_address_budget() -> None:
+    """Every bot comes from the one in-process address, but keeps a request budget of its
+    own: three bots together outspend the address budget and none is held back."""
+    rate = 20
+    budgets = {"address_request_budget_per_second": rate, "address_request_budget_burst": rate}
+    settings = {**BOTS, **budgets, "bot_think_min_seconds": 0, "bot_think_max_seconds": 0}
+    async for app in running(TaliServer(config(**settings))):
+        room, aulus = await seated(app, "Aulus", variant="liars", next_hand_delay_seconds=0)
+        for _ in range(3):
+            await add_bot(aulus, room, level="expert")
+        started = time.perf_counter()
+        await play(Bot(app, aulus, room, seed=3), hands=30, seconds=60)
+        elapsed = time.perf_counter() - started
+        stats = app.bots.stats
+        # A bot whose prompt the hand's end overtook (no think time) is refused; nothing else.
+        assert set(stats.errors) <= {"no_hand_in_progress", "not_your_turn"}, stats.errors
+        assert stats.decisions / elapsed > 2 * rate, (stats.decisions, elapsed)
