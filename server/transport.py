@@ -171,7 +171,7 @@ class Limits:
     address_limits: bool = True
     max_connections_per_address: int = 64
     connection_rate_per_address: float = 10.0
-    connection_burst_per_address: int = 40
+    connection_burst_per_address: int = 120
     trusted_proxy: str | None = None
     ws_path: str = "/"
 

@@ -33,14 +33,6 @@ async def test_a_page_that_did_not_load_completely_says_so(
     await fine.assert_accessible()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "server: a page load is about 23 HTTP connections (each answer closes its"
-        " connection), against a per-address budget of a burst of 40 and 10 a second:"
-        " people behind one address opening the page together get 429s"
-    ),
-)
 async def test_three_people_behind_one_address_open_the_page_together(
     server: TaliServer, browser: Browser
 ) -> None:
