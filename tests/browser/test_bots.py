@@ -25,9 +25,13 @@ PREFERRED = ("roll", "check", "call", "pass", "ante")
 @pytest_asyncio.fixture
 async def server() -> AsyncIterator[TaliServer]:
     """Rooms made without a turn time get 600 s (12 s here): the page, not the timer, acts."""
+    # Bots think 0.1-0.3 s (their think time is not scaled): a hand of four takes seconds;
+    # its result stays on the table 1.2 s (60 s scaled), not 0.1 s, for the test to read.
     settings = config(
-        time_scale=SCALE, rate_per_second=200, rate_burst=400, default_turn_seconds=600
-    )
+        time_scale=SCALE, rate_per_second=200, rate_burst=400, default_turn_seconds=600,
+        bot_think_min_seconds=0.1, bot_think_max_seconds=0.3,
+        default_next_hand_delay_seconds=60,
+    )  # fmt: skip
     async for app in running(TaliServer(settings)):
         yield app
 
@@ -59,8 +63,9 @@ async def test_one_click_to_a_table_of_bots_and_a_hand_against_them(
         if choice is not None and choice != "fold":
             await aulus.click(choice)
         await asyncio.sleep(0.05)
-    result = await aulus.wait_result()
-    assert "wins" in result
+    result = await aulus.result()
+    log = await aulus.page.get_by_test_id("log").inner_text()
+    assert "wins" in result, (result, await aulus.actions(), log[-1500:])
     stats = server.bots.stats
     assert stats.decisions >= 3
     assert stats.errors == {}
