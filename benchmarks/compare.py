@@ -2,6 +2,7 @@
 
     python -m benchmarks.compare ../tali-before                # 500 rooms, 4 runs each
     python -m benchmarks.compare ../tali-before --rooms 100 --runs 6
+    python -m benchmarks.compare ../tali-before --env TALI_STORE=memory --env TALI_FAIR_DICE=false
 
 Make the other checkout with, say, `git worktree add ../tali-before HEAD~3`.
 This machine's speed drifts by several per cent over minutes, so figures from
@@ -31,7 +32,15 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=4, help="runs of each server")
     parser.add_argument("--seconds", type=float, default=8.0, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="TALI_X=VALUE",
+        help="a setting for both servers (an older checkout ignores one it does not know)",
+    )
     args = parser.parse_args()
+    settings = dict(item.split("=", 1) for item in args.env)
     other = args.other.resolve()
     if not (other / "server" / "app.py").is_file():
         parser.error(f"{other} is not a tali checkout (no server/app.py)")
@@ -41,13 +50,14 @@ async def main() -> None:
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     print(
         f"game server at {args.rooms} rooms, closed loop; this = {capacity.ROOT}, other = {other}"
+        + (f"; settings {settings}" if settings else "")
     )
     print(f"{'server':<14}{'actions/s':>10}{'frames/s':>12}{'p50 ms':>8}{'p90':>8}{'p99':>8}"
           f"{'max':>8}{'srv CPU':>10}{'gen CPU':>9}{'RSS MiB':>9}")  # fmt: skip
     for run in range(1, args.runs + 1):
         for name, root in trees.items():
             result = await capacity.measure(
-                "game", args.rooms, args.warmup, args.seconds, root=root
+                "game", args.rooms, args.warmup, args.seconds, root=root, settings=settings
             )
             results[name].append(result)
             print(capacity.row(f"{name} #{run}", result), flush=True)
