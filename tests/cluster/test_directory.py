@@ -9,7 +9,7 @@ import time
 import pytest
 
 from benchmarks.cluster import describe, lobby_latency, percentiles
-from server.directory import Cluster, claim_room
+from server.directory import TOUCH_BATCH, Cluster, claim_room
 from server.store import MemoryStore
 
 pytestmark = pytest.mark.asyncio
@@ -159,6 +159,21 @@ async def test_a_session_saved_on_one_node_is_found_on_another(
     await node_a.sessions.save("h3", data, 30)
     await node_b.sessions.forget("h3")
     assert await node_a.sessions.get("h3") is None
+
+
+async def test_many_sessions_are_renewed_in_batches(node_a: Cluster, node_b: Cluster) -> None:
+    """touch_many keeps every session it names alive for one more TTL, past one script
+    call's batch, and makes none that did not exist."""
+    count = TOUCH_BATCH * 2 + 7
+    ttl = 1.5  # saving a thousand sessions one by one takes longer than TTL
+    data = {"key": "h", "player": "p_1", "name": "Aulus", "rooms": {}}
+    for n in range(count):
+        await node_a.sessions.save(f"m{n}", data, ttl)
+    for _ in range(3):
+        await asyncio.sleep(ttl / 2)
+        await node_b.sessions.touch_many([f"m{n}" for n in range(count)] + ["gone"], ttl)
+    assert all([await node_a.sessions.get(f"m{n}") == data for n in range(count)])
+    assert await node_a.sessions.get("gone") is None
 
 
 # -- the lobby -----------------------------------------------------------------------------
