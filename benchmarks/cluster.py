@@ -174,6 +174,39 @@ def machine_busy_seconds() -> float:
     return (sum(values) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")
 
 
+COMMIT_BUCKET = 'tali_store_commit_seconds_bucket{le="'
+
+
+async def commit_histogram(port: int) -> dict[float, float]:
+    """A server's store commits so far, from its /metrics on 127.0.0.1: how many took at
+    most each bound (seconds; the histogram's cumulative buckets)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        text = (await asyncio.wait_for(reader.read(), 10)).decode()
+    finally:
+        writer.close()
+    buckets = {}
+    for line in text.splitlines():
+        if line.startswith(COMMIT_BUCKET):
+            bound, count = line.removeprefix(COMMIT_BUCKET).split('"} ')
+            buckets[float(bound)] = float(count)
+    return buckets
+
+
+def bucket_quantile(before: dict[float, float], after: dict[float, float], q: float) -> float:
+    """The least bound under which ``q`` of the commits between two histograms fell (inf:
+    above every bound; nan: no commit)."""
+    bounds = sorted(after)
+    total = after[bounds[-1]] - before.get(bounds[-1], 0.0)
+    if total <= 0:
+        return math.nan
+    for bound in bounds:
+        if after[bound] - before.get(bound, 0.0) >= q * total:
+            return bound
+    return math.inf
+
+
 def open_file_limit() -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
@@ -258,11 +291,15 @@ async def human_run(
     servers: list[Process] = []
     generators: list[Any] = []
     try:
-        ports = []
-        for each in settings:
-            process, port = await asyncio.to_thread(start_game_server, settings=each, core=None)
-            servers.append(process)
-            ports.append(port)
+        started = await asyncio.gather(
+            *(asyncio.to_thread(start_game_server, settings=each, core=None) for each in settings),
+            return_exceptions=True,
+        )
+        servers = [s[0] for s in started if not isinstance(s, BaseException)]
+        for failed in started:
+            if isinstance(failed, BaseException):
+                raise failed
+        ports = [s[1] for s in started if not isinstance(s, BaseException)]
         protocol = servers[0].protocol
         # One generator per node at least, and enough that none holds more sockets than
         # the open-file limit allows.
@@ -283,6 +320,7 @@ async def human_run(
         await tell(generators, "start")
         await asyncio.sleep(warmup)
         await tell(generators, "measure")
+        commits0 = [await commit_histogram(port) for port in ports]
         cpu0 = [s.cpu_seconds() for s in servers]
         store0 = shared.cpu_seconds() if shared else 0.0
         busy0, own0 = machine_busy_seconds(), time.process_time()
@@ -294,6 +332,7 @@ async def human_run(
         store_cpu = (shared.cpu_seconds() if shared else 0.0) - store0
         busy, own = machine_busy_seconds() - busy0, time.process_time() - own0
         rss = [s.rss_kib() / 1024 for s in servers]
+        commits = [await commit_histogram(port) for port in ports]
         reports = []
         for process in generators:
             line = await asyncio.wait_for(process.stdout.readline(), GENERATOR_SECONDS)
@@ -307,8 +346,7 @@ async def human_run(
                 except TimeoutError:
                     process.kill()
                     await process.wait()
-        for server in servers:
-            await server.stop()
+        await asyncio.gather(*(server.stop() for server in servers))
         if shared is not None:
             await drop_schema(shared.postgres, schema)
     stats = Stats(
@@ -328,6 +366,10 @@ async def human_run(
         "generators": len(generators),
         "node_cpu": [c / elapsed * 100 for c in cpu],
         "node_rss_mib": rss,
+        # The store's commit time at p99 (a histogram's bound: at most this), the slowest node.
+        "commit_p99": max(
+            bucket_quantile(b, a, 0.99) * 1000 for b, a in zip(commits0, commits, strict=True)
+        ),
         "store_cpu": store_cpu / elapsed * 100,
         "gen_cpu": gen_cpu,
         # What the rest of the machine used meanwhile (other jobs on a shared box), in % of
@@ -342,8 +384,12 @@ async def human_run(
 HUMAN_HEADER = (
     f"{'nodes':<6}{'rooms':>6}{'players':>8}{'gens':>5}{'actions/s':>10}{'act/room/s':>11}"
     f"{'p50 ms':>8}{'p90':>7}{'p99':>7}{'max':>7}  {'node CPU %':<12}{'node RSS MiB':<14}"
-    f"{'PG+Redis CPU':>12}{'gen CPU':>8}{'others':>8}"
+    f"{'PG+Redis CPU':>12}{'gen CPU':>8}{'others':>8}{'commit p99':>11}"
 )
+
+
+def bound(ms: float) -> str:
+    return f"≤{ms:g} ms" if math.isfinite(ms) else ("none" if math.isnan(ms) else ">1 s")
 
 
 def human_row(r: dict[str, Any]) -> str:
@@ -354,6 +400,7 @@ def human_row(r: dict[str, Any]) -> str:
         f"{r['actions_s']:>10,.0f}{r['actions_s'] / r['rooms']:>11.2f}{r['p50']:>8.1f}"
         f"{r['p90']:>7.1f}{r['p99']:>7.1f}{r['max']:>7.1f}  {cpu:<12}{rss:<14}"
         f"{r['store_cpu']:>11.0f}%{r['gen_cpu']:>7.0f}%{r['others_cpu']:>7.0f}%"
+        f"{bound(r['commit_p99']):>11}"
     )
     return line if r["alive"] else f"{line}  (a node exited during the run)"
 
@@ -367,7 +414,10 @@ async def human(
         f"warmup, {seconds:.0f} s measured; {os.cpu_count()} cores, open-file limit "
         f"{open_file_limit()} per process; load average {os.getloadavg()[0]:.2f} =="
     )
-    print("(others: the CPU the rest of the machine used meanwhile, in % of one core)")
+    print(
+        "(others: the CPU the rest of the machine used meanwhile, in % of one core; commit p99:"
+        " the store's commit time at p99 on the slowest node, a bucket of its /metrics)"
+    )
     print(HUMAN_HEADER)
     for rooms in room_counts:
         for nodes in node_counts:
@@ -383,7 +433,7 @@ async def store_cost(shared: Shared, rooms: int, runs: int, warmup: float, secon
         f"SQLite and PostgreSQL + Redis in {runs} alternating runs of {seconds:.0f} s =="
     )
     print(f"{'store':<18}{'actions/s':>10}{'p50 ms':>8}{'p99':>7}{'node CPU':>9}"
-          f"{'node µs/action':>16}{'PG+Redis µs/action':>20}{'others':>8}")  # fmt: skip
+          f"{'node µs/action':>16}{'PG+Redis µs/action':>20}{'others':>8}{'commit p99':>11}")  # fmt: skip
     results: dict[str, list[dict[str, Any]]] = {"sqlite": [], "postgresql": []}
     for run in range(1, runs + 1):
         for name, store in (("sqlite", None), ("postgresql", shared)):
@@ -391,8 +441,8 @@ async def store_cost(shared: Shared, rooms: int, runs: int, warmup: float, secon
             results[name].append(r)
             print(f"{f'{name} #{run}':<18}{r['actions_s']:>10,.0f}{r['p50']:>8.1f}{r['p99']:>7.1f}"
                   f"{r['node_cpu'][0]:>8.0f}%{r['node_us_action']:>16.0f}"
-                  f"{r['store_us_action'] if store else 0.0:>20.0f}{r['others_cpu']:>7.0f}%",
-                  flush=True)  # fmt: skip
+                  f"{r['store_us_action'] if store else 0.0:>20.0f}{r['others_cpu']:>7.0f}%"
+                  f"{bound(r['commit_p99']):>11}", flush=True)  # fmt: skip
     sqlite = statistics.median(r["node_us_action"] for r in results["sqlite"])
     node = statistics.median(r["node_us_action"] for r in results["postgresql"])
     servers = statistics.median(r["store_us_action"] for r in results["postgresql"])
