@@ -405,9 +405,52 @@ def human_row(r: dict[str, Any]) -> str:
     return line if r["alive"] else f"{line}  (a node exited during the run)"
 
 
+QUIET_SECONDS = 120.0
+"""The longest a run waits for the rest of the machine to calm down."""
+
+
+async def wait_for_quiet(percent: float) -> str:
+    """Until the rest of the machine (other jobs: nothing of this benchmark runs between its
+    runs but an idle PostgreSQL and Redis) uses under ``percent`` % of a core over 2 s, for
+    QUIET_SECONDS at most; a note if it waited in vain."""
+    if percent <= 0:
+        return ""
+    deadline = time.monotonic() + QUIET_SECONDS
+    busy = math.inf
+    while time.monotonic() < deadline:
+        before, t0 = machine_busy_seconds(), time.perf_counter()
+        await asyncio.sleep(2.0)
+        busy = (machine_busy_seconds() - before) / (time.perf_counter() - t0) * 100
+        if busy < percent:
+            return ""
+    return f"  (the machine stayed busy: {busy:.0f} % of a core before the run)"
+
+
+def median_result(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over ``results`` (runs of the same rooms and nodes)."""
+    first = results[0]
+    median: dict[str, Any] = {}
+    for key, value in first.items():
+        if isinstance(value, list):
+            median[key] = [statistics.median(r[key][i] for r in results) for i in range(len(value))]
+        elif isinstance(value, bool):
+            median[key] = all(r[key] for r in results)
+        else:
+            median[key] = statistics.median(r[key] for r in results)
+    return median
+
+
 async def human(
-    shared: Shared, room_counts: list[int], node_counts: list[int], warmup: float, seconds: float
+    shared: Shared,
+    room_counts: list[int],
+    node_counts: list[int],
+    warmup: float,
+    seconds: float,
+    runs: int = 1,
+    quiet: float = 0.0,
 ) -> None:
+    """Each number of rooms on each number of nodes, ``runs`` times alternating the numbers
+    of nodes; the medians."""
     print(
         f"\n== human pace on PostgreSQL + Redis: each player answers a prompt after "
         f"0..{2 * HUMAN_PACE:.1f} s (about one action per room a second), {warmup:.0f} s "
@@ -419,14 +462,25 @@ async def human(
         " the store's commit time at p99 on the slowest node, a bucket of its /metrics)"
     )
     print(HUMAN_HEADER)
+    results: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for rooms in room_counts:
-        for nodes in node_counts:
-            result = await human_run(rooms, nodes, shared, warmup=warmup, seconds=seconds)
-            verdict = "under" if result["p99"] < 100 else "NOT under"
-            print(f"{human_row(result)}  p99 {verdict} 100 ms", flush=True)
+        for _ in range(runs):
+            for nodes in node_counts:
+                note = await wait_for_quiet(quiet)
+                result = await human_run(rooms, nodes, shared, warmup=warmup, seconds=seconds)
+                results.setdefault((rooms, nodes), []).append(result)
+                print(f"{human_row(result)}{note}", flush=True)
+    print(f"medians of {runs} run{'s' if runs > 1 else ''}:")
+    print(HUMAN_HEADER)
+    for figures in results.values():
+        median = median_result(figures)
+        verdict = "under" if median["p99"] < 100 else "NOT under"
+        print(f"{human_row(median)}  p99 {verdict} 100 ms")
 
 
-async def store_cost(shared: Shared, rooms: int, runs: int, warmup: float, seconds: float) -> None:
+async def store_cost(
+    shared: Shared, rooms: int, runs: int, warmup: float, seconds: float, quiet: float = 0.0
+) -> None:
     """One node on SQLite against one on PostgreSQL and Redis, alternating: CPU per action."""
     print(
         f"\n== the shared store's cost per action: one node, {rooms} rooms at human pace, "
@@ -437,12 +491,13 @@ async def store_cost(shared: Shared, rooms: int, runs: int, warmup: float, secon
     results: dict[str, list[dict[str, Any]]] = {"sqlite": [], "postgresql": []}
     for run in range(1, runs + 1):
         for name, store in (("sqlite", None), ("postgresql", shared)):
+            note = await wait_for_quiet(quiet)
             r = await human_run(rooms, 1, store, warmup=warmup, seconds=seconds)
             results[name].append(r)
             print(f"{f'{name} #{run}':<18}{r['actions_s']:>10,.0f}{r['p50']:>8.1f}{r['p99']:>7.1f}"
                   f"{r['node_cpu'][0]:>8.0f}%{r['node_us_action']:>16.0f}"
                   f"{r['store_us_action'] if store else 0.0:>20.0f}{r['others_cpu']:>7.0f}%"
-                  f"{bound(r['commit_p99']):>11}", flush=True)  # fmt: skip
+                  f"{bound(r['commit_p99']):>11}{note}", flush=True)  # fmt: skip
     sqlite = statistics.median(r["node_us_action"] for r in results["sqlite"])
     node = statistics.median(r["node_us_action"] for r in results["postgresql"])
     servers = statistics.median(r["store_us_action"] for r in results["postgresql"])
@@ -485,9 +540,13 @@ async def _main(args: argparse.Namespace) -> None:
         await b.aclose()
         shared = Shared(postgres, redis)
         if args.human:
-            await human(shared, args.human, args.nodes, args.warmup, args.seconds)
-        if args.human and args.cost_rooms:
-            await store_cost(shared, args.cost_rooms, args.runs, args.warmup, args.seconds)
+            await human(
+                shared, args.human, args.nodes, args.warmup, args.seconds, args.runs, args.wait_idle
+            )
+        if args.cost_rooms:
+            await store_cost(
+                shared, args.cost_rooms, args.runs, args.warmup, args.seconds, args.wait_idle
+            )
     finally:
         redis.stop()
         postgres.stop()
@@ -508,7 +567,14 @@ def main() -> None:
         "--cost-rooms", type=int, default=None, metavar="ROOMS",
         help="rooms of the store cost runs (default: the first --human; 0: none)",
     )  # fmt: skip
-    parser.add_argument("--runs", type=int, default=3, help="store cost runs of each store")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="runs of each human-pace case and of each store"
+    )
+    parser.add_argument(
+        "--wait-idle", type=float, default=25.0, metavar="PERCENT",
+        help="before each human-pace run, wait (2 minutes at most) until other jobs use under"
+        " PERCENT %% of a core (0: do not wait)",
+    )  # fmt: skip
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=6.0, help="seconds of play before")
     parser.add_argument(
@@ -517,7 +583,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.batches, args.changes, args.human = 100, 100, [20]
-        args.seconds, args.warmup, args.runs = 3.0, 2.0, 1
+        args.seconds, args.warmup, args.runs, args.wait_idle = 3.0, 2.0, 1, 0.0
     if args.cost_rooms is None:
         args.cost_rooms = args.human[0] if args.human else 0
     from server.app import loop_factory
