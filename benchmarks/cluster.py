@@ -216,27 +216,40 @@ def split(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
 
 
-async def generator(ports: list[int], rooms: int, protocol: str, seed: int) -> Any:
-    """A load generator process (``benchmarks.loadgen``) with its rooms set up."""
-    process = await asyncio.create_subprocess_exec(
+async def generator(
+    ports: list[int], rooms: int, protocol: str, seed: int
+) -> asyncio.subprocess.Process:
+    """A load generator process (``benchmarks.loadgen``), setting its rooms up."""
+    return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "benchmarks.loadgen", "--ports", *map(str, ports),
         "--rooms", str(rooms), "--pace", str(HUMAN_PACE), "--protocol", protocol,
         "--seed", str(seed), cwd=ROOT, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, limit=1 << 26, preexec_fn=raise_fd_limit,
     )  # fmt: skip
+
+
+async def ready(process: asyncio.subprocess.Process) -> None:
+    """Until a generator has set its rooms up."""
     assert process.stdout is not None
     line = await asyncio.wait_for(process.stdout.readline(), GENERATOR_SECONDS)
     if line.strip() != b"ready":
-        process.kill()
-        await process.wait()
         raise RuntimeError(f"a load generator failed to set up its rooms (said {line!r})")
-    return process
 
 
-async def tell(generators: list[Any], line: str) -> None:
+async def tell(generators: list[asyncio.subprocess.Process], line: str) -> None:
     for process in generators:
+        assert process.stdin is not None
         process.stdin.write(f"{line}\n".encode())
         await process.stdin.drain()
+
+
+async def report(process: asyncio.subprocess.Process) -> dict[str, Any]:
+    """A generator's figures once told to stop."""
+    assert process.stdout is not None
+    figures: dict[str, Any] = json.loads(
+        await asyncio.wait_for(process.stdout.readline(), GENERATOR_SECONDS)
+    )
+    return figures
 
 
 async def new_schema(postgres: PostgresServer, name: str) -> str:
@@ -289,7 +302,7 @@ async def human_run(
             for i in range(nodes)
         ]  # fmt: skip
     servers: list[Process] = []
-    generators: list[Any] = []
+    generators: list[asyncio.subprocess.Process] = []
     try:
         started = await asyncio.gather(
             *(asyncio.to_thread(start_game_server, settings=each, core=None) for each in settings),
@@ -309,14 +322,9 @@ async def human_run(
             for port, node_rooms in zip(ports, split(rooms, nodes), strict=True)
             for share in split(node_rooms, max(1, math.ceil(node_rooms / per_process)))
         ]
-        generators = list(
-            await asyncio.gather(
-                *(
-                    generator([port], share, protocol, seed)
-                    for seed, (port, share) in enumerate(plan)
-                )
-            )
-        )
+        for seed, (port, share) in enumerate(plan):
+            generators.append(await generator([port], share, protocol, seed))
+        await asyncio.gather(*map(ready, generators))
         await tell(generators, "start")
         await asyncio.sleep(warmup)
         await tell(generators, "measure")
@@ -333,19 +341,17 @@ async def human_run(
         busy, own = machine_busy_seconds() - busy0, time.process_time() - own0
         rss = [s.rss_kib() / 1024 for s in servers]
         commits = [await commit_histogram(port) for port in ports]
-        reports = []
-        for process in generators:
-            line = await asyncio.wait_for(process.stdout.readline(), GENERATOR_SECONDS)
-            reports.append(json.loads(line))
+        reports = [await report(process) for process in generators]
         alive = all(s.proc.poll() is None for s in servers)
     finally:
         for process in generators:
-            if process.returncode is None:
-                try:
-                    await asyncio.wait_for(process.wait(), 15)
-                except TimeoutError:
-                    process.kill()
-                    await process.wait()
+            if process.stdin is not None:
+                process.stdin.close()  # a generator not told to stop ends at this
+            try:
+                await asyncio.wait_for(process.wait(), 15)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
         await asyncio.gather(*(server.stop() for server in servers))
         if shared is not None:
             await drop_schema(shared.postgres, schema)
