@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,13 +68,19 @@ class Process:
     """A server under test: a subprocess, its CPU time and memory read from /proc."""
 
     def __init__(
-        self, args: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+        self,
+        args: list[str],
+        env: dict[str, str] | None = None,
+        cwd: Path = ROOT,
+        core: int | None = 0,
     ) -> None:
+        """``core``: the core to pin the process to (None: wherever the system runs it)."""
         self.proc = subprocess.Popen(
             [sys.executable, *args], cwd=cwd, env={**os.environ, **(env or {})},
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=raise_fd_limit,
         )  # fmt: skip
-        pin(self.proc.pid, 0)
+        if core is not None:
+            pin(self.proc.pid, core)
         self.ticks = os.sysconf("SC_CLK_TCK")
         self.protocol = ""
         """The protocol version a game server speaks (its checkout's own)."""
@@ -135,10 +142,11 @@ HUMAN_PACE = 1.4
 
 
 def start_game_server(
-    root: Path = ROOT, settings: dict[str, str] | None = None
+    root: Path = ROOT, settings: dict[str, str] | None = None, core: int | None = 0
 ) -> tuple[Process, int]:
     """The game server of the checkout at ``root`` (its own ``server`` package), with
-    ``settings`` (``TALI_*`` variables) over the benchmark's own."""
+    ``settings`` (``TALI_*`` variables) over the benchmark's own, pinned to ``core``
+    (None: not pinned)."""
     # The shipped defaults (JSON logs at info, a line a hand) but for the
     # limits meant for people: one generator plays thousands of them, all from
     # one address (an older checkout ignores settings it does not know).
@@ -149,7 +157,7 @@ def start_game_server(
            "TALI_REQUEST_BUDGET_PER_SECOND": "1000000", "TALI_REQUEST_BUDGET_BURST": "1000000",
            "TALI_ADDRESS_REQUEST_BUDGET_PER_SECOND": "1000000", "TALI_ADDRESS_REQUEST_BUDGET_BURST": "1000000",
            "TALI_STORE": STORE, "TALI_DATA_DIR": data, **(settings or {})}  # fmt: skip
-    process = Process(["-c", _GAME_LAUNCHER], env, cwd=root)
+    process = Process(["-c", _GAME_LAUNCHER], env, cwd=root, core=core)
     process.scratch = data
     assert process.proc.stdout is not None
     _, port, process.protocol = process.proc.stdout.readline().decode().split()
@@ -368,6 +376,69 @@ class BareRoom:
         await asyncio.wait_for(self.ready, 30)
 
 
+class Load:
+    """Rooms played against servers already started: room ``k`` is created and played on
+    ``ports[k % len(ports)]``, all four of its players connected there."""
+
+    def __init__(
+        self, tables: Sequence[GameRoom | BareRoom], ports: list[int], stats: Stats
+    ) -> None:
+        """``stats``: the one the tables record into."""
+        self.tables = tables
+        self.ports = ports
+        self.stats = stats
+
+    @classmethod
+    def game(
+        cls, ports: list[int], rooms: int, pace: float, protocol: str, seed: int | None = None
+    ) -> Load:
+        """``rooms`` liars' rooms at ``pace`` (0: closed loop); ``seed`` (by default the
+        number of rooms) seeds the players' choices and their delays."""
+        stats = Stats()
+        rng = random.Random(rooms if seed is None else seed)
+        return cls([GameRoom(stats, rng, pace, protocol) for _ in range(rooms)], ports, stats)
+
+    async def set_up(self, first: int = 0) -> None:
+        """Connect every room's players and seat them (names from ``first`` on), in groups
+        of 50 rooms: thousands of rooms one by one take minutes."""
+        ports = self.ports
+        for start in range(0, len(self.tables), 50):
+            group = self.tables[start : start + 50]
+            await asyncio.wait_for(asyncio.gather(*(
+                t.setup(ports[(start + k) % len(ports)]) if isinstance(t, BareRoom)
+                else t.setup(ports[(start + k) % len(ports)], first + start + k)
+                for k, t in enumerate(group)
+            )), 120)  # fmt: skip
+
+    def start(self) -> None:
+        for table in self.tables:
+            if isinstance(table, BareRoom):
+                table.act()
+            else:
+                table.start()
+
+    def close(self) -> None:
+        for table in self.tables:
+            for conn in table.players:
+                conn.close()
+
+
+def latency_figures(stats: Stats, elapsed: float) -> dict[str, float]:
+    """Actions/s, frames/s, frames per hand and latency percentiles in ms of a run that
+    measured for ``elapsed`` seconds."""
+    lat = stats.latencies
+    return {
+        "actions_s": stats.actions / elapsed,
+        "frames_s": stats.frames / elapsed,
+        # Frames the four players of a room received per hand, all told.
+        "frames_hand": stats.frames * 4 / stats.hands_ended if stats.hands_ended else 0.0,
+        "p50": percentile(lat, 0.5) * 1000,
+        "p90": percentile(lat, 0.9) * 1000,
+        "p99": percentile(lat, 0.99) * 1000,
+        "max": max(lat, default=float("nan")) * 1000,
+    }
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -389,28 +460,15 @@ async def measure(
     process, port = (
         start_game_server(root, settings) if kind == "game" else start_bare_server(deflate)
     )
-    stats = Stats()
-    rng = random.Random(rooms)
-    tables: list[GameRoom | BareRoom] = []
+    if kind == "game":
+        load = Load.game([port], rooms, pace, process.protocol)
+    else:
+        stats = Stats()
+        load = Load([BareRoom(stats, i, pace, deflate) for i in range(rooms)], [port], stats)
+    stats = load.stats
     try:
-        for i in range(rooms):
-            table: GameRoom | BareRoom = (
-                GameRoom(stats, rng, pace, process.protocol)
-                if kind == "game"
-                else BareRoom(stats, i, pace, deflate)
-            )
-            tables.append(table)
-        # Set up in groups of 50 rooms at a time: thousands of rooms one by one take minutes.
-        for first in range(0, rooms, 50):
-            await asyncio.wait_for(asyncio.gather(*(
-                t.setup(port) if isinstance(t, BareRoom) else t.setup(port, first + k)
-                for k, t in enumerate(tables[first : first + 50])
-            )), 120)  # fmt: skip
-        for table in tables:
-            if isinstance(table, BareRoom):
-                table.act()
-            else:
-                table.start()
+        await load.set_up()
+        load.start()
         await asyncio.sleep(warmup)
         stats.measuring = True
         cpu0, own0, t0 = process.cpu_seconds(), time.process_time(), time.perf_counter()
@@ -421,21 +479,11 @@ async def measure(
         own_cpu = (time.process_time() - own0) / elapsed * 100
         rss = process.rss_kib()
     finally:
-        for table in tables:
-            for conn in table.players:
-                conn.close()
+        load.close()
         await asyncio.sleep(0.2)  # let the closes reach the server before it stops
         await process.stop()
-    lat = stats.latencies
     return {
-        "actions_s": stats.actions / elapsed,
-        "frames_s": stats.frames / elapsed,
-        # Frames the four players of a room received per hand, all told.
-        "frames_hand": stats.frames * 4 / stats.hands_ended if stats.hands_ended else 0.0,
-        "p50": percentile(lat, 0.5) * 1000,
-        "p90": percentile(lat, 0.9) * 1000,
-        "p99": percentile(lat, 0.99) * 1000,
-        "max": max(lat, default=float("nan")) * 1000,
+        **latency_figures(stats, elapsed),
         "server_cpu": server_cpu,
         "gen_cpu": own_cpu,
         "rss_mib": rss / 1024,
