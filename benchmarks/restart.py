@@ -121,6 +121,10 @@ def start(port: int, data: Path, log: Path) -> subprocess.Popen[bytes]:
         "TALI_MAX_ROOMS": "100000",
         "TALI_MAX_ROOMS_PER_ADDRESS": "100000",
         "TALI_ADDRESS_LIMITS": "false",
+        # One generator resumes 2,000 players while the rooms already back play as fast as
+        # the server answers: on a slow box the last ones came after the 60 s grace, found
+        # their seats given up and their sessions forgotten (session_not_found).
+        "TALI_DEFAULT_RECONNECT_GRACE_SECONDS": "600",
         "TALI_STORE": "sqlite",
     }
     with log.open("ab") as out:
