@@ -1,0 +1,61 @@
+"""The lobby without sockets: the listing of this node's rooms and other nodes' together."""
+
+from __future__ import annotations
+
+import protocol.client as req
+from server.config import ServerConfig
+from server.lobby import Lobby, RemoteRoom
+from server.metrics import Metrics
+from server.session import Ids, Session
+from server.store import MemoryStore
+
+from .fakes import FakeClock, Inbox
+
+
+def lobby(store: MemoryStore, seed: int) -> Lobby:
+    return Lobby(ServerConfig(store="memory"), Ids(seed), Metrics(), FakeClock(), store)
+
+
+def creator(name: str) -> Session:
+    return Session(player_id=f"p_{name}", key=name * 8, name=name, outbox=Inbox())
+
+
+def create(at: Lobby, session: Session, variant: str) -> str:
+    request = req.CreateRoom.model_validate(
+        {"type": "create_room", "id": 1, "settings": {"variant": variant}}, strict=False
+    )
+    return at.create(session, request).id
+
+
+def listed(at: Lobby, **filters: object) -> list[str]:
+    page = at.page(
+        req.ListRooms.model_validate({"type": "list_rooms", "id": 1, **filters}, strict=False)
+    )
+    return [summary.room for summary in page.rooms]
+
+
+def test_other_nodes_rooms_are_listed_in_order_and_a_room_taken_over_keeps_its_place() -> None:
+    store = MemoryStore()
+    a, b = lobby(store, 1), lobby(store, 2)  # two nodes: ids of their own
+    aulus = creator("Aulus")
+    first = create(a, aulus, "liars")
+    second = create(a, aulus, "stud")
+    here = create(b, creator("Brutus"), "liars")
+    b.remote_changed({r: RemoteRoom(a.rooms[r].summary(), "ws://a/") for r in (first, second)})
+    assert listed(b) == [here, first, second]
+    assert listed(b, variant="stud") == [second]
+    assert listed(b, has_seat=True) == [here, first, second]
+    # Node b takes ``first`` over (node a died): the same place in b's listing, now b's room.
+    a.drop(first)
+    store.commit()
+    (record,) = store.recover([first]).rooms
+    (taken,) = b.restore([record], lambda player: None)
+    assert taken.id == first
+    assert first not in b.remote
+    assert listed(b) == [here, first, second]
+    # A closed remote room goes; paging goes on after the cursor.
+    b.remote_changed({second: None})
+    assert listed(b) == [here, first]
+    assert listed(b, limit=1) == [here]
+    page = b.page(req.ListRooms.model_validate({"type": "list_rooms", "id": 1, "limit": 1}))
+    assert listed(b, cursor=page.next_cursor) == [first]
