@@ -183,10 +183,18 @@ class RequestGate:
             self._timer = None
 
     def _hold_back(self) -> None:
-        if self._timer is not None or self.closed or self._busy is not None:
+        if self.closed:
+            return
+        # Counted even while a task works (a replay can wait behind others): what a
+        # client may pile up meanwhile is bounded too.
+        if len(self._waiting) > self._max_waiting:
+            self.stop()
+            self._close()
+            return
+        if self._timer is not None or self._busy is not None:
             return
         wait = self.budget.wait()
-        if not self.budget.hold(wait) or len(self._waiting) > self._max_waiting:
+        if not self.budget.hold(wait):
             self.stop()
             self._close()
             return

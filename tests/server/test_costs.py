@@ -158,3 +158,20 @@ def test_work_in_a_task_holds_the_next_messages_until_it_is_done() -> None:
     assert handled == ["resync"]
     callbacks[0](None)
     assert handled == ["resync", "ping"]
+
+
+def test_a_client_piling_up_messages_behind_a_task_is_closed() -> None:
+    clock = Clock()
+    door, handled, _, closed = gate(clock)
+
+    class Work:
+        def add_done_callback(self, callback: Callable[[object], object]) -> None:
+            pass  # never done: a replay waiting behind others
+
+    door.wait_for(Work())
+    for _ in range(100):
+        door.receive("ping", clock.now)
+    assert closed == []
+    door.receive("ping", clock.now)
+    assert closed == ["closed"]
+    assert handled == []
