@@ -266,7 +266,7 @@ class ServerConfig(BaseSettings):
         le=1_000_000,
         description=(
             "Static-file and /metrics requests per second per address, sustained "
-            "(/metrics counts 5); more get 429."
+            "(/metrics counts 15); more get 429."
         ),
     )
     http_rate_burst: int = Field(

@@ -137,7 +137,7 @@ async def test_head_has_no_body(strict_server: TaliServer) -> None:
 
 
 async def test_metrics_and_files_are_rate_limited_per_address_but_probes_are_not() -> None:
-    async with serving(http_rate_per_second=1, http_rate_burst=10) as server:
+    async with serving(http_rate_per_second=1, http_rate_burst=30) as server:
         codes = [
             status(await exchange(server.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"))
             for _ in range(3)

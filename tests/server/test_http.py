@@ -24,7 +24,7 @@ class State:
 
 def endpoints(clock: FakeClock, *, game: bool = True, metrics: bool = True) -> Endpoints:
     return Endpoints(
-        ServerConfig(http_rate_per_second=1, http_rate_burst=10),
+        ServerConfig(http_rate_per_second=1, http_rate_burst=30),
         clock,
         ready=lambda: State.ready,
         exposition=lambda: b"tali_up 1\n",
