@@ -75,7 +75,14 @@ class Player:
     async def open_room(self, variant: str, **settings: object) -> None:
         form = self.page.get_by_test_id("create-form")
         await self.page.get_by_test_id("variant").select_option(variant)
-        for name, value in {"turn_seconds": 600, "next_hand_delay_seconds": 60, **settings}.items():
+        # A grace of 12 s (600 s scaled), not 1.2 s: a reload on a loaded machine can take
+        # longer than that, and the seat would be gone when the page came back.
+        defaults = {
+            "turn_seconds": 600,
+            "next_hand_delay_seconds": 60,
+            "reconnect_grace_seconds": 600,
+        }
+        for name, value in {**defaults, **settings}.items():
             field = form.locator(f"[name={name}]")
             if await field.evaluate("e => e.tagName") == "SELECT":
                 await field.select_option(str(value))

@@ -26,9 +26,7 @@ async def test_earlier_hands_come_from_the_server_on_a_new_device(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
     aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
-    # A grace of 12 s (600 s scaled), not 1.2 s: the new device below must find the seat
-    # still held however slowly a loaded machine opens it.
-    await aulus.open_room("liars", reconnect_grace_seconds=600)
+    await aulus.open_room("liars")  # a grace of 12 s: the new device below finds the seat
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
     aulus_id = pid(server, "Aulus")
