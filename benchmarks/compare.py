@@ -3,6 +3,7 @@
     python -m benchmarks.compare ../tali-before                # 500 rooms, 4 runs each
     python -m benchmarks.compare ../tali-before --rooms 100 --runs 6
     python -m benchmarks.compare ../tali-before --env TALI_STORE=memory --env TALI_FAIR_DICE=false
+    python -m benchmarks.compare ../tali-a --this ../tali-b     # two other checkouts
 
 Make the other checkout with, say, `git worktree add ../tali-before HEAD~3`.
 This machine's speed drifts by several per cent over minutes, so figures from
@@ -28,6 +29,12 @@ async def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("other", type=Path, help="the other checkout's top directory")
+    parser.add_argument(
+        "--this",
+        type=Path,
+        default=capacity.ROOT,
+        help="the checkout measured as 'this' (default: this one; the generator is always this one's)",
+    )
     parser.add_argument("--rooms", type=int, default=500)
     parser.add_argument("--runs", type=int, default=4, help="runs of each server")
     parser.add_argument("--seconds", type=float, default=8.0, help="measured seconds per run")
@@ -41,15 +48,16 @@ async def main() -> None:
     )
     args = parser.parse_args()
     settings = dict(item.split("=", 1) for item in args.env)
-    other = args.other.resolve()
-    if not (other / "server" / "app.py").is_file():
-        parser.error(f"{other} is not a tali checkout (no server/app.py)")
+    this, other = args.this.resolve(), args.other.resolve()
+    for tree in (this, other):
+        if not (tree / "server" / "app.py").is_file():
+            parser.error(f"{tree} is not a tali checkout (no server/app.py)")
     capacity.raise_fd_limit()
     capacity.pin(0, 1)
-    trees = {"this": capacity.ROOT, "other": other}
+    trees = {"this": this, "other": other}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     print(
-        f"game server at {args.rooms} rooms, closed loop; this = {capacity.ROOT}, other = {other}"
+        f"game server at {args.rooms} rooms, closed loop; this = {this}, other = {other}"
         + (f"; settings {settings}" if settings else "")
     )
     print(f"{'server':<14}{'actions/s':>10}{'frames/s':>12}{'p50 ms':>8}{'p90':>8}{'p99':>8}"
@@ -59,23 +67,27 @@ async def main() -> None:
             result = await capacity.measure(
                 "game", args.rooms, args.warmup, args.seconds, root=root, settings=settings
             )
+            # Server CPU per action: the figure a busy or idle core does not change.
+            result["cpu_us"] = result["server_cpu"] / 100 / result["actions_s"] * 1e6
             results[name].append(result)
             print(capacity.row(f"{name} #{run}", result), flush=True)
     medians = {
         name: {
             key: statistics.median(r[key] for r in runs)
-            for key in ("actions_s", "p99", "frames_hand")
+            for key in ("actions_s", "p99", "frames_hand", "cpu_us")
         }
         for name, runs in results.items()
     }
     for name, median in medians.items():
         print(
             f"median {name}: {median['actions_s']:,.0f} actions/s, p99 {median['p99']:.1f} ms, "
-            f"{median['frames_hand']:.0f} frames per four-player hand"
+            f"{median['frames_hand']:.0f} frames per four-player hand, "
+            f"{median['cpu_us']:.0f} us of server CPU per action"
         )
     ratio = medians["this"]["actions_s"] / medians["other"]["actions_s"]
     print(
-        f"this/other: actions/s {ratio:.1%}, p99 {medians['this']['p99'] / medians['other']['p99']:.2f}x"
+        f"this/other: actions/s {ratio:.1%}, p99 {medians['this']['p99'] / medians['other']['p99']:.2f}x, "
+        f"CPU per action {medians['this']['cpu_us'] / medians['other']['cpu_us']:.2f}x"
     )
 
 

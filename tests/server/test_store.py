@@ -510,3 +510,52 @@ def test_sqlite_checkpoints_on_a_thread_of_its_own(tmp_path: Path) -> None:
     assert [n for n, _ in SqliteStore(tmp_path / "tali.db").recover().rooms[0].entries] == list(
         range(1, 201)
     )
+
+
+def test_sqlite_keeps_a_rooms_entries_since_its_snapshot_at_the_log_end(tmp_path: Path) -> None:
+    """Entries go to the append-only tail and move to the room's keyed log with its next
+    snapshot, in the same commit; a store opened again (without recovering) moves what an
+    earlier one left in the tail; a failed batch leaves the tail as it was."""
+    path = tmp_path / "tali.db"
+    store = SqliteStore(path)
+    store.open_room("r_a", {})
+    store.open_room("r_b", {})
+    for n in range(1, 4):
+        store.append("r_a", n, {"a": n})
+        store.append("r_b", n, {"b": n})
+    store.commit()
+    raw = sqlite3.connect(path)
+
+    def rows(table: str) -> list[tuple[str, int]]:
+        return raw.execute(f"SELECT room, n FROM {table} ORDER BY room, n").fetchall()
+
+    assert rows("tail") == [("r_a", 1), ("r_a", 2), ("r_a", 3), ("r_b", 1), ("r_b", 2), ("r_b", 3)]
+    assert rows("entries") == []
+    store.snapshot("r_a", 3, 1, {"after": 1})
+    store.append("r_a", 4, {"a": 4})  # the next hand's first entry, in the same batch
+    store.commit()
+    assert rows("tail") == [("r_a", 4), ("r_b", 1), ("r_b", 2), ("r_b", 3)]
+    assert rows("entries") == [("r_a", 1), ("r_a", 2), ("r_a", 3)]
+    assert store.hands("r_a", 0) == (None, [(n, {"a": n}) for n in range(1, 5)])
+    assert store.hands("r_a", 1) == ({"after": 1}, [(4, {"a": 4})])
+    store.close()
+
+    again = SqliteStore(path)
+    again.append("r_b", 4, {"b": 4})
+    again.snapshot("r_b", 4, 1, {"after": 1})
+    again.commit()
+    assert rows("tail") == [("r_a", 4)]
+    assert rows("entries") == [("r_a", n) for n in (1, 2, 3)] + [("r_b", n) for n in (1, 2, 3, 4)]
+    # A batch that fails (a room opened twice is no error; a NULL entry is) changes nothing.
+    again.append("r_a", 5, {"a": 5})
+    again._ops.append(("INSERT INTO entries VALUES (NULL, NULL, NULL)", (), "r_a"))
+    with pytest.raises(sqlite3.IntegrityError):
+        again.commit()
+    again._ops.clear()
+    again.snapshot("r_a", 4, 2, {"after": 2})
+    again.commit()
+    assert rows("tail") == []
+    (room_a, room_b) = again.recover().rooms
+    assert (room_a.snapshot, room_a.entries, room_b.entries) == ({"after": 2}, [], [])
+    raw.close()
+    again.close()
