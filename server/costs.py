@@ -67,12 +67,16 @@ class RequestBudget:
         self._close_after = close_after
         self._held: deque[tuple[float, float]] = deque()
         self._shared_left = 0.0
+        self.spent_into_debt = False
+        """Whether the last ``spend`` left either bucket in debt (as ``in_debt`` would say
+        right after it, without reading the address's bucket again)."""
 
     def spend(self, units: float) -> None:
         """Charge ``units`` for a request being handled (it may take the budget into debt)."""
         own = self._own
         own.tokens = own.level(self._clock.time()) - units
-        self._shared_left = self._shared.take(self._address, units)
+        self._shared_left = left = self._shared.take(self._address, units)
+        self.spent_into_debt = own.tokens < 0 or left < 0
 
     def in_debt(self) -> bool:
         """Whether this connection, or its address, has spent more than it has saved."""
@@ -160,8 +164,11 @@ class RequestGate:
             self._waiting.append((frame, received))
             self._hold_back()
             return
+        budget = self.budget
+        budget.spent_into_debt = False
         self._handle(frame, received)
-        if self.budget.in_debt():
+        # The hot path: what the request just spent says it, no second look at the buckets.
+        if budget.spent_into_debt:
             self._hold_back()
 
     def wait_for(self, work: Done) -> None:
