@@ -389,6 +389,24 @@ def _encode(data: Data) -> str:
     return to_json(data).decode()
 
 
+@dataclass(slots=True)
+class _TailRows:
+    """A room's rows in ``tail`` (rowids, in order), and the number of its log's last
+    entry as far as this store knows."""
+
+    rowids: list[int] = field(default_factory=list)
+    last_n: int = 0
+
+
+@dataclass(slots=True)
+class _TailChange:
+    """What a batch does to a room's tail rows: empties them (a move or a drop), then adds."""
+
+    cleared: bool = False
+    added: list[int] = field(default_factory=list)
+    last_n: int = 0
+
+
 class SqliteStore:
     """The store in one SQLite file (WAL), committed once per batch."""
 
@@ -418,8 +436,8 @@ class SqliteStore:
         """Whether this store ever claimed a room: one that never did is a single node's,
         and skips the fencing read (it costs SQLite 25-100 us a commit)."""
         self._closing: set[str] = set()
-        self._tail: dict[str, list[int]] = {}
-        """Each room's rows in ``tail`` (rowids, in order): its entries since its snapshot."""
+        self._tail: dict[str, _TailRows] = {}
+        """Each room's rows in ``tail``: its entries since its snapshot."""
         self._load_tail(None)
         self.last_commit_seconds = 0.0
         self.last_batch = 0
@@ -427,12 +445,26 @@ class SqliteStore:
     def _load_tail(self, rooms: Collection[str] | None) -> None:
         if rooms is None:
             self._tail = {}
+            found = self._db.execute("SELECT rowid, room, n FROM tail ORDER BY rowid").fetchall()
         else:
-            for room in rooms:
-                self._tail.pop(room, None)
-        for rowid, room in self._db.execute("SELECT rowid, room FROM tail ORDER BY rowid"):
-            if rooms is None or room in rooms:
-                self._tail.setdefault(room, []).append(rowid)
+            listed = list(rooms)
+            found = []
+            for i in range(0, len(listed), _FENCE_CHUNK):
+                chunk = listed[i : i + _FENCE_CHUNK]
+                for room in chunk:
+                    self._tail.pop(room, None)
+                found += self._db.execute(
+                    "SELECT rowid, room, n FROM tail"
+                    f" WHERE room IN ({','.join('?' * len(chunk))}) ORDER BY rowid",
+                    chunk,
+                ).fetchall()
+            found.sort()
+        for rowid, room, n in found:
+            rows = self._tail.get(room)
+            if rows is None:
+                rows = self._tail[room] = _TailRows()
+            rows.rowids.append(rowid)
+            rows.last_n = max(rows.last_n, n)
 
     def _migrate(self) -> None:
         version: int = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -594,9 +626,13 @@ class SqliteStore:
             raise
         self.last_batch = len(ops)
         self._ops = []
-        for room, rows in tail.items():
-            if rows:
-                self._tail[room] = rows
+        for room, change in tail.items():
+            known = self._tail.get(room)
+            if known is not None and not change.cleared:
+                known.rowids += change.added
+                known.last_n = change.last_n
+            elif change.added or change.last_n:
+                self._tail[room] = _TailRows(change.added, change.last_n)
             else:
                 self._tail.pop(room, None)
         for room in self._closing:
@@ -606,14 +642,14 @@ class SqliteStore:
         if fenced:
             raise Fenced(fenced)
 
-    def _resolve(self, ops: list[Op]) -> tuple[list[Op], dict[str, list[int]]]:
+    def _resolve(self, ops: list[Op]) -> tuple[list[Op], dict[str, _TailChange]]:
         """The batch with its tail rows numbered and its moves and drops spelled out; and
-        the tail rows of each room it changes, as they will be once it is committed. Under
-        the write lock: nobody else appends to ``tail`` meanwhile."""
-        changed: dict[str, list[int]] = {}
+        what it changes in each room's tail rows, to apply once it is committed. Under the
+        write lock: nobody else appends to ``tail`` meanwhile."""
+        changes: dict[str, _TailChange] = {}
         if not any(op[0] is _INSERT_ENTRY or op[0] is _MOVE_TAIL or op[0] is _DROP_TAIL
                    for op in ops):  # fmt: skip
-            return ops, changed
+            return ops, changes
         (last,) = self._db.execute("SELECT coalesce(max(rowid), 0) FROM tail").fetchone()
         resolved: list[Op] = []
         for sql, args, room in ops:
@@ -621,29 +657,47 @@ class SqliteStore:
                 resolved.append((sql, args, room))
                 continue
             assert room is not None
-            rows = changed.get(room)
-            if rows is None:
-                rows = changed[room] = list(self._tail.get(room, ()))
+            known = self._tail.get(room)
+            change = changes.get(room)
+            if change is None:
+                change = changes[room] = _TailChange(last_n=known.last_n if known else 0)
             if sql is _INSERT_ENTRY:
+                n = args[2]
+                if n <= change.last_n:
+                    # The keyed table refused this before the tail (its primary key): a log
+                    # written twice must still fail the batch, not replay an input twice.
+                    raise StoreError(f"entry {n} of room {room} is written after {change.last_n}")
+                change.last_n = n
                 last += 1
-                rows.append(last)
+                change.added.append(last)
                 resolved.append((sql, (last, *args[1:]), room))
                 continue
+            rows = change.added if change.cleared or known is None else known.rowids + change.added
+            # Each statement names the room too: rows another store wrote since ours were
+            # read can never be taken for this room's.
             for i in range(0, len(rows), _FENCE_CHUNK):
                 chunk = tuple(rows[i : i + _FENCE_CHUNK])
                 marks = ",".join("?" * len(chunk))
                 if sql is _MOVE_TAIL:
                     resolved.append(
                         (
-                            "INSERT OR REPLACE INTO entries SELECT room, n, data FROM tail"
-                            f" WHERE rowid IN ({marks})",
-                            chunk,
+                            "INSERT INTO entries SELECT room, n, data FROM tail"
+                            f" WHERE room = ? AND rowid IN ({marks})",
+                            (room, *chunk),
                             room,
                         )
                     )
-                resolved.append((f"DELETE FROM tail WHERE rowid IN ({marks})", chunk, room))
-            rows.clear()
-        return resolved, changed
+                resolved.append(
+                    (
+                        f"DELETE FROM tail WHERE room = ? AND rowid IN ({marks})",
+                        (room, *chunk),
+                        room,
+                    )
+                )
+            change.cleared, change.added = True, []
+            if sql is _DROP_TAIL:
+                change.last_n = 0  # the room is gone: a room of that id would start again
+        return resolved, changes
 
     def _entries_after(self, room: str, after: int) -> list[tuple[int, Data]]:
         """``room``'s entries numbered past ``after``: those moved with its snapshots, then
@@ -651,13 +705,15 @@ class SqliteStore:
         rows = self._db.execute(
             "SELECT n, data FROM entries WHERE room = ? AND n > ? ORDER BY n", (room, after)
         ).fetchall()
-        tail = self._tail.get(room, [])
+        known = self._tail.get(room)
+        tail = known.rowids if known else []
         for i in range(0, len(tail), _FENCE_CHUNK):
             chunk = tail[i : i + _FENCE_CHUNK]
             marks = ",".join("?" * len(chunk))
             rows += self._db.execute(
-                f"SELECT n, data FROM tail WHERE rowid IN ({marks}) AND n > ? ORDER BY n",
-                (*chunk, after),
+                f"SELECT n, data FROM tail WHERE room = ? AND rowid IN ({marks}) AND n > ?"
+                " ORDER BY n",
+                (room, *chunk, after),
             ).fetchall()
         return [(n, json.loads(data)) for n, data in rows]
 
@@ -674,6 +730,13 @@ class SqliteStore:
                 "SELECT n, data FROM snapshots WHERE room = ? ORDER BY n DESC LIMIT 1", (room,)
             ).fetchone()
             entries = self._entries_after(room, latest[0] if latest else 0)
+            # The log's end, for the check that no entry is written twice.
+            end = entries[-1][0] if entries else latest[0] if latest else 0
+            if end:
+                rows = self._tail.get(room)
+                if rows is None:
+                    rows = self._tail[room] = _TailRows()
+                rows.last_n = max(rows.last_n, end)
             records.append(
                 RoomRecord(
                     room, json.loads(meta), json.loads(latest[1]) if latest else None, entries

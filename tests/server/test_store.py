@@ -557,5 +557,59 @@ def test_sqlite_keeps_a_rooms_entries_since_its_snapshot_at_the_log_end(tmp_path
     assert rows("tail") == []
     (room_a, room_b) = again.recover().rooms
     assert (room_a.snapshot, room_a.entries, room_b.entries) == ({"after": 2}, [], [])
+    again.append("r_b", 5, {"b": 5})
+    again.close_room("r_b")  # a closed room leaves nothing behind, in the tail either
+    again.commit()
+    assert rows("tail") == []
+    assert rows("entries") == [("r_a", n) for n in (1, 2, 3, 4)]
     raw.close()
     again.close()
+
+
+def test_sqlite_refuses_an_entry_written_twice(tmp_path: Path) -> None:
+    """The keyed log refused a second entry of one number (its primary key); the tail must
+    too, or a restart would replay one input twice."""
+    store = SqliteStore(tmp_path / "tali.db")
+    store.open_room("r_a", {})
+    store.append("r_a", 1, {"x": 1})
+    store.commit()
+    store.append("r_a", 1, {"x": "again"})
+    with pytest.raises(StoreError, match="entry 1 of room r_a"):
+        store.commit()
+    with pytest.raises(StoreError):
+        store.close()  # closing commits what is pending: refused again, the file closed
+    again = SqliteStore(tmp_path / "tali.db")  # the check survives a restart (the log's end)
+    (room,) = again.recover().rooms
+    assert room.entries == [(1, {"x": 1})]
+    again.append("r_a", 1, {"x": "again"})
+    with pytest.raises(StoreError):
+        again.commit()
+    with pytest.raises(StoreError):
+        again.close()
+
+
+def test_sqlite_rows_another_store_wrote_since_are_never_taken_for_a_rooms(
+    tmp_path: Path,
+) -> None:
+    """Two stores on one file: one's list of a room's tail rows may be out of date (the other
+    wrote since, and tail rowids are given again once deleted). Reads, moves and deletes
+    name the room, so another room's rows are never read, moved or deleted for it."""
+    path = tmp_path / "tali.db"
+    a, b = SqliteStore(path), SqliteStore(path)
+    a.open_room("r1", {})
+    a.open_room("r2", {})
+    a.append("r1", 1, {"r1": 1})
+    a.append("r1", 2, {"r1": 2})
+    a.commit()
+    b.recover()  # b's list: r1 at rowids 1 and 2
+    a.snapshot("r1", 2, 1, {"after": 1})
+    a.commit()  # r1's rows move out of the tail; rowid 1 is free again
+    a.append("r2", 1, {"r2": 1})
+    a.commit()  # r2's entry takes rowid 1
+    assert b.hands("r1", 0) == (None, [(1, {"r1": 1}), (2, {"r1": 2})])
+    b.close_room("r1")
+    b.commit()
+    rooms = {r.room: r.entries for r in SqliteStore(path).recover().rooms}
+    assert rooms == {"r2": [(1, {"r2": 1})]}
+    a.close()
+    b.close()
