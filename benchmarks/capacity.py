@@ -113,7 +113,7 @@ class Process:
 
 def store_figures(data: Path) -> dict[str, float]:
     """What a stopped server's SQLite store holds: bytes on disk, bytes in use (without free
-    pages), and the hands it keeps (a snapshot a hand)."""
+    pages), the hands whose log it keeps, its log entries and snapshots."""
     files = sum(f.stat().st_size for f in data.rglob("*") if f.is_file())
     path = data / "tali.db"
     if not path.exists():
@@ -124,12 +124,21 @@ def store_figures(data: Path) -> dict[str, float]:
             db.execute(f"PRAGMA {pragma}").fetchone()[0]
             for pragma in ("page_count", "freelist_count", "page_size")
         )
-        hands = db.execute("SELECT count(*) FROM snapshots").fetchone()[0]
-        entries = db.execute("SELECT count(*) FROM entries").fetchone()[0]
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        logs = [t for t in ("entries", "tail") if t in tables]
+        # The hands whose log is kept: each began with a "start" entry.
+        hands = entries = 0
+        for table in logs:
+            hands += db.execute(
+                f'SELECT count(*) FROM {table} WHERE data LIKE \'{{"k":"start"%\''
+            ).fetchone()[0]
+            entries += db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        snapshots = db.execute("SELECT count(*) FROM snapshots").fetchone()[0]
     finally:
         db.close()
     return {"store_bytes": float(files), "store_used_bytes": float((pages - free) * size),
-            "store_hands": float(hands), "store_entries": float(entries)}  # fmt: skip
+            "store_hands": float(hands), "store_entries": float(entries),
+            "store_snapshots": float(snapshots)}  # fmt: skip
 
 
 # The event loop both servers run on (--loop): the game server's own setting.

@@ -79,10 +79,13 @@ def store_size(results: dict[str, list[dict[str, float]]]) -> None:
     on_disk = statistics.median(r["store_bytes"] / r["store_hands"] for r in kept)
     hands = statistics.median(r["store_hands"] for r in kept)
     entries = statistics.median(r["store_entries"] / r["store_hands"] for r in kept)
+    every = statistics.median(
+        r["store_hands"] / max(1.0, r.get("store_snapshots", 0)) for r in kept
+    )
     print(
         f"store size: {per_hand * 1000 / 2**20:.2f} MiB per 1,000 liars' hands of four in use "
         f"({on_disk * 1000 / 2**20:.2f} MiB on disk with free pages; {entries:.0f} log entries "
-        f"and one snapshot a hand; median of runs keeping {hands:,.0f} hands)"
+        f"a hand, a snapshot every {every:.1f} hands; median of runs keeping {hands:,.0f} hands)"
     )
 
 

@@ -46,8 +46,12 @@ if TYPE_CHECKING:
     from server.session import Session
 
 
-PRUNE_EVERY = 10
-"""Hands between two prunings of a room's log (down to ``history_hands``)."""
+SNAPSHOT_EVERY = 4
+"""Hands between two snapshots of a room: a restart or a history replays at most this many
+hands from the log. A snapshot each hand cost the SQLite store about as much again as the
+entries of the hand (benchmarks/README.md, "The room store")."""
+PRUNE_EVERY = 5
+"""Snapshots between two prunings of a room's log (down to ``history_hands``)."""
 
 
 class RequestError(Exception):
@@ -585,9 +589,13 @@ class Room:
         if self._hand_over:
             self._hand_over = False
             hands = self.game.state.hands_played
+            if hands % SNAPSHOT_EVERY:
+                return
             self.store.snapshot(self.id, self.log_n, hands, self.state())
-            if hands % PRUNE_EVERY == 0:
-                self.store.prune(self.id, self.config.history_hands)
+            if hands % (PRUNE_EVERY * SNAPSHOT_EVERY) == 0:
+                # The snapshot at or before the oldest hand kept, and those after it.
+                keep = -(-self.config.history_hands // SNAPSHOT_EVERY) + 1
+                self.store.prune(self.id, keep)
 
     def state(self) -> Data:
         """The whole room as plain data: a snapshot."""

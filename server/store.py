@@ -163,8 +163,9 @@ class Store(Protocol):
     ) -> tuple[Data | None, list[tuple[int, Data]]]:
         """``hands``, for any store."""
 
-    def prune(self, room: str, keep_hands: int) -> None:
-        """Forget ``room``'s entries and snapshots older than its last ``keep_hands`` hands."""
+    def prune(self, room: str, keep_snapshots: int) -> None:
+        """Forget ``room``'s entries and snapshots older than its last ``keep_snapshots``
+        snapshots."""
 
     def size(self) -> int:
         """Bytes the store takes (for PostgreSQL: as last measured by ``size_async``)."""
@@ -306,11 +307,11 @@ class MemoryStore:
             [(n, e) for n, e in self._entries.get(room, []) if n > after],
         )
 
-    def prune(self, room: str, keep_hands: int) -> None:
+    def prune(self, room: str, keep_snapshots: int) -> None:
         snapshots = self._snapshots.get(room, [])
-        if len(snapshots) <= keep_hands:
+        if len(snapshots) <= keep_snapshots:
             return
-        oldest = snapshots[-keep_hands - 1][0] if keep_hands else snapshots[-1][0]
+        oldest = snapshots[-keep_snapshots - 1][0] if keep_snapshots else snapshots[-1][0]
         self._snapshots[room] = [s for s in snapshots if s[0] >= oldest]
         self._entries[room] = [(n, e) for n, e in self._entries[room] if n > oldest]
 
@@ -775,10 +776,10 @@ class SqliteStore:
     ) -> tuple[Data | None, list[tuple[int, Data]]]:
         return self.hands(room, since_hand)
 
-    def prune(self, room: str, keep_hands: int) -> None:
+    def prune(self, room: str, keep_snapshots: int) -> None:
         row = self._db.execute(
             "SELECT n FROM snapshots WHERE room = ? ORDER BY n DESC LIMIT 1 OFFSET ?",
-            (room, keep_hands),
+            (room, keep_snapshots),
         ).fetchone()
         if row is None:
             return

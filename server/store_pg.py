@@ -205,15 +205,20 @@ class PostgresStore:
     def forget_session(self, key: str) -> None:
         self._ops.append(("DELETE FROM sessions WHERE key = $1", (key,), None))
 
-    def prune(self, room: str, keep_hands: int) -> None:
+    def prune(self, room: str, keep_snapshots: int) -> None:
         # The snapshot to keep from is found in the transaction (it sees the batch's own
-        # snapshots): SQLite's reads it now. Either keeps at least the last keep_hands hands.
+        # snapshots): SQLite's reads it now. Either keeps the last keep_snapshots snapshots
+        # and the one before them.
         oldest = "(SELECT n FROM snapshots WHERE room = $1 ORDER BY n DESC LIMIT 1 OFFSET $2)"
         self._ops.append(
-            (f"DELETE FROM entries WHERE room = $1 AND n <= {oldest}", (room, keep_hands), room)
+            (f"DELETE FROM entries WHERE room = $1 AND n <= {oldest}", (room, keep_snapshots), room)
         )
         self._ops.append(
-            (f"DELETE FROM snapshots WHERE room = $1 AND n < {oldest}", (room, keep_hands), room)
+            (
+                f"DELETE FROM snapshots WHERE room = $1 AND n < {oldest}",
+                (room, keep_snapshots),
+                room,
+            )
         )
 
     @property
