@@ -579,7 +579,7 @@ class Room:
 
     def _record(self, kind: str, **data: Any) -> None:
         """Write down what just changed the room (see ``server.journal``), and at the end
-        of a hand the whole room."""
+        of every ``SNAPSHOT_EVERY``-th hand the whole room."""
         self.log_n += 1
         entry: Data = {"k": kind, "s": self.stream.seq, **data}
         faces = self.tape.take() if self.tape is not None else ()

@@ -10,9 +10,10 @@ frame to any client before the batch holding the entries that caused it is
 committed (one commit per event-loop turn, before the turn's writes). So no
 client ever sees an event that a crash can take back.
 
-At each hand boundary a room also writes a *snapshot*: its whole state as
-plain data. A restart loads each open room's latest snapshot and replays the
-entries after it through the same pure engine, with the recorded dice.
+At some hand boundaries (every fourth: ``server.room.SNAPSHOT_EVERY``) a room
+also writes a *snapshot*: its whole state as plain data. A restart loads each
+open room's latest snapshot and replays the entries after it through the same
+pure engine, with the recorded dice.
 
 ``Store`` is the interface; ``MemoryStore`` keeps everything in this process
 (tests, benchmarks that want none), ``SqliteStore`` in one SQLite file,
@@ -186,9 +187,10 @@ class LocalStore(Store, Protocol):
     def recover(self, rooms: Collection[str] | None = None) -> Recovered: ...
 
     def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
-        """The snapshot that ends hand ``since_hand`` (or the room's start; or, if the log no
-        longer reaches back that far, the oldest snapshot kept) and every entry after it,
-        for replaying the hands that followed; what the open batch holds included."""
+        """The latest snapshot at or before the end of hand ``since_hand`` (or the room's
+        start; or, if the log no longer reaches back that far, the oldest snapshot kept) and
+        every entry after it, for replaying the hands that followed; what the open batch
+        holds included."""
 
     def close(self) -> None: ...
 
