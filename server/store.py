@@ -380,7 +380,15 @@ WAL_SAFETY_PAGES = 10_000
 """WAL pages (4 KiB) past which the writer checkpoints itself: should the checkpoint thread
 fail or fall behind, the WAL still stays bounded."""
 _FENCE_CHUNK = 500
-"""Rooms per fencing query (SQLite caps the parameters of one statement)."""
+"""Parameters of one `IN (...)` list at most (SQLite caps the parameters of a statement)."""
+
+
+def _in_chunks(items: list[Any]) -> Iterator[tuple[list[Any], str]]:
+    """``items`` in runs of at most ``_FENCE_CHUNK``, each with its ``?,?,...`` marks."""
+    for i in range(0, len(items), _FENCE_CHUNK):
+        chunk = items[i : i + _FENCE_CHUNK]
+        yield chunk, ",".join("?" * len(chunk))
+
 
 Op = tuple[str, tuple[Any, ...], str | None]
 """A write of the open batch: statement, arguments, and the room it writes (None: no room's)."""
@@ -450,15 +458,12 @@ class SqliteStore:
             self._tail = {}
             found = self._db.execute("SELECT rowid, room, n FROM tail ORDER BY rowid").fetchall()
         else:
-            listed = list(rooms)
             found = []
-            for i in range(0, len(listed), _FENCE_CHUNK):
-                chunk = listed[i : i + _FENCE_CHUNK]
+            for chunk, marks in _in_chunks(list(rooms)):
                 for room in chunk:
                     self._tail.pop(room, None)
                 found += self._db.execute(
-                    "SELECT rowid, room, n FROM tail"
-                    f" WHERE room IN ({','.join('?' * len(chunk))}) ORDER BY rowid",
+                    f"SELECT rowid, room, n FROM tail WHERE room IN ({marks}) ORDER BY rowid",
                     chunk,
                 ).fetchall()
             found.sort()
@@ -581,10 +586,7 @@ class SqliteStore:
     def _fenced(self, rooms: set[str]) -> set[str]:
         """Of ``rooms``, those whose stored generation is newer than this store's claim."""
         fenced = set()
-        listed = list(rooms)
-        for i in range(0, len(listed), _FENCE_CHUNK):
-            chunk = listed[i : i + _FENCE_CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _in_chunks(list(rooms)):
             for room, stored in self._db.execute(
                 f"SELECT room, generation FROM rooms WHERE room IN ({marks}) AND generation > 0",
                 chunk,
@@ -678,9 +680,7 @@ class SqliteStore:
             rows = change.added if change.cleared or known is None else known.rowids + change.added
             # Each statement names the room too: rows another store wrote since ours were
             # read can never be taken for this room's.
-            for i in range(0, len(rows), _FENCE_CHUNK):
-                chunk = tuple(rows[i : i + _FENCE_CHUNK])
-                marks = ",".join("?" * len(chunk))
+            for chunk, marks in _in_chunks(rows):
                 if sql is _MOVE_TAIL:
                     resolved.append(
                         (
@@ -710,9 +710,7 @@ class SqliteStore:
         ).fetchall()
         known = self._tail.get(room)
         tail = known.rowids if known else []
-        for i in range(0, len(tail), _FENCE_CHUNK):
-            chunk = tail[i : i + _FENCE_CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _in_chunks(tail):
             rows += self._db.execute(
                 f"SELECT n, data FROM tail WHERE room = ? AND rowid IN ({marks}) AND n > ?"
                 " ORDER BY n",
