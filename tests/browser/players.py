@@ -120,6 +120,13 @@ class Player:
         """Click an action as soon as it is offered (a hand starts 1.2 s after two sit down)."""
         await self.page.get_by_test_id(f"action-{action}").click(timeout=20_000)
 
+    async def sit_out(self) -> None:
+        """Sit out the coming hands, through the table's button. Tests that read a finished
+        hand do this first: the next hand starts 1.2 s (60 s scaled) after one ends and
+        clears the result, and a loaded machine can take longer than that to look."""
+        await self.page.get_by_test_id("toggle-ready").click()
+        await self.page.get_by_test_id("toggle-ready").get_by_text("Sit in").wait_for()
+
     async def actions(self) -> list[str]:
         ids = (
             await self.page.get_by_test_id("actions")

@@ -81,6 +81,9 @@ async def test_a_liars_hand_through_the_ui(server: TaliServer, browser: Browser)
     await assert_no_foreign_dice(server, players, [watcher], {p.name for p in players})
     await second.click("call")
     third = await whose_turn([p for p in players if p not in (first, second)])
+    # Two of three sit out the coming hands: no next hand clears the result while we look.
+    await first.sit_out()
+    await third.sit_out()
     await third.click("fold")
 
     for page in [*players, watcher]:
@@ -112,6 +115,7 @@ async def test_a_draw_hand_with_a_reroll(server: TaliServer, browser: Browser) -
     for player in (aulus, brutus):
         await player.page.get_by_test_id("action-roll").click(timeout=20_000)
     first = await whose_turn([aulus, brutus])
+    await aulus.sit_out()  # one hand only: the result stays
     before = await first.faces(pid(server, first.name))
     await first.page.get_by_test_id("reroll-2").click()
     await first.page.get_by_text("rerolls a").wait_for()
@@ -134,6 +138,7 @@ async def test_a_stud_hand_won_by_a_fold(server: TaliServer, browser: Browser) -
     for player in (aulus, brutus):
         await player.page.get_by_test_id("action-roll").click(timeout=20_000)
     first = await whose_turn([aulus, brutus])
+    await aulus.sit_out()  # one hand only: the result stays
     assert set(await first.actions()) == {"ante", "fold"}
     await first.click("ante")
     second = await whose_turn([aulus, brutus])

@@ -142,6 +142,7 @@ async def test_a_returned_bet_reads_as_a_refund(
     brutus = await bot(server, "Brutus", room)
     since = len(brutus.frames)
     await aulus.click_when_ready("roll")
+    await brutus.request("set_ready", room=room, ready=False)  # no next hand: the table stays
     await brutus.request("roll", room=room)
     await asked(brutus, "betting", since)  # left of the button: Brutus bets first
     await brutus.request("bet", room=room, amount=5)
@@ -239,6 +240,7 @@ async def test_draw_has_no_refund_the_winner_takes_every_fee(
     brutus = await bot(server, "Brutus", room)
     since = len(brutus.frames)
     await aulus.click_when_ready("roll")
+    await brutus.request("set_ready", room=room, ready=False)  # no next hand: the table stays
     await brutus.request("roll", room=room)
     await asked(brutus, "draw", since)  # left of the button: Brutus draws first
     await brutus.request("reroll", room=room, die=0)
@@ -699,6 +701,8 @@ async def test_no_leftover_separators_and_no_pot_after_it_was_paid(
     brutus, cassia = await bot(server, "Brutus", room), await bot(server, "Cassia", room)
     since = [len(brutus.frames), len(cassia.frames)]
     await aulus.click_when_ready("roll")
+    for sitter in (brutus, cassia):  # no next hand: the table stays
+        await sitter.request("set_ready", room=room, ready=False)
     await brutus.request("roll", room=room)
     await cassia.request("roll", room=room)
     await asked(brutus, "betting", since[0])
