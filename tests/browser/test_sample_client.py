@@ -78,8 +78,9 @@ async def test_a_liars_hand_through_the_ui(server: TaliServer, browser: Browser)
     await second.page.get_by_test_id("action-call").wait_for()
     assert await second.faces(pid(server, second.name)) == own[second.name]
     assert server.lobby.rooms[room].game.state.seats[pid(server, second.name)].stack == 98
-    await assert_no_foreign_dice(server, players, [watcher], {p.name for p in players})
+    # Called before the page-by-page scan below: the turn lasts 12 s, a loaded machine is slow.
     await second.click("call")
+    await assert_no_foreign_dice(server, players, [watcher], {p.name for p in players})
     third = await whose_turn([p for p in players if p not in (first, second)])
     # Two of three sit out the coming hands: no next hand clears the result while we look.
     await first.sit_out()
