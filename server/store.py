@@ -379,14 +379,14 @@ CHECKPOINT_SECONDS = 0.5
 WAL_SAFETY_PAGES = 10_000
 """WAL pages (4 KiB) past which the writer checkpoints itself: should the checkpoint thread
 fail or fall behind, the WAL still stays bounded."""
-_FENCE_CHUNK = 500
+_IN_CHUNK = 500
 """Parameters of one `IN (...)` list at most (SQLite caps the parameters of a statement)."""
 
 
 def _in_chunks(items: list[Any]) -> Iterator[tuple[list[Any], str]]:
-    """``items`` in runs of at most ``_FENCE_CHUNK``, each with its ``?,?,...`` marks."""
-    for i in range(0, len(items), _FENCE_CHUNK):
-        chunk = items[i : i + _FENCE_CHUNK]
+    """``items`` in runs of at most ``_IN_CHUNK``, each with its ``?,?,...`` marks."""
+    for i in range(0, len(items), _IN_CHUNK):
+        chunk = items[i : i + _IN_CHUNK]
         yield chunk, ",".join("?" * len(chunk))
 
 
