@@ -101,7 +101,7 @@ async def test_the_hand_log_and_the_chat_show_their_newest_line(
     page = aulus.page
     # Nobody stays ready beside one other: no hand starts (and clears the log) while
     # the lines pile up.
-    await page.get_by_test_id("toggle-ready").click()
+    await aulus.sit_out()
     await page.get_by_test_id("log").get_by_text("Aulus sits out").wait_for()
     bots = []
     for i in range(7):

@@ -280,7 +280,7 @@ async def test_busted_players_are_marked_and_told_how_to_buy_in_and_the_winner_a
     await loser.assert_accessible()
     await loser.screenshot(ARTIFACTS / f"busted-{viewport}.png")
     # Buying in again (the winner sits out first, so no hand starts): a fresh stack.
-    await winner.page.get_by_test_id("toggle-ready").click()
+    await winner.sit_out()
     await loser.seat(pid(server, winner.name)).get_by_text("sitting out").wait_for()
     await loser.page.get_by_test_id("buy-in").click()
     await loser.seat(loser_id).get_by_text("stack 1").wait_for()
@@ -581,7 +581,7 @@ async def test_the_start_of_play_and_sitting_out_are_said(
     await cassia.assert_accessible()
 
     # Aulus sits out of the coming hands: he finishes this one, then hears why he is out.
-    await page.get_by_test_id("toggle-ready").click()
+    await aulus.sit_out()
     await page.get_by_test_id("standing").get_by_text("You play this hand out").wait_for()
     since = len(brutus.frames)
     await aulus.click("roll")
