@@ -107,6 +107,7 @@ class Run:
     decide_cpu: float
     errors: Counter[str]
     stale: int
+    overtaken: int
     hands: int
 
 
@@ -152,6 +153,7 @@ async def play(variant: str, rooms: int, decisions: int, timeout: float = 600) -
             stats.cpu_seconds - start_decide,
             Counter(stats.errors),
             stats.stale,
+            stats.overtaken,
             hands,
         )
     finally:
@@ -189,14 +191,14 @@ async def bot_memory(rooms: int) -> float:
 def report(runs: list[Run]) -> None:
     print(
         f"{'variant':<8} {'decisions':>10} {'hands':>7} {'decisions/s':>12} "
-        f"{'CPU/decision':>13} {'deciding':>9} {'errors':>7} {'stale':>6}"
+        f"{'CPU/decision':>13} {'deciding':>9} {'errors':>7} {'stale':>6} {'overtaken':>10}"
     )
     for run in runs:
         errors = sum(run.errors.values())
         print(
             f"{run.variant:<8} {run.decisions:>10,} {run.hands:>7,} "
             f"{run.decisions / run.seconds:>12,.0f} {run.cpu / run.decisions * 1e6:>10.0f} us "
-            f"{run.decide_cpu / run.decisions * 1e6:>6.0f} us {errors:>7} {run.stale:>6}"
+            f"{run.decide_cpu / run.decisions * 1e6:>6.0f} us {errors:>7} {run.stale:>6} {run.overtaken:>10}"
         )
         for code, count in sorted(run.errors.items()):
             print(f"    error {code}: {count}")

@@ -14,8 +14,12 @@ same queue as everyone's: hello, join, every action is parsed, checked,
 rate-limited and timed like a person's. On ``your_turn`` it waits a human
 think time (``bot_think_min_seconds`` .. ``bot_think_max_seconds``, never
 more than half the time its turn has left), then sends what
-``server.bots.decide`` chooses from the latest prompt. A bot whose stack can
-no longer pay to be dealt in leaves and sits down again with a fresh one.
+``server.bots.decide`` chooses from the latest prompt. An action can cross
+the turn timer on its way in (the timer acts, then the action is refused as
+anyone's would be): the bot counts that as ``overtaken``, not as an error, by
+the ``timed_out`` it heard between sending the action and its reply. A bot
+whose stack can no longer pay to be dealt in leaves and sits down again with
+a fresh one.
 
 ``BotSeats`` is everything around the bots: the room creator's ``add_bot`` and
 ``remove_bot``, a room's ``bot_fill_seconds`` (bots take the empty seats once a
@@ -112,6 +116,9 @@ class BotStats:
     """Error replies the bots received, by code."""
     stale: int = 0
     """Prompts whose decision was gone (acted on by the timer, the hand over) before acting."""
+    overtaken: int = 0
+    """Actions refused because the turn timer acted for the bot while they were on their way
+    (a loaded event loop): the refusal any client gets then, not a wrong decision."""
     resyncs: int = 0
     late_max: float = 0.0
     """The longest a bot acted after the time it meant to (the event loop's lateness)."""
@@ -170,6 +177,9 @@ class BotSeat:
         self._due = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._retried: int | None = None
+        self._in_flight: dict[int, bool] = {}
+        """Actions sent and not yet answered, by request id: whether the turn timer has
+        acted for this bot since (every request gets a reply, which removes it)."""
         """The hand in which a refused action was followed by a resync (once a hand)."""
         self._ids = itertools.count(1)
         self._loop = asyncio.get_running_loop()
@@ -182,13 +192,15 @@ class BotSeat:
 
     # -- saying -----------------------------------------------------------------
 
-    def say(self, message: Message, *, now: bool = False) -> None:
-        """Send ``message`` as a client frame: queued with everyone's, or ``now``."""
-        text = json.dumps({**message, "id": next(self._ids)})
+    def say(self, message: Message, *, now: bool = False) -> int:
+        """Send ``message`` as a client frame: queued with everyone's, or ``now``; its id."""
+        ident = next(self._ids)
+        text = json.dumps({**message, "id": ident})
         if now:
             self.connection.handle(text)
         else:
             self.connection.on_message(text)
+        return ident
 
     def hello(self, name: str | None = None, token: str | None = None) -> None:
         """Say hello at once and read the welcome (see the module's docstring)."""
@@ -256,6 +268,9 @@ class BotSeat:
         if kind == "error":
             self._refused(message)
             return
+        if kind == "result":
+            self._in_flight.pop(message.get("id") or 0, None)
+            return
         if message.get("room") != self.room:
             return
         if kind == "snapshot":
@@ -280,11 +295,19 @@ class BotSeat:
         if kind == "player_left" and message["player"] == self.player_id:
             self.model = None
             self._cancel()
+        elif kind == "timed_out" and message["player"] == self.player_id:
+            for ident in self._in_flight:
+                self._in_flight[ident] = True
         elif kind == "hand_ended":
             self._maybe_rebuy(model)
 
     def _refused(self, error: Message) -> None:
         code = error["code"]
+        if self._in_flight.pop(error.get("id") or 0, False) and code in REFUSED:
+            # The timer's events came first, so the picture is already current.
+            self.seats.stats.overtaken += 1
+            self.log.info("bot_overtaken", code=code)
+            return
         self.seats.stats.errors[code] += 1
         self.log.warning("bot_refused", code=code, message=error["message"])
         hand = self.model.hand if self.model is not None else None
@@ -364,7 +387,7 @@ class BotSeat:
         decided = self.seats.decided
         if decided is not None:
             decided(self, table, legal, action)
-        self.say(action_message(self.room, action))
+        self._in_flight[self.say(action_message(self.room, action))] = False
 
     def closed(self, code: int | None) -> None:
         """The connection is gone (retired, or the server stopping)."""

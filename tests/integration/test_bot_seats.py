@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import time
 from collections.abc import AsyncIterator
@@ -22,7 +23,7 @@ import pytest
 from server.app import TaliServer
 from server.bot_seats import TURN_SHARE, BotSeat
 from server.engine import view
-from server.engine.actions import Action
+from server.engine.actions import Action, ActionKind
 from server.engine.game import LegalActions
 from server.engine.view import TableView
 
@@ -31,6 +32,8 @@ from .conftest import BOTS, FAST, config, running
 from .harness import Client, Frame, open_client, player
 
 pytestmark = pytest.mark.asyncio
+
+ACTIONS = {kind.value for kind in ActionKind}
 
 
 @contextlib.asynccontextmanager
@@ -413,3 +416,32 @@ async def test_the_servers_bots_share_no_address_budget() -> None:
         # A bot whose prompt the hand's end overtook (no think time) is refused; nothing else.
         assert set(stats.errors) <= {"no_hand_in_progress", "not_your_turn"}, stats.errors
         assert stats.decisions / elapsed > 2 * rate, (stats.decisions, elapsed)
+
+
+async def test_an_action_the_timer_overtook_is_no_bot_error(server: TaliServer) -> None:
+    """A bot's action still on its way when its turn runs out (a loaded event loop) is
+    refused as it would be for anyone; the bot counts it as overtaken, not as an error."""
+    # Turns of 0.05 s, hands 0.6 s apart: the held action lands in the hand it was meant for.
+    settings = {"turn_seconds": 5, "next_hand_delay_seconds": 60}
+    room, aulus = await seated(server, "Aulus", variant="liars", **settings)
+    await add_bot(aulus, room, level="expert")
+    (bot,) = bots_in(server, room)
+    deliver = bot.connection.on_message
+    held: list[str | bytes] = []
+
+    def late(data: str | bytes) -> None:
+        # The bot's first action reaches the server two turns' time after it was sent.
+        if not held and json.loads(data)["type"] in ACTIONS:
+            held.append(data)
+            asyncio.get_running_loop().call_later(2 * 5 * FAST, deliver, data)
+            return
+        deliver(data)
+
+    bot.connection.on_message = late  # type: ignore[method-assign]
+    await play(Bot(server, aulus, room, seed=6), hands=2)
+    assert held, "the bot never acted"
+    stats = server.bots.stats
+    assert stats.overtaken >= 1, stats
+    assert stats.errors == {}, stats.errors
+    bot_timeouts = [f for f in aulus.of_type("timed_out") if f["player"] == bot.player_id]
+    assert bot_timeouts, "the timer acted for the bot"
