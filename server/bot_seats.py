@@ -177,10 +177,11 @@ class BotSeat:
         self._due = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._retried: int | None = None
-        self._in_flight: dict[int, bool] = {}
-        """Actions sent and not yet answered, by request id: whether the turn timer has
-        acted for this bot since (every request gets a reply, which removes it)."""
         """The hand in which a refused action was followed by a resync (once a hand)."""
+        self._in_flight: dict[int, bool] = {}
+        """Actions sent and not yet answered, by request id (ids start at 1): whether the
+        turn timer has acted for this bot since (every request gets a reply, which removes
+        it)."""
         self._ids = itertools.count(1)
         self._loop = asyncio.get_running_loop()
         self.retiring = False
