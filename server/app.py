@@ -26,7 +26,7 @@ import protocol.server as msg
 from protocol.errors import CloseCode as TaliCloseCode
 from server.bot_seats import BotSeats
 from server.budget import Buckets
-from server.clock import LoopClock
+from server.clock import Clock, LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import Connection, Incoming, Outgoing
 from server.directory import Cluster, node_identity
@@ -95,12 +95,15 @@ class _MetricsPort:
 
 
 class TaliServer:
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
+        """``clock`` is game time (turns, graces, pauses, bots): the event loop's unless a
+        test brings its own (``server.clock.ManualClock``)."""
         self.config = config
         self.ids = Ids(config.seed)
         self.metrics = Metrics()
         self.store = open_store(config)
-        clock = LoopClock()
+        self.clock: Clock = clock or LoopClock()
+        clock = self.clock
         self.lobby = Lobby(config, self.ids, self.metrics, clock, self.store)
         self.presence = Presence(
             config,

@@ -41,6 +41,7 @@ seats it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import random
@@ -60,6 +61,7 @@ from protocol.errors import ErrorCode as WireCode
 from server import names
 from server.bot_view import Message, SeatModel, legal_actions
 from server.bots import BOT_NAMES, BOT_SUFFIX, Level, decide
+from server.clock import Clock, Timer
 from server.connection import Connection
 from server.costs import IN_PROCESS
 from server.engine.actions import Action, Bet, Raise, Reroll
@@ -99,6 +101,8 @@ class BotHost(Protocol):
     """What the bots need of the server (``server.app.TaliServer`` is one)."""
 
     config: ServerConfig
+    clock: Clock
+    """Game time: bots think, fill seats and wait on it."""
     lobby: Lobby
     presence: Presence
     store: Store
@@ -175,7 +179,7 @@ class BotSeat:
         self.prompt: Message | None = None
         self._prompt_at = 0.0
         self._due = 0.0
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         self._retried: int | None = None
         """The hand in which a refused action was followed by a resync (once a hand)."""
         self._in_flight: dict[int, bool] = {}
@@ -342,13 +346,14 @@ class BotSeat:
         self.prompt = prompt
         if self._timer is not None:
             return  # already thinking about this decision: it answers the latest prompt
-        now = self._loop.time()
+        clock = self.seats.host.clock
+        now = clock.now()
         config = self.seats.host.config
         think = self.rng.uniform(config.bot_think_min_seconds, config.bot_think_max_seconds)
         delay = min(think, TURN_SHARE * float(prompt["seconds_left"]))
         self._prompt_at = now
         self._due = now + delay
-        self._timer = self._loop.call_later(delay, self._act)
+        self._timer = clock.call_at(self._due, self._act)
 
     def _cancel(self) -> None:
         self.prompt = None
@@ -366,7 +371,7 @@ class BotSeat:
         if not model.waits_for_me(prompt["hand"], prompt["phase"]):
             stats.stale += 1
             return
-        now = self._loop.time()
+        now = self.seats.host.clock.now()
         stats.late_max = max(stats.late_max, now - self._due)
         left = float(prompt["seconds_left"])
         if left > 0:
@@ -422,8 +427,8 @@ class BotSeats:
         self.bots: dict[str, BotSeat] = {}
         """Every bot, by player id (once its hello is said)."""
         self._by_room: dict[str, set[BotSeat]] = {}
-        self._fill: dict[str, asyncio.TimerHandle] = {}
-        self._idle: dict[str, asyncio.TimerHandle] = {}
+        self._fill: dict[str, Timer] = {}
+        self._idle: dict[str, Timer] = {}
         """Rooms whose bots sit out, no person being seated: when they leave."""
         seed = self.config.seed
         self._rng = random.Random(f"bots:{seed}" if seed is not None else secrets.randbits(64))
@@ -559,8 +564,9 @@ class BotSeats:
         if room.settings.bot_fill_seconds and people and room.has_free_seat:
             if room.id not in self._fill:
                 delay = room.settings.bot_fill_seconds * self.config.time_scale
-                self._fill[room.id] = asyncio.get_running_loop().call_later(
-                    delay, self._filled, room
+                clock = self.host.clock
+                self._fill[room.id] = clock.call_at(
+                    clock.now() + delay, functools.partial(self._filled, room)
                 )
         else:
             self._stop_filling(room.id)
@@ -575,8 +581,9 @@ class BotSeats:
         as long as an empty room stays open."""
         for bot in self._by_room[room.id]:
             bot.ready(False)
-        self._idle[room.id] = asyncio.get_running_loop().call_later(
-            self.config.empty_room_seconds, self._release, room
+        clock = self.host.clock
+        self._idle[room.id] = clock.call_at(
+            clock.now() + self.config.empty_room_seconds, functools.partial(self._release, room)
         )
         self.log.info("bots_sitting_out", room=room.id, reason="no person seated")
 

@@ -11,6 +11,7 @@ moment.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections.abc import Callable
 from typing import NamedTuple, Protocol
@@ -59,3 +60,82 @@ class LoopClock:
     def after(self, seconds: float) -> Deadline:
         at = self._loop.time() + seconds
         return Deadline(at, self.wall_ms(at))
+
+
+class ManualClock:
+    """Game time that moves only when told: the clock of tests that run the real server.
+
+    A slow or stalled machine cannot make a turn, a grace or a session run out
+    under such a test: deadlines wait for ``advance``. Timers set at most
+    ``auto_seconds`` ahead only pace the game (lobby updates gathered for half a
+    second, the spectator count, a bot's think time, a short pause before the
+    next hand) and act for nobody: they fire by themselves after ``speed`` times
+    their delay in real time, without moving the clock. Turns last at least
+    5 s (the rules' bound), so with the default of 1 s no turn ever runs out
+    by itself. Its wall clock starts at the real time it was made.
+    """
+
+    def __init__(self, *, auto_seconds: float = 1.0, speed: float = 0.01) -> None:
+        self.auto_seconds = auto_seconds
+        self.speed = speed
+        self._now = 0.0
+        self._epoch_ms = round(time.time() * 1000)
+        self._queue: list[tuple[float, int, _ManualTimer]] = []
+        self._order = 0
+
+    def now(self) -> float:
+        return self._now
+
+    def wall_ms(self, at: float) -> int:
+        return self._epoch_ms + round(at * 1000)
+
+    def after(self, seconds: float) -> Deadline:
+        at = self._now + seconds
+        return Deadline(at, self.wall_ms(at))
+
+    def call_at(self, at: float, callback: Callable[[], None]) -> Timer:
+        timer = _ManualTimer(callback)
+        delay = at - self._now
+        if delay <= self.auto_seconds:
+            loop = asyncio.get_running_loop()
+            timer.handle = loop.call_later(max(0.0, delay) * self.speed, timer.fire)
+        self._order += 1
+        heapq.heappush(self._queue, (at, self._order, timer))
+        return timer
+
+    def advance(self, seconds: float) -> None:
+        """Move time on by ``seconds``, running every timer due on the way, in order (those a
+        timer sets on the way included)."""
+        end = self._now + seconds
+        queue = self._queue
+        while queue and queue[0][0] <= end:
+            at, _, timer = heapq.heappop(queue)
+            self._now = max(self._now, at)
+            timer.fire()
+        self._now = end
+
+    def next_due(self) -> float | None:
+        """Seconds until the next timer still to fire, if any."""
+        while self._queue and self._queue[0][2].done:
+            heapq.heappop(self._queue)
+        return self._queue[0][0] - self._now if self._queue else None
+
+
+class _ManualTimer:
+    __slots__ = ("callback", "done", "handle")
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+        self.done = False
+        self.handle: asyncio.TimerHandle | None = None
+
+    def cancel(self) -> None:
+        self.done = True
+        if self.handle is not None:
+            self.handle.cancel()
+
+    def fire(self) -> None:
+        if self.done:
+            return
+        self.cancel()
+        self.callback()

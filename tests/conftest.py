@@ -1,11 +1,12 @@
-"""Test-wide settings: property tests are derandomised so every run is the same; real Redis
-and PostgreSQL servers for the tests that ask for them."""
+"""Test-wide settings: property tests are derandomised so every run is the same; every test
+marked by its kind; real Redis and PostgreSQL servers for the tests that ask for them."""
 
 from __future__ import annotations
 
 import contextlib
 import itertools
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -22,6 +23,38 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("deterministic")
+
+
+# -- Kinds: every test is exactly one (pyproject.toml's markers say what each means) -------
+
+KINDS = ("unit", "integration", "browser", "cluster", "durability", "abuse")
+_KIND_OF_DIRECTORY = {
+    "integration": "integration",
+    "browser": "browser",
+    "cluster": "cluster",
+    "durability": "durability",
+    "abuse": "abuse",
+}
+_SERVICES = {"redis_server", "postgres_server", "pg_url"}
+"""Fixtures that start real servers: a test that uses one is an integration test."""
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its kind, from its directory unless the module says otherwise:
+    ``tests/integration/`` is integration, ``tests/browser/`` browser, and so on; the
+    rest is unit, but for a test that starts a real Redis or PostgreSQL (integration)."""
+    for item in items:
+        declared = [m.name for m in item.iter_markers() if m.name in KINDS]
+        if len(set(declared)) > 1:
+            raise pytest.UsageError(f"{item.nodeid} is marked as several kinds: {declared}")
+        if declared:
+            continue
+        parts = item.path.resolve().relative_to(_TESTS).parts
+        kind = _KIND_OF_DIRECTORY.get(parts[0], "unit") if len(parts) > 1 else "unit"
+        if kind == "unit" and _SERVICES & set(getattr(item, "fixturenames", ())):
+            kind = "integration"
+        item.add_marker(kind)
 
 
 # -- Real Redis and PostgreSQL servers (tests.services), started when a test asks ---------
