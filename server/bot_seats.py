@@ -182,6 +182,10 @@ class BotSeat:
         self._timer: Timer | None = None
         self._retried: int | None = None
         """The hand in which a refused action was followed by a resync (once a hand)."""
+        self._unanswered: set[int] = set()
+        """Requests said and not yet answered, by id. A bot decides nothing while any is
+        unanswered: held back by the request budget, a request can reach the table a hand
+        later, and an action decided meanwhile would be refused (or worse, taken)."""
         self._in_flight: dict[int, bool] = {}
         """Actions sent and not yet answered, by request id (ids start at 1): whether the
         turn timer has acted for this bot since (every request gets a reply, which removes
@@ -201,6 +205,7 @@ class BotSeat:
         """Send ``message`` as a client frame: queued with everyone's, or ``now``; its id."""
         ident = next(self._ids)
         text = json.dumps({**message, "id": ident})
+        self._unanswered.add(ident)
         if now:
             self.connection.handle(text)
         else:
@@ -264,6 +269,13 @@ class BotSeat:
 
     def _heard(self, message: Message) -> None:
         kind = message["type"]
+        ident = message.get("id")
+        if ident in self._unanswered:
+            self._unanswered.discard(ident)
+            if not self._unanswered and self.prompt is not None:
+                # Every request answered (the events it caused came before the reply):
+                # the latest prompt is decided now.
+                self._prompted(self.prompt)
         if kind == "welcome":
             self.player_id = message["player_id"]
             self.token = message["token"]
@@ -346,6 +358,8 @@ class BotSeat:
         self.prompt = prompt
         if self._timer is not None:
             return  # already thinking about this decision: it answers the latest prompt
+        if self._unanswered:
+            return  # decided once every request is answered (see ``_unanswered``)
         clock = self.seats.host.clock
         now = clock.now()
         config = self.seats.host.config

@@ -14,7 +14,7 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,8 @@ from server.engine.game import LegalActions
 from server.engine.view import TableView
 
 from .bots import Bot
-from .conftest import BOTS, FAST, config, running
-from .harness import Client, Frame, open_client, player
+from .conftest import BOTS, advance, config, make_server, running
+from .harness import WAIT, Client, Frame, open_client, player
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,7 +39,7 @@ ACTIONS = {kind.value for kind in ActionKind}
 @contextlib.asynccontextmanager
 async def serving(**overrides: Any) -> AsyncIterator[TaliServer]:
     """A server like the ``server`` fixture's, with other settings."""
-    async for app in running(TaliServer(config(**BOTS, **overrides))):
+    async for app in running(make_server(**BOTS, **overrides)):
         yield app
 
 
@@ -58,6 +58,16 @@ async def add_bot(client: Client, room: str, **fields: Any) -> Frame:
     assert reply["type"] == "result", reply
     assert reply["request"] == "add_bot"
     return reply
+
+
+async def until(condition: Callable[[], bool], seconds: float = WAIT) -> None:
+    """Until ``condition`` holds (checked every millisecond), at most ``seconds``."""
+
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.001)
+
+    await asyncio.wait_for(poll(), seconds)
 
 
 async def play(bot: Bot, hands: int, seconds: float = 60) -> None:
@@ -175,8 +185,8 @@ async def test_the_server_runs_at_most_max_bots() -> None:
         await add_bot(aulus, room)
         assert (await aulus.request("add_bot", room=room))["code"] == "too_many_bots"
     # A node of several runs none (a bot's seat does not move with its room yet).
-    assert TaliServer(config(redis_url="redis://127.0.0.1:9/0")).bots.limit == 0
-    assert TaliServer(config(max_bots=7)).bots.limit == 7
+    assert make_server(redis_url="redis://127.0.0.1:9/0").bots.limit == 0
+    assert make_server(max_bots=7).bots.limit == 7
 
 
 async def test_a_removed_bot_folds_and_leaves_before_the_reply(server: TaliServer) -> None:
@@ -215,18 +225,19 @@ async def test_bots_fill_the_empty_seats_once_a_person_has_waited(server: TaliSe
         settings={
             "variant": "stud",
             "max_players": 4,
-            "bot_fill_seconds": 20,  # 0.2 s at the tests' time scale
+            "bot_fill_seconds": 20,
             "bot_fill_level": "beginner",
         },
     )
     room = created["room"]
     await aulus.request("subscribe_lobby")
-    await asyncio.sleep(30 * FAST)
+    advance(server, 30)
     assert bots_in(server, room) == [], "no one seated yet: no bots"
     await aulus.request("join_room", room=room, role="player")
-    await asyncio.sleep(5 * FAST)
+    advance(server, 19)
     assert bots_in(server, room) == [], "not before the wait is over"
-    await aulus.wait(lambda f: f["type"] == "player_joined" and f["seat"] == 3, timeout=2)
+    advance(server, 1)
+    await aulus.wait(lambda f: f["type"] == "player_joined" and f["seat"] == 3)
     joined = [f for f in aulus.of_type("player_joined") if f["bot"]]
     assert sorted(f["seat"] for f in joined) == [1, 2, 3]
     assert {b.level.value for b in bots_in(server, room)} == {"beginner"}
@@ -251,11 +262,13 @@ async def test_when_the_last_person_is_let_go_the_bots_leave_and_the_room_closes
         await aulus.wait(lambda f: f["type"] == "hand_started")
         # Away within the grace: the bots play on for the person who may come back.
         await aulus.close()
-        await asyncio.sleep(10 * FAST)
+        await until(lambda: not app.lobby.rooms[room].members[aulus.player_id].connected)
+        advance(app, 19)
         assert len(bots_in(app, room)) == 3
         assert not app.bots.sitting_out(room)
-        # The grace runs out (0.2 s): the person is let go, the bots sit out; no person
-        # sits down within empty_room_seconds, so they leave and the room closes.
+        # The grace runs out: the person is let go, the bots sit out; no person sits
+        # down within empty_room_seconds, so they leave and the room closes.
+        advance(app, 1)
         update = await lobby.wait(
             lambda f: f["type"] == "lobby_update" and room in f["removed"], timeout=3
         )
@@ -268,12 +281,14 @@ async def test_when_the_last_person_is_let_go_the_bots_leave_and_the_room_closes
 
 
 async def test_bots_sit_out_while_nobody_else_is_seated() -> None:
-    async with serving(empty_room_seconds=0.5) as app:
+    async with serving(empty_room_seconds=30) as app:
         room, aulus = await seated(app, "Aulus", variant="simple", next_hand_delay_seconds=1)
         watcher = await player(app, "Watcher")
         await watcher.request("join_room", room=room, role="spectator")
         await add_bot(aulus, room)
         await add_bot(aulus, room)
+        await aulus.wait(lambda f: f["type"] == "your_turn")
+        assert (await aulus.request("roll", room=room))["type"] == "result"
         await watcher.wait(lambda f: f["type"] == "hand_ended")
         left = await aulus.request("leave_room", room=room)
         assert left["type"] == "result"
@@ -295,6 +310,8 @@ async def test_bots_sit_out_while_nobody_else_is_seated() -> None:
         # the room open (it closes when it empties, as any room does).
         bot_ids = {b.player_id for b in bots_in(app, room)}
         await brutus.request("leave_room", room=room)
+        await watcher.wait(lambda f: f["type"] == "player_left" and f["player"] == brutus.player_id)
+        advance(app, 30)
 
         def all_left(_: Frame) -> bool:
             return bot_ids <= {f["player"] for f in watcher.of_type("player_left")}
@@ -405,7 +422,7 @@ async def test_the_servers_bots_share_no_address_budget() -> None:
     rate = 20
     budgets = {"address_request_budget_per_second": rate, "address_request_budget_burst": rate}
     settings = {**BOTS, **budgets, "bot_think_min_seconds": 0, "bot_think_max_seconds": 0}
-    async for app in running(TaliServer(config(**settings))):
+    async for app in running(make_server(**settings)):
         room, aulus = await seated(app, "Aulus", variant="liars", next_hand_delay_seconds=0)
         for _ in range(3):
             await add_bot(aulus, room, level="expert")
@@ -421,7 +438,6 @@ async def test_the_servers_bots_share_no_address_budget() -> None:
 async def test_an_action_the_timer_overtook_is_no_bot_error(server: TaliServer) -> None:
     """A bot's action still on its way when its turn runs out (a loaded event loop) is
     refused as it would be for anyone; the bot counts it as overtaken, not as an error."""
-    # Turns of 0.05 s, hands 0.6 s apart: the held action lands in the hand it was meant for.
     settings = {"turn_seconds": 5, "next_hand_delay_seconds": 60}
     room, aulus = await seated(server, "Aulus", variant="liars", **settings)
     await add_bot(aulus, room, level="expert")
@@ -430,18 +446,55 @@ async def test_an_action_the_timer_overtook_is_no_bot_error(server: TaliServer) 
     held: list[str | bytes] = []
 
     def late(data: str | bytes) -> None:
-        # The bot's first action reaches the server two turns' time after it was sent.
+        # The bot's first action is held back, to reach the server after its turn ran out.
         if not held and json.loads(data)["type"] in ACTIONS:
             held.append(data)
-            asyncio.get_running_loop().call_later(2 * 5 * FAST, deliver, data)
             return
         deliver(data)
 
     bot.connection.on_message = late  # type: ignore[method-assign]
-    await play(Bot(server, aulus, room, seed=6), hands=2)
-    assert held, "the bot never acted"
+    advance(server, 60)  # the hand starts; the bot rolls at once, and its roll is held
+    await until(lambda: bool(held))
+    advance(server, 5)  # the roll's turn runs out: the timer rolls for the bot
+    await aulus.wait(lambda f: f["type"] == "timed_out" and f["player"] == bot.player_id)
+    deliver(held[0])
+    await play(Bot(server, aulus, room, seed=6), hands=1)
     stats = server.bots.stats
-    assert stats.overtaken >= 1, stats
+    assert stats.overtaken == 1, stats
     assert stats.errors == {}, stats.errors
-    bot_timeouts = [f for f in aulus.of_type("timed_out") if f["player"] == bot.player_id]
-    assert bot_timeouts, "the timer acted for the bot"
+
+
+async def test_a_bot_decides_nothing_while_a_request_of_its_own_is_unanswered(
+    server: TaliServer,
+) -> None:
+    """A bot's requests held back on their way (by its request budget, in production) can
+    reach the table a hand later: until every one is answered the bot sends no new
+    action, which would be refused there (CI once saw such a roll: illegal_action)."""
+    settings = {"turn_seconds": 30, "next_hand_delay_seconds": 60}
+    room, aulus = await seated(server, "Aulus", variant="liars", **settings)
+    await add_bot(aulus, room, level="expert")
+    (bot,) = bots_in(server, room)
+    deliver = bot.connection.on_message
+    held: list[str | bytes] = []
+    bot.connection.on_message = held.append  # type: ignore[method-assign,assignment]
+    advance(server, 60)  # hand 1: the bot rolls, held back
+    await until(lambda: bool(held))
+    # Aulus goes (the hand ends, the bot's) and comes back: hand 2 deals the bot in again.
+    assert (await aulus.request("leave_room", room=room))["type"] == "result"
+    assert (await aulus.request("join_room", room=room, role="player"))["type"] == "result"
+    prompted: list[Frame] = []
+    server.bots.tap = lambda _, m: prompted.append(m) if m["type"] == "your_turn" else None
+    advance(server, 60)
+    await until(lambda: any(p["hand"] == 2 for p in prompted))
+    await asyncio.sleep(0.05)  # a bot with no think time would have answered by now
+    assert [json.loads(m)["type"] for m in held if json.loads(m)["type"] in ACTIONS] == ["roll"]
+    bot.connection.on_message = deliver  # type: ignore[method-assign]
+    for message in held:
+        deliver(message)
+    # Its roll of hand 1 rolled in hand 2; the prompt it held is stale, and nothing else.
+    await aulus.wait(lambda f: f["type"] == "rolled_in_secret" and f["player"] == bot.player_id)
+    assert (await aulus.request("roll", room=room))["type"] == "result"
+    await aulus.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "betting")
+    await aulus.request("ping")
+    stats = server.bots.stats
+    assert stats.errors == {}, stats.errors
