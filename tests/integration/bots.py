@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from typing import Any
 
 from .harness import Client, Frame, Listening, open_client
@@ -119,13 +120,20 @@ class Bot:
 
 
 async def run_bots(
-    bots: list[Bot], watcher: Client, hands: int, *, reconnect_every: int = 0, seconds: float = 120
+    bots: list[Bot],
+    watcher: Client,
+    hands: int,
+    *,
+    reconnect_every: int = 0,
+    seconds: float = 120,
+    between: Callable[[], object] | None = None,
 ) -> None:
     """Play until ``watcher`` has seen ``hands`` hands end; bounded in steps and time.
 
     After every hand the watcher and one bot ask for a snapshot (so snapshots
     are taken between hands too), and every ``reconnect_every`` hands a bot
-    drops its connection and resumes.
+    drops its connection and resumes; then ``between`` is called (a test on game
+    time it moves starts the next hand there).
     """
     rng = random.Random(99)
     room = bots[0].room
@@ -142,6 +150,8 @@ async def run_bots(
                 await rng.choice(bots).client.request("resync", room=room)
                 if reconnect_every and ended % reconnect_every == 0:
                     await rng.choice(bots).reconnect()
+                if between is not None:
+                    between()
             acted = False
             for bot in bots:
                 acted = await bot.step() or acted

@@ -1,4 +1,12 @@
-"""Fixtures: the real server on 127.0.0.1 with a free port, seeded, with fast timers."""
+"""Fixtures: the real server on 127.0.0.1 with a free port, seeded, on game time the test moves.
+
+The server in the test's own process runs on a ``ManualClock``: a turn, a grace
+or a session runs out only when the test advances the clock (``advance``), so a
+busy machine cannot change what a test sees. Short timers that only pace the
+game (a next hand due within a second, lobby updates, spectator counts, bots'
+think times) fire by themselves. A server in a process of its own (``served``)
+cannot be advanced: its timers run 100 times faster than real time.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +21,14 @@ from pathlib import Path
 import pytest_asyncio
 
 from server.app import TaliServer
+from server.clock import ManualClock
 from server.config import LogFormat, ServerConfig
 from server.logs import configure
 
 configure(LogFormat.JSON, "warning")
 
-# Game timers run 100 times faster: a 30 s turn lasts 0.3 s, a 5 s pause 50 ms.
+# The game timers of a server in a process of its own run 100 times faster: a 30 s turn
+# lasts 0.3 s, a 5 s pause 50 ms.
 FAST = 0.01
 
 
@@ -27,15 +37,28 @@ def config(**overrides: object) -> ServerConfig:
         "host": "127.0.0.1",
         "port": 0,
         "seed": 7,
-        "time_scale": FAST,
         "log_level": "warning",
         "store": "memory",
         # The server's bots act at once (a person's think time is for play).
         "bot_think_min_seconds": 0,
         "bot_think_max_seconds": 0,
+        # Hands follow each other by themselves (ManualClock.auto_seconds).
+        "default_next_hand_delay_seconds": 1,
     }
     values.update(overrides)
     return ServerConfig(**values)  # type: ignore[arg-type]
+
+
+def make_server(**overrides: object) -> TaliServer:
+    """The real server, to run in this process on game time the test moves (``advance``)."""
+    return TaliServer(config(**overrides), ManualClock())
+
+
+def advance(server: TaliServer, seconds: float) -> None:
+    """Move ``server``'s game time on by ``seconds``: every timer due on the way fires."""
+    clock = server.clock
+    assert isinstance(clock, ManualClock), "a server of make_server's"
+    clock.advance(seconds)
 
 
 async def running(app: TaliServer) -> AsyncIterator[TaliServer]:
@@ -69,14 +92,14 @@ BOTS = {
 
 @pytest_asyncio.fixture
 async def server() -> AsyncIterator[TaliServer]:
-    async for app in running(TaliServer(config(**BOTS))):
+    async for app in running(make_server(**BOTS)):
         yield app
 
 
 @pytest_asyncio.fixture
 async def strict_server() -> AsyncIterator[TaliServer]:
     """A server with the shipped rate limits."""
-    async for app in running(TaliServer(config())):
+    async for app in running(make_server()):
         yield app
 
 

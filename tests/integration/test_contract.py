@@ -14,13 +14,13 @@ import pytest
 from server.app import TaliServer
 
 from .bots import Bot, run_bots
-from .conftest import Served
+from .conftest import Served, advance
 from .harness import Client, Frame, player, room_with
 
 pytestmark = pytest.mark.asyncio
 
-# Turns never time out in a test (6 s at the fast time scale); a hand starts 0.6 s after
-# two players sit, by when everybody the test seats has sat down.
+# Turns never time out in a test; a hand starts when the test advances the clock past the
+# minute's pause, once everybody it seats has sat down.
 SLOW = {"turn_seconds": 600, "next_hand_delay_seconds": 60}
 
 
@@ -56,6 +56,7 @@ async def test_a_prompt_changed_by_someone_leaving_is_sent_again(
         {"variant": "liars", **SLOW, "reconnect_grace_seconds": 0},
     )
     assert watcher is not None
+    advance(server, 60)
     # Hand 1 (button Aulus; Brutus, Cassia, Aulus in turn): Aulus wins the antes.
     for client in (brutus, cassia, aulus):
         await client.wait(lambda f: f["type"] == "your_turn")
@@ -74,6 +75,7 @@ async def test_a_prompt_changed_by_someone_leaving_is_sent_again(
 
     # Hand 2 (button Brutus; Cassia, Aulus, Brutus in turn).
     start = len(aulus.frames)
+    advance(server, 60)
     await watcher.wait(lambda f: f["type"] == "hand_started" and f["hand"] == 2)
     for client in (cassia, aulus, brutus):
         await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll", since=start)
@@ -114,6 +116,7 @@ async def test_the_leaver_receives_nothing_after_its_own_player_left(server: Tal
         server, ["Aulus", "Brutus", "Cassia"], {"variant": "liars", **SLOW}
     )
     assert watcher is not None
+    advance(server, 60)
     for client in (brutus, cassia, aulus):
         await client.wait(lambda f: f["type"] == "your_turn")
         await client.request("roll", room=room)
@@ -142,6 +145,7 @@ async def test_leaving_all_in_mid_hand_busts_the_leaver(server: TaliServer) -> N
         server, ["Aulus", "Brutus", "Cassia"], {"variant": "liars", **SLOW}
     )
     assert watcher is not None
+    advance(server, 60)
     for client in (brutus, cassia, aulus):
         await client.wait(lambda f: f["type"] == "your_turn")
         await client.request("roll", room=room)
@@ -167,6 +171,7 @@ async def test_hand_ended_lists_every_seated_player(server: TaliServer) -> None:
     )
     assert watcher is not None
     assert (await brutus.request("set_ready", room=room, ready=False))["type"] == "result"
+    advance(server, 60)
     started = await watcher.wait(lambda f: f["type"] == "hand_started")
     assert [s["player"] for s in started["sitting_out"]] == [brutus.player_id]
     emilia = await player(server, "Emilia")

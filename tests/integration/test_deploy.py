@@ -21,6 +21,8 @@ from websockets.asyncio.client import connect
 from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
 
+from .conftest import make_server
+
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BIN = ROOT / "tools" / "node" / "node_modules" / ".bin"
 
@@ -167,10 +169,10 @@ def test_the_cluster_profile_keeps_the_single_node_default_as_it_is() -> None:
 
 @pytest.mark.asyncio
 async def test_the_cluster_nginx_reaches_any_node_and_each_by_its_path(tmp_path: Path) -> None:
-    from tests.integration.conftest import config, running
+    from tests.integration.conftest import running
 
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    nodes = [TaliServer(config()), TaliServer(config())]
+    nodes = [make_server(), make_server()]
     apps = [running(app) for app in nodes]
     for app in apps:
         await anext(app)

@@ -22,6 +22,7 @@ from server.engine.game import LegalActions
 from server.engine.view import TableView
 
 from .bots import Bot, run_bots
+from .conftest import advance
 from .harness import Client, Frame, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -79,7 +80,9 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
         added = await clients[0].request("add_bot", room=room, level=level)
         assert added["type"] == "result", added
     bots = [Bot(server, c, room, seed=i) for i, c in enumerate(clients)]
-    await run_bots(bots, watcher, HANDS, reconnect_every=20)
+    # Between two hands, snapshots first; then the test starts the next hand.
+    advance(server, 3)
+    await run_bots(bots, watcher, HANDS, reconnect_every=20, between=lambda: advance(server, 3))
     server_bots = list(seen.values())
     assert len(server_bots) == 2
 

@@ -11,7 +11,7 @@ import pytest_asyncio
 
 from server.app import TaliServer
 
-from .conftest import UNBUDGETED, config, running
+from .conftest import UNBUDGETED, config, make_server, running
 from .harness import Client, Frame, player
 
 pytestmark = pytest.mark.asyncio
@@ -197,7 +197,7 @@ async def test_spectators_come_and_go_quietly_and_watch_in_silence(
 
 
 async def test_a_room_takes_only_so_many_spectators() -> None:
-    app = TaliServer(config(max_spectators=2, rate_per_second=1000, rate_burst=1000, **UNBUDGETED))
+    app = make_server(max_spectators=2, rate_per_second=1000, rate_burst=1000, **UNBUDGETED)
     async for served in running(app):
         host = await player(served, "Host")
         room = (await host.request("create_room", settings={"variant": "simple"}))["room"]

@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from server.app import TaliServer
 
-from .conftest import config, running
+from .conftest import advance, make_server, running
 from .harness import Client, open_client, player, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -55,9 +55,7 @@ def moved(before: dict[str, float], after: dict[str, float], key: str) -> float:
 
 @pytest_asyncio.fixture
 async def draining() -> AsyncIterator[TaliServer]:
-    async for app in running(
-        TaliServer(config(shutdown_drain_seconds=0.5, shutdown_timeout_seconds=5))
-    ):
+    async for app in running(make_server(shutdown_drain_seconds=0.5, shutdown_timeout_seconds=5)):
         yield app
 
 
@@ -88,6 +86,7 @@ async def test_metrics_move_by_the_right_amounts_over_a_hand(server: TaliServer)
         server, ["Aulus", "Brutus"], {"variant": "liars", "next_hand_delay_seconds": 60}
     )
     assert watcher is not None
+    advance(server, 60)
     await aulus.wait(lambda f: f["type"] == "your_turn")
     before = await scrape(port)
     assert before["tali_connections_open{}"] == 3
@@ -133,9 +132,9 @@ async def test_timeouts_reconnects_and_rate_limits_are_counted(strict_server: Ta
         ["Aulus", "Brutus"],
         {"variant": "stud", "turn_seconds": 5, "next_hand_delay_seconds": 60},
     )
-    await aulus.wait(
-        lambda f: f["type"] == "hand_ended"
-    )  # nobody acts: 2 rolls and a fold by the timer
+    # Nobody acts: after the pause, 2 rolls and a fold by the timer.
+    advance(strict_server, 60 + 5 + 5)
+    await aulus.wait(lambda f: f["type"] == "hand_ended")
     again = await open_client(strict_server, "Aulus again")
     await again.hello(token=aulus.token)
     for i in range(45):

@@ -6,7 +6,7 @@ import pytest
 
 from server.app import TaliServer
 
-from .conftest import BOTS, config, running
+from .conftest import BOTS, advance, make_server, running
 from .harness import Client, Frame, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -50,6 +50,7 @@ async def test_a_full_hand_of_each_variant(server: TaliServer, variant: str, pla
         server, names, {"variant": variant, "next_hand_delay_seconds": 60}
     )
     assert watcher is not None
+    advance(server, 60)
     ended = await watcher.wait(lambda f: f["type"] == "hand_started", timeout=5)
     assert ended["variant"] == variant
     await play_turns([*clients, watcher], hands=1)
@@ -83,6 +84,7 @@ async def test_spectator_sees_public_table(server: TaliServer) -> None:
         server, ["Aulus", "Brutus"], {"variant": "liars", "next_hand_delay_seconds": 60}
     )
     assert watcher is not None
+    advance(server, 60)
     await watcher.wait(lambda f: f["type"] == "hand_started")
     for client in clients:
         await client.request("roll", room=room)
@@ -106,11 +108,12 @@ def frames_of(client: Client, kind: str) -> list[Frame]:
 
 @pytest.mark.parametrize("fair", [True, False])
 async def test_fair_dice_can_be_turned_off_for_measuring_their_cost(fair: bool) -> None:
-    async for server in running(TaliServer(config(**BOTS, fair_dice=fair))):
+    async for server in running(make_server(**BOTS, fair_dice=fair)):
         _, clients, watcher = await room_with(
             server, ["Aulus", "Brutus"], {"variant": "simple", "next_hand_delay_seconds": 60}
         )
         assert watcher is not None
+        advance(server, 60)
         await play_turns([*clients, watcher], hands=1)
         started = watcher.of_type("hand_started")[0]
         ended = watcher.of_type("hand_ended")[0]

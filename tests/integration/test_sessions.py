@@ -9,6 +9,7 @@ import pytest
 from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
 
+from .conftest import advance
 from .harness import open_client, player, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -38,8 +39,11 @@ async def test_reconnect_mid_hand_restores_the_seat_and_ones_own_dice(server: Ta
     assert seats[aulus.player_id]["connected"] is True
     returned = await brutus.wait(lambda f: f["type"] == "player_reconnected")
     assert returned["player"] == aulus.player_id
-    # The resumed player plays on: Brutus rolls, and the betting reaches them.
+    # The resumed player plays on: Brutus rolls and, first to bet, checks; the betting
+    # reaches them.
     await brutus.request("roll", room=room)
+    await brutus.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "betting")
+    assert (await brutus.request("check", room=room))["type"] == "result"
     prompt = await back.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "betting")
     assert "check" in prompt["legal"]["actions"]
     reply = await back.request("check", room=room)
@@ -47,7 +51,7 @@ async def test_reconnect_mid_hand_restores_the_seat_and_ones_own_dice(server: Ta
 
 
 async def test_a_drop_past_the_grace_period_folds_the_player(server: TaliServer) -> None:
-    settings = {**LIARS, "reconnect_grace_seconds": 10}  # 0.1 s at test speed
+    settings = {**LIARS, "reconnect_grace_seconds": 10}
     room, (aulus, brutus, cassia), _ = await room_with(
         server, ["Aulus", "Brutus", "Cassia"], settings, spectator=False
     )
@@ -55,6 +59,8 @@ async def test_a_drop_past_the_grace_period_folds_the_player(server: TaliServer)
     for client in (aulus, brutus, cassia):
         await client.request("roll", room=room)
     await aulus.close()
+    await brutus.wait(lambda f: f["type"] == "player_disconnected")
+    advance(server, 10)
     folded = await brutus.wait(lambda f: f["type"] == "folded" and f["player"] == aulus.player_id)
     assert folded["reason"] == "left"
     left = await brutus.wait(

@@ -1,6 +1,7 @@
 """Turn timers: on expiry the server takes the default action of RULES §5.
 
-Timers run at test speed (``time_scale`` 0.01): a 5-second turn lasts 50 ms.
+Game time is the test's (``advance``): a turn runs out when the test moves the clock past
+it, never because the machine was slow.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import pytest
 
 from server.app import TaliServer
 
+from .conftest import advance
 from .harness import Client, Frame, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -26,10 +28,13 @@ def after_timeouts(watcher: Client) -> list[tuple[str, Frame]]:
 
 async def test_the_prompt_carries_a_deadline(server: TaliServer) -> None:
     _, (aulus, _), _ = await room_with(server, ["Aulus", "Brutus"], fast("liars"), spectator=False)
+    advance(server, 60)  # the next-hand pause
     prompt = await aulus.wait(lambda f: f["type"] == "your_turn")
     assert prompt["phase"] == "roll"
     assert prompt["legal"]["actions"] == ["roll"]
-    assert 0 < prompt["seconds_left"] <= 0.05
+    # Game time stands still until the test moves it: the whole turn is left.
+    assert prompt["seconds_left"] == 5
+    assert prompt["deadline"] == server.clock.wall_ms(server.clock.now() + 5)
     assert prompt["deadline"] > 1_700_000_000_000
 
 
@@ -38,43 +43,41 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
         server, ["Aulus", "Brutus", "Cassia"], fast("liars")
     )
     assert watcher is not None
-    await watcher.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "betting")
+    advance(server, 60)  # the next-hand pause
+    await watcher.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "roll")
+    advance(server, 5)  # nobody rolls
+    betting = await watcher.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "betting")
     # Nobody rolled: the timer rolled for all three, in secret.
     rolled = after_timeouts(watcher)
     assert {p for p, _ in rolled} == {aulus.player_id, brutus.player_id, cassia.player_id}
     assert all(event["type"] == "rolled_in_secret" for _, event in rolled)
     assert len(aulus.of_type("dice_rolled")) == 1
-    # Betting: Brutus (first after the button) times out with nothing to call: a check.
-    await watcher.wait(lambda f: f["type"] == "checked")
+    # Betting: the first in turn times out with nothing to call: a check.
+    (first,) = betting["players"]
+    since = len(watcher.frames)
+    advance(server, 5)
+    await watcher.wait(lambda f: f["type"] == "checked", since=since)
     checked = [e for p, e in after_timeouts(watcher) if e["type"] == "checked"]
-    assert checked
-    first = checked[0]["player"]
+    assert [e["player"] for e in checked] == [first]
     # The next player bets; the one after faces a bet and times out: a fold.
-    client, _ = await watcher_turn(server, [aulus, brutus, cassia], room, after=first)
-    await client.request("bet", room=room, amount=5)
+    turn = await watcher.wait(
+        lambda f: f["type"] == "waiting_for" and f["phase"] == "betting", since=since
+    )
+    (better,) = turn["players"]
+    client = next(c for c in (aulus, brutus, cassia) if c.player_id == better)
+    await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "betting")
+    assert (await client.request("bet", room=room, amount=5))["type"] == "result"
+    await watcher.wait(lambda f: f["type"] == "bet_placed")
+    advance(server, 5)
     folded = await watcher.wait(lambda f: f["type"] == "folded")
     assert folded["reason"] == "timeout"
-    assert folded["player"] != client.player_id
-
-
-async def watcher_turn(
-    server: TaliServer, clients: list[Client], room: str, after: str
-) -> tuple[Client, Frame]:
-    for client in clients:
-        if client.player_id != after:
-            try:
-                frame = await client.wait(
-                    lambda f: f["type"] == "your_turn" and f["phase"] == "betting", timeout=0.5
-                )
-            except TimeoutError:
-                continue
-            return client, frame
-    raise AssertionError("no betting prompt")
+    assert folded["player"] not in (client.player_id, first)
 
 
 async def test_draw_passes_on_timeout(server: TaliServer) -> None:
     _, _, watcher = await room_with(server, ["Aulus", "Brutus"], fast("draw"))
     assert watcher is not None
+    advance(server, 60 + 4 * 5)  # the pause, then four turns: two rolls and two passes
     await watcher.wait(lambda f: f["type"] == "hand_ended")
     actions = [e["type"] for _, e in after_timeouts(watcher)]
     assert actions.count("dice_rolled") == 2
@@ -85,6 +88,7 @@ async def test_draw_passes_on_timeout(server: TaliServer) -> None:
 async def test_stud_folds_on_timeout(server: TaliServer) -> None:
     _, _, watcher = await room_with(server, ["Aulus", "Brutus", "Cassia"], fast("stud"))
     assert watcher is not None
+    advance(server, 60 + 3 * 5)  # the pause, the rolls' turn, then two antes' turns
     await watcher.wait(lambda f: f["type"] == "hand_ended")
     actions = [e["type"] for _, e in after_timeouts(watcher)]
     assert actions == ["dice_rolled"] * 3 + ["folded"] * 2
@@ -93,14 +97,17 @@ async def test_stud_folds_on_timeout(server: TaliServer) -> None:
 
 
 async def test_the_next_hand_starts_by_itself(server: TaliServer) -> None:
-    _, _, watcher = await room_with(
-        server, ["Aulus", "Brutus"], fast("simple", next_hand_delay_seconds=1)
+    _, (aulus, _), watcher = await room_with(
+        server, ["Aulus", "Brutus"], fast("simple", next_hand_delay_seconds=10)
     )
     assert watcher is not None
-    # The first hand may start before the watcher has joined: follow the first it sees.
+    announced = await aulus.wait(lambda f: f["type"] == "next_hand")
+    assert announced["at"] == server.clock.wall_ms(server.clock.now() + 10)
+    advance(server, 10 + 5)  # the pause, then the rolls' turn
     first = await watcher.wait(lambda f: f["type"] == "hand_started")
     ended = await watcher.wait(lambda f: f["type"] == "hand_ended" and f["hand"] == first["hand"])
-    assert ended["next_hand_at"] is not None
+    assert ended["next_hand_at"] == server.clock.wall_ms(server.clock.now() + 10)
+    advance(server, 10)
     second = await watcher.wait(
         lambda f: f["type"] == "hand_started" and f["hand"] == first["hand"] + 1
     )

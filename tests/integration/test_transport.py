@@ -22,7 +22,7 @@ from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
 from server.transport import WsConnection
 
-from .conftest import config, running
+from .conftest import make_server, running
 from .harness import Client, open_client, player
 
 pytestmark = pytest.mark.asyncio
@@ -35,7 +35,7 @@ HANDSHAKE = (
 
 @contextlib.asynccontextmanager
 async def serving(**overrides: object) -> AsyncIterator[TaliServer]:
-    async for server in running(TaliServer(config(**overrides))):
+    async for server in running(make_server(**overrides)):
         yield server
 
 
@@ -323,7 +323,7 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_droppe
 
 
 async def test_shutdown_aborts_a_client_that_never_finishes_closing() -> None:
-    app = TaliServer(config(shutdown_timeout_seconds=0.5))
+    app = make_server(shutdown_timeout_seconds=0.5)
     await app.start()
     try:
         stuck = await player(app, "Stuck")
@@ -369,7 +369,7 @@ async def test_the_server_speaks_tls_when_given_a_context(certificate: tuple[Pat
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_context.load_cert_chain(cert, key)
     client_context = ssl.create_default_context(cafile=str(cert))
-    app = TaliServer(config())
+    app = make_server()
     await app.start(ssl=server_context)
     try:
         async with connect(f"wss://127.0.0.1:{app.port}/", ssl=client_context) as ws:
