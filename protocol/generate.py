@@ -35,8 +35,20 @@ def message_type(model: type[BaseModel]) -> str:
     return str(value)
 
 
+def _standard(node: Any) -> Any:
+    """The schema without OpenAPI's ``discriminator``, which standard validators ignore
+    (draft-07) or refuse (Ajv's strict mode). A union stays a ``oneOf`` whose branches
+    each require their own ``const`` type tag, so exactly one branch can match."""
+    if isinstance(node, dict):
+        return {k: _standard(v) for k, v in node.items() if k != "discriminator"}
+    if isinstance(node, list):
+        return [_standard(v) for v in node]
+    return node
+
+
 def _schema(generated: dict[str, Any], title: str, description: str) -> dict[str, Any]:
     """A draft-07 document: pydantic's ``$defs`` become ``definitions``."""
+    generated = _standard(generated)
     body = {k: v for k, v in generated.items() if k not in ("title", "description", "$defs")}
     out = {"$schema": SCHEMA_DIALECT, "title": title, "description": description, **body}
     if "$defs" in generated:
