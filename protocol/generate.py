@@ -20,10 +20,16 @@ from pydantic import BaseModel, TypeAdapter
 from protocol.client import CLIENT_MESSAGES, ClientMessage
 from protocol.codec import PROTOCOL_VERSION
 from protocol.server import SERVER_MESSAGES, ServerMessage
+from protocol.typescript import constants_js, messages_dts
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_DIR = HERE / "schema"
 ASYNCAPI = HERE / "asyncapi.json"
+# The JavaScript client library's generated modules (clients/js).
+ROOT = HERE.parent
+JS_DIR = ROOT / "clients" / "js"
+JS_MESSAGES = JS_DIR / "types" / "messages.d.ts"
+JS_CONSTANTS = JS_DIR / "src" / "protocol.js"
 SCHEMA_DIALECT = "http://json-schema.org/draft-07/schema#"
 # Draft-07 is what the AsyncAPI 3.0 parser (and most client tooling) understands.
 REF_TEMPLATE = "#/definitions/{model}"
@@ -94,10 +100,18 @@ def build() -> dict[Path, str]:
         },
     }
     files[ASYNCAPI] = asyncapi(directions)
-    return {
+    out = {
         path: json.dumps(content, indent=2, ensure_ascii=False) + "\n"
         for path, content in files.items()
     }
+    unions = {d: files[SCHEMA_DIR / f"{d}.json"] for d in ("client", "server")}
+    by_direction: dict[str, tuple[type[BaseModel], ...]] = {
+        "client": CLIENT_MESSAGES,
+        "server": SERVER_MESSAGES,
+    }
+    out[JS_MESSAGES] = messages_dts(PROTOCOL_VERSION, unions, by_direction)
+    out[JS_CONSTANTS] = constants_js(PROTOCOL_VERSION, by_direction)
+    return out
 
 
 def asyncapi(directions: list[tuple[str, tuple[type[BaseModel], ...], str]]) -> dict[str, Any]:
@@ -175,11 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     wanted = build()
     existing = set(SCHEMA_DIR.rglob("*.json")) | ({ASYNCAPI} if ASYNCAPI.exists() else set())
     stale = sorted(
-        str(p.relative_to(HERE))
+        str(p.relative_to(HERE.parent))
         for p, text in wanted.items()
         if not p.exists() or p.read_text() != text
     )
-    extra = sorted(str(p.relative_to(HERE)) for p in existing - set(wanted))
+    extra = sorted(str(p.relative_to(HERE.parent)) for p in existing - set(wanted))
     if args.check:
         if stale or extra:
             print("generated protocol files are out of date; run: python -m protocol.generate")
@@ -191,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(wanted)} generated protocol files are current")
         return 0
     for name in extra:
-        (HERE / name).unlink()
+        (HERE.parent / name).unlink()
     for path, text in wanted.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
