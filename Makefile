@@ -10,6 +10,9 @@ STAMP := $(VENV)/.installed-stamp
 NODE_TOOLS := tools/node
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
 ESLINT := $(NODE_TOOLS)/node_modules/.bin/eslint
+# The JavaScript client library (clients/js): its dev dependencies (ws, typescript).
+JS_CLIENT := clients/js
+JS_STAMP := $(JS_CLIENT)/node_modules/.installed-stamp
 
 # The lowest websockets release we support: the lower bound in pyproject.toml.
 WEBSOCKETS_MIN := $(shell sed -n 's/^ *"websockets>=\([0-9.]*\),.*/\1/p' pyproject.toml)
@@ -39,20 +42,26 @@ $(NODE_STAMP): $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json | syst
 	cd $(NODE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
+# The JavaScript client library's dev dependencies, pinned by its package-lock.json.
+$(JS_STAMP): $(JS_CLIENT)/package.json $(JS_CLIENT)/package-lock.json | system-packages
+	cd $(JS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(JS_STAMP)
+
 run: $(RUN_STAMP)
 	@echo "Tali: play at http://localhost:$${TALI_PORT:-8765}/ (Ctrl-C stops the server)"
 	$(BIN)/python -m server
 
 test: lint typecheck unit test-websockets-min
 
-lint: $(STAMP) $(NODE_STAMP)
-	$(ESLINT) --config $(NODE_TOOLS)/eslint.config.mjs clients/sample_js
+lint: $(STAMP) $(NODE_STAMP) $(JS_STAMP)
+	$(ESLINT) --config $(NODE_TOOLS)/eslint.config.mjs clients/sample_js $(JS_CLIENT)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m protocol.generate --check
 	$(BIN)/python -m server.client_facts --check
 	$(BIN)/python -m protocol.fairness_vectors --check
+	cd $(JS_CLIENT) && node scripts/check-types.mjs
 	$(BIN)/hadolint Dockerfile
 
 typecheck: $(STAMP)
@@ -63,7 +72,7 @@ typecheck: $(STAMP)
 system-packages:
 	scripts/ensure-system-packages
 
-unit: $(STAMP) system-packages $(NODE_STAMP)
+unit: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
 	$(BIN)/pytest
 
 # The integration and transport tests again, on the lowest websockets release
@@ -92,4 +101,4 @@ bench-bots: $(STAMP)
 	$(BIN)/python -m benchmarks.bots
 
 clean:
-	rm -rf $(VENV) $(MIN_VENV) $(NODE_TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(MIN_VENV) $(NODE_TOOLS)/node_modules $(JS_CLIENT)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

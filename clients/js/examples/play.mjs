@@ -28,6 +28,7 @@ export async function play({ url, variant, hands, name = "Example" }) {
     else if (verdict.status === "failed") problems.push(`hand ${verdict.hand}: ${JSON.stringify(verdict.problems)}`);
   });
   client.on("your_turn", async (turn) => {
+    if (played.length >= hands) return; // done: we are about to leave
     const offer = legal(turn);
     const choice = PREFERENCE.map((action) => offer.option(action)).find(Boolean) ?? offer.options[0];
     if (!choice) return;
