@@ -25,11 +25,15 @@ from protocol.typescript import constants_js, messages_dts
 HERE = Path(__file__).resolve().parent
 SCHEMA_DIR = HERE / "schema"
 ASYNCAPI = HERE / "asyncapi.json"
-# The JavaScript client library's generated modules (clients/js).
+# What the client libraries take from the models, relative to the repository (ROOT).
 ROOT = HERE.parent
-JS_DIR = ROOT / "clients" / "js"
-JS_MESSAGES = JS_DIR / "types" / "messages.d.ts"
-JS_CONSTANTS = JS_DIR / "src" / "protocol.js"
+JS_MESSAGES = "clients/js/types/messages.d.ts"
+JS_CONSTANTS = "clients/js/src/protocol.js"
+PY_COPY = "clients/python/src/tali_client/protocol"
+"""The Python library's copy of the models: the same modules, imports renamed."""
+MODELS = HERE
+"""Where the copied modules are read from (this package)."""
+COPIED = ("__init__", "types", "errors", "client", "server", "codec", "fairness")
 SCHEMA_DIALECT = "http://json-schema.org/draft-07/schema#"
 # Draft-07 is what the AsyncAPI 3.0 parser (and most client tooling) understands.
 REF_TEMPLATE = "#/definitions/{model}"
@@ -109,9 +113,34 @@ def build() -> dict[Path, str]:
         "client": CLIENT_MESSAGES,
         "server": SERVER_MESSAGES,
     }
-    out[JS_MESSAGES] = messages_dts(PROTOCOL_VERSION, unions, by_direction)
-    out[JS_CONSTANTS] = constants_js(PROTOCOL_VERSION, by_direction)
+    out[ROOT / JS_MESSAGES] = messages_dts(PROTOCOL_VERSION, unions, by_direction)
+    out[ROOT / JS_CONSTANTS] = constants_js(PROTOCOL_VERSION, by_direction)
+    for name in COPIED:
+        out[ROOT / PY_COPY / f"{name}.py"] = python_copy(name)
     return out
+
+
+def python_copy(name: str) -> str:
+    """A module of this package as the Python client library carries it."""
+    text = (MODELS / f"{name}.py").read_text()
+    if name == "__init__":
+        text = '"""The tali protocol\'s models, as the server publishes them."""\n'
+    if name == "types":
+        # A client reads what a newer minor version sends: unknown fields ignored
+        # (the versioning policy), not refused as the server refuses them.
+        strict = 'extra="forbid", strict=True,'
+        if strict not in text:
+            raise ValueError("protocol/types.py: Strict's model_config has changed")
+        text = text.replace(strict, 'extra="ignore",').replace(
+            "unknown fields are refused, types are exact.",
+            "in this client's copy, unknown fields are ignored.",
+        )
+    text = text.replace("from protocol.", "from tali_client.protocol.")
+    text = text.replace("from protocol import", "from tali_client.protocol import")
+    return (
+        f"# A copy of protocol/{name}.py made by `python -m protocol.generate`: edit the"
+        " original.\n" + text
+    )
 
 
 def asyncapi(directions: list[tuple[str, tuple[type[BaseModel], ...], str]]) -> dict[str, Any]:
@@ -188,12 +217,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     wanted = build()
     existing = set(SCHEMA_DIR.rglob("*.json")) | ({ASYNCAPI} if ASYNCAPI.exists() else set())
+    existing |= set((ROOT / PY_COPY).glob("*.py"))
     stale = sorted(
-        str(p.relative_to(HERE.parent))
+        str(p.relative_to(ROOT))
         for p, text in wanted.items()
         if not p.exists() or p.read_text() != text
     )
-    extra = sorted(str(p.relative_to(HERE.parent)) for p in existing - set(wanted))
+    extra = sorted(str(p.relative_to(ROOT)) for p in existing - set(wanted))
     if args.check:
         if stale or extra:
             print("generated protocol files are out of date; run: python -m protocol.generate")
@@ -205,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(wanted)} generated protocol files are current")
         return 0
     for name in extra:
-        (HERE.parent / name).unlink()
+        (ROOT / name).unlink()
     for path, text in wanted.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

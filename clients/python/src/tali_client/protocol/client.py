@@ -1,0 +1,287 @@
+# A copy of protocol/client.py made by `python -m protocol.generate`: edit the original.
+"""Messages a client sends. One discriminated union, ``ClientMessage``, on ``type``.
+
+Every message may carry an ``id``; the server's direct reply (``welcome``,
+``room_list``, ``pong``, ``result`` or ``error``) echoes it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, get_args
+
+from pydantic import Field
+
+from tali_client.protocol.types import (
+    MAX_PAGE,
+    Amount,
+    AnteSetting,
+    BetSizeSetting,
+    BettingStructure,
+    BotFillSecondsSetting,
+    BotLevel,
+    ChatText,
+    Cursor,
+    DieIndex,
+    Entropy,
+    MaxDrawRoundsSetting,
+    MaxPlayersSetting,
+    MaxRaisesSetting,
+    Name,
+    NextHandDelaySecondsSetting,
+    PlayerId,
+    ProtocolVersion,
+    ReconnectGraceSecondsSetting,
+    RequestId,
+    Role,
+    RoomId,
+    RoomName,
+    SeatIndex,
+    SessionToken,
+    StartingChipsSetting,
+    Strict,
+    TurnSecondsSetting,
+    Variant,
+)
+
+
+class Request(Strict):
+    """Base of every client message: an optional ``id`` the direct reply echoes."""
+
+    id: RequestId | None = None
+
+
+class RoomRequest(Request):
+    """Base of the requests about one room."""
+
+    room: RoomId
+
+
+class Hello(Request):
+    """First message on every connection. With ``token``, resumes an earlier session."""
+
+    type: Literal["hello"]
+    protocol: ProtocolVersion
+    name: Name | None = None
+    token: SessionToken | None = None
+
+
+class ListRooms(Request):
+    """Ask for open rooms, a page at a time, optionally filtered; the reply is ``room_list``."""
+
+    type: Literal["list_rooms"]
+    variant: Variant | None = None
+    """Only rooms of this variant."""
+    has_seat: bool | None = None
+    """Only rooms with a free seat (true) or only full ones (false)."""
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] | None = None
+    """At most this many rooms (default and maximum 100)."""
+    cursor: Cursor | None = None
+    """The ``next_cursor`` of the previous page: continue after it."""
+
+
+class SubscribeLobby(Request):
+    """Receive ``lobby_update`` whenever a room opens, changes or closes."""
+
+    type: Literal["subscribe_lobby"]
+
+
+class UnsubscribeLobby(Request):
+    """Stop receiving ``lobby_update``."""
+
+    type: Literal["unsubscribe_lobby"]
+
+
+class RoomSettings(Strict):
+    """Settings of a new room (rules §7). Omitted fields take their defaults."""
+
+    variant: Variant
+    max_players: MaxPlayersSetting | None = None
+    starting_chips: StartingChipsSetting | None = None
+    ante: AnteSetting | None = None
+    betting_structure: BettingStructure | None = None
+    bet_size: BetSizeSetting | None = None
+    max_raises: MaxRaisesSetting | None = None
+    max_draw_rounds: MaxDrawRoundsSetting | None = None
+    turn_seconds: TurnSecondsSetting | None = None
+    reconnect_grace_seconds: ReconnectGraceSecondsSetting | None = None
+    next_hand_delay_seconds: NextHandDelaySecondsSetting | None = None
+    bot_fill_seconds: BotFillSecondsSetting | None = None
+    """Once a person is seated, bots take the empty seats after this long (0: never)."""
+    bot_fill_level: BotLevel | None = None
+    """How well the bots that fill seats play."""
+
+
+class CreateRoom(Request):
+    """Open a room. The reply ``result`` carries its id; the creator is not seated by it."""
+
+    type: Literal["create_room"]
+    settings: RoomSettings
+    name: RoomName | None = None
+    """A name for the lobby to show; names follow the rules of player names."""
+
+
+class JoinRoom(RoomRequest):
+    """Take a seat (``role`` player; ``seat`` optional) or watch (``role`` spectator)."""
+
+    type: Literal["join_room"]
+    role: Role = Role.PLAYER
+    seat: SeatIndex | None = None
+
+
+class LeaveRoom(RoomRequest):
+    """Leave the room. In a hand this folds; a player's stack leaves with them."""
+
+    type: Literal["leave_room"]
+
+
+class SetReady(RoomRequest):
+    """Sit in (``ready: true``) or out of the coming hands."""
+
+    type: Literal["set_ready"]
+    ready: bool
+
+
+class Resync(RoomRequest):
+    """Ask for a fresh ``snapshot`` of the room, e.g. after a gap in ``seq``."""
+
+    type: Literal["resync"]
+
+
+class HandHistory(RoomRequest):
+    """Ask for the room's last complete hands, as you saw them; the reply is ``hand_history``."""
+
+    type: Literal["hand_history"]
+    hands: Annotated[int, Field(ge=1, le=20)] | None = None
+    """How many of the latest hands (default 5)."""
+
+
+class AddBot(RoomRequest):
+    """The room's creator seats a bot: at ``seat``, or the lowest free one."""
+
+    type: Literal["add_bot"]
+    seat: SeatIndex | None = None
+    level: BotLevel = BotLevel.EXPERT
+
+
+class RemoveBot(RoomRequest):
+    """The room's creator has the bot ``player`` leave the room."""
+
+    type: Literal["remove_bot"]
+    player: PlayerId
+
+
+class Roll(RoomRequest):
+    """Roll the dice you owe: four at the start of a hand, one on a stud street."""
+
+    type: Literal["roll"]
+    entropy: Entropy | None = None
+    """Your own contribution to your dice, mixed with the secret the server committed to
+    (FAIRNESS.md): with it, the server cannot have chosen them."""
+
+
+class Check(RoomRequest):
+    """Liars' betting: stay in without betting when there is nothing to call."""
+
+    type: Literal["check"]
+
+
+class Bet(RoomRequest):
+    """Open the betting: ``amount`` is the total put in this round."""
+
+    type: Literal["bet"]
+    amount: Amount
+
+
+class Call(RoomRequest):
+    """Liars' betting: match the current bet, or put in your whole stack if it is smaller."""
+
+    type: Literal["call"]
+
+
+class Raise(RoomRequest):
+    """Raise so that one's total for the betting round is ``to``."""
+
+    type: Literal["raise"]
+    to: Amount
+
+
+class AllIn(RoomRequest):
+    """Put in the whole stack (a bet, raise or call, whichever it amounts to)."""
+
+    type: Literal["all_in"]
+
+
+class Fold(RoomRequest):
+    """Give up the hand (liars' betting, stud ante); your dice are never shown."""
+
+    type: Literal["fold"]
+
+
+class Reroll(RoomRequest):
+    """Draw tali: pay the ante and roll die number ``die`` (0..3) again."""
+
+    type: Literal["reroll"]
+    die: DieIndex
+    entropy: Entropy | None = None
+    """As in ``roll``: your own contribution to the new die."""
+
+
+class Pass(RoomRequest):
+    """Draw tali: keep your dice this draw round."""
+
+    type: Literal["pass"]
+
+
+class Ante(RoomRequest):
+    """Stud tali: pay the street's ante and stay in."""
+
+    type: Literal["ante"]
+
+
+class Chat(RoomRequest):
+    """Say something to everyone in the room."""
+
+    type: Literal["chat"]
+    text: ChatText
+
+
+class Ping(Request):
+    """Check that the server is alive; the reply is ``pong``, echoing ``data``."""
+
+    type: Literal["ping"]
+    data: Annotated[str, Field(max_length=64)] | None = None
+
+
+ActionMessage = Roll | Check | Bet | Call | Raise | AllIn | Fold | Reroll | Pass | Ante
+"""The game actions, one message type each."""
+
+ClientMessage = Annotated[
+    Hello
+    | ListRooms
+    | SubscribeLobby
+    | UnsubscribeLobby
+    | CreateRoom
+    | JoinRoom
+    | LeaveRoom
+    | SetReady
+    | Resync
+    | HandHistory
+    | AddBot
+    | RemoveBot
+    | Roll
+    | Check
+    | Bet
+    | Call
+    | Raise
+    | AllIn
+    | Fold
+    | Reroll
+    | Pass
+    | Ante
+    | Chat
+    | Ping,
+    Field(discriminator="type"),
+]
+
+CLIENT_MESSAGES: tuple[type[Request], ...] = get_args(get_args(ClientMessage)[0])
+"""Every client message class, in the order of the union."""
