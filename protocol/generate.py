@@ -31,6 +31,8 @@ JS_MESSAGES = "clients/js/types/messages.d.ts"
 JS_CONSTANTS = "clients/js/src/protocol.js"
 PY_COPY = "clients/python/src/tali_client/protocol"
 """The Python library's copy of the models: the same modules, imports renamed."""
+KIT_SPEC = "conformance/src/tali_conformance/spec"
+"""The conformance kit's copy of the published documents it checks against."""
 MODELS = HERE
 """Where the copied modules are read from (this package)."""
 COPIED = ("__init__", "types", "errors", "client", "server", "codec", "fairness")
@@ -117,6 +119,10 @@ def build() -> dict[Path, str]:
     out[ROOT / JS_CONSTANTS] = constants_js(PROTOCOL_VERSION, by_direction)
     for name in COPIED:
         out[ROOT / PY_COPY / f"{name}.py"] = python_copy(name)
+    out[ROOT / KIT_SPEC / "client.json"] = out[SCHEMA_DIR / "client.json"]
+    out[ROOT / KIT_SPEC / "server.json"] = out[SCHEMA_DIR / "server.json"]
+    for path in sorted((MODELS / "transcripts").glob("*.json")):
+        out[ROOT / KIT_SPEC / "transcripts" / path.name] = path.read_text()
     return out
 
 
@@ -217,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     wanted = build()
     existing = set(SCHEMA_DIR.rglob("*.json")) | ({ASYNCAPI} if ASYNCAPI.exists() else set())
-    existing |= set((ROOT / PY_COPY).glob("*.py"))
+    existing |= set((ROOT / PY_COPY).glob("*.py")) | set((ROOT / KIT_SPEC).rglob("*.json"))
     stale = sorted(
         str(p.relative_to(ROOT))
         for p, text in wanted.items()

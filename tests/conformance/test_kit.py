@@ -1,0 +1,96 @@
+"""The conformance kit certifies our server and both client libraries, and catches a
+deliberately broken server and a deliberately broken client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.clients.servers import ROOT, start_server, stop_server
+
+pytestmark = pytest.mark.integration
+
+
+def kit(*args: str) -> dict[str, Any]:
+    run = subprocess.run(
+        [sys.executable, "-m", "tali_conformance", "--json", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    report: dict[str, Any] = json.loads(run.stdout)
+    assert run.returncode == (0 if report["ok"] else 1), run.stderr[-2000:]
+    return report
+
+
+def failed(report: dict[str, Any]) -> list[str]:
+    return [c["name"] for c in report["checks"] if c["verdict"] == "fail"]
+
+
+def certify(*args: str, module: str = "server") -> dict[str, Any]:
+    """Run the server checks against a fresh server (the shipped limits, fast timers)."""
+    process, url = start_server(*args, module=module, lifted=False)
+    try:
+        return kit("server", url)
+    finally:
+        stop_server(process)
+
+
+def test_our_server_is_certified() -> None:
+    report = certify()
+    assert failed(report) == [], [c for c in report["checks"] if c["verdict"] == "fail"]
+    names = {c["name"] for c in report["checks"] if c["verdict"] == "pass"}
+    for variant in ("simple", "liars", "draw", "stud"):
+        assert f"transcript {variant}: every recipient gets its frames" in names
+    skipped = {c["name"] for c in report["checks"] if c["verdict"] == "skip"}
+    assert skipped == {"error internal_error", "error room_elsewhere", "error too_many_bots"}
+
+
+@pytest.mark.parametrize(
+    ("fault", "caught"),
+    [
+        ("leak", "visibility: no hidden die, opening, prompt or token reaches anyone else"),
+        ("seq", "seq: each member gets each room's events once, in order, +1 each"),
+        ("error-code", "error not_your_turn"),
+    ],
+)
+def test_a_broken_server_is_not_certified(fault: str, caught: str) -> None:
+    report = certify(fault, module="tests.conformance.broken_server")
+    assert not report["ok"]
+    assert caught in failed(report), failed(report)
+
+
+JS_ADAPTER = ["node", str(ROOT / "clients" / "js" / "examples" / "conformance-adapter.mjs")]
+PY_ADAPTER = [sys.executable, "-m", "tali_client.adapter"]
+
+
+@pytest.mark.parametrize("adapter", [JS_ADAPTER, PY_ADAPTER], ids=["javascript", "python"])
+def test_both_client_libraries_pass_the_client_checks(adapter: list[str]) -> None:
+    report = kit("client", "--", *adapter)
+    assert report["ok"], failed(report)
+    assert len(report["checks"]) >= 20
+
+
+@pytest.mark.parametrize(
+    ("fault", "caught"),
+    [
+        ("no-resync", "a gap in seq sends resync for the room"),
+        ("no-resume", "it resumes with the token from welcome"),
+    ],
+)
+def test_a_broken_client_fails_the_client_checks(fault: str, caught: str) -> None:
+    report = kit("client", "--", sys.executable, "-m", "tests.conformance.broken_adapter", fault)
+    assert not report["ok"]
+    assert caught in failed(report), failed(report)
+
+
+def test_the_kit_refuses_a_server_that_is_not_there(tmp_path: Path) -> None:
+    report = kit("server", "ws://127.0.0.1:9/")
+    assert not report["ok"]
