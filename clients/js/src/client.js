@@ -361,19 +361,6 @@ export class TaliClient {
     else if (this.name) hello.name = this.name;
     const welcome = await this._send("hello", hello);
     this._attempt = 0;
-    if (welcome.resumed) {
-      // Each room of the session sends player_reconnected, then a snapshot. Events
-      // missed while away show as a gap before it: the snapshot on its way covers
-      // them, so no resync is asked for.
-      for (const room of [...this.lastSeq.keys()]) {
-        if (!welcome.rooms.includes(room)) this.lastSeq.delete(room);
-      }
-      this._resuming = new Set(welcome.rooms);
-    } else {
-      this.lastSeq.clear();
-      this._resuming = new Set();
-    }
-    this.resyncing.clear();
     await this.tokenStore.set(welcome.token);
     this.playerId = welcome.player_id;
     this.name = welcome.name;
@@ -446,6 +433,7 @@ export class TaliClient {
       return;
     }
     if (!message || typeof message !== "object" || typeof message.type !== "string") return;
+    if (message.type === "welcome") this._takeWelcome(message);
     if (message.id !== undefined && message.id !== null && REPLIES.has(message.type)) {
       const waiting = this._pending.get(message.id);
       if (waiting) {
@@ -468,6 +456,29 @@ export class TaliClient {
     // "welcome" is emitted by _hello, once the client has taken in the session.
     if (message.type !== "welcome") this._emit(message.type, message);
     this._emit("*", message);
+  }
+
+  /**
+   * Seq bookkeeping for a new session or a resume, before any frame after the
+   * welcome is read (the hello that awaits it resumes only later).
+   * @param {Welcome} welcome
+   */
+  _takeWelcome(welcome) {
+    const rooms = welcome.rooms ?? [];
+    if (welcome.resumed) {
+      // Each room of the session sends player_reconnected, then a snapshot. Events
+      // missed while away show as a gap before it: the snapshot on its way covers
+      // them, so no resync is asked for.
+      for (const room of [...this.lastSeq.keys()]) {
+        if (!rooms.includes(room)) this.lastSeq.delete(room);
+      }
+      this._resuming = new Set(rooms);
+    } else {
+      this.lastSeq.clear();
+      this._resuming = new Set();
+    }
+    this.resyncing.clear();
+    this.playerId = welcome.player_id ?? this.playerId;
   }
 
   /**

@@ -207,6 +207,12 @@ export class TaliClient {
     /** @param {unknown} raw */
     _receive(raw: unknown): void;
     /**
+     * Seq bookkeeping for a new session or a resume, before any frame after the
+     * welcome is read (the hello that awaits it resumes only later).
+     * @param {Welcome} welcome
+     */
+    _takeWelcome(welcome: Welcome): void;
+    /**
      * Whether a room event is the next one of its room; a gap asks for a resync.
      * @param {{room: string, seq: number, type: string, player?: string}} event
      */

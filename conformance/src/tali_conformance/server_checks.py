@@ -58,6 +58,7 @@ class ServerKit:
         self.codes: set[str] = set()
         self.accepted: set[str] = set()
         self.limits: dict[str, Any] = {}
+        self._variants: dict[str, str] = {}
 
     # -- helpers -------------------------------------------------------------
 
@@ -494,8 +495,21 @@ class ServerKit:
 
     def audit(self) -> None:
         r = self.report
-        validator = Draft7Validator(spec("server.json"))
-        bad = next(((label, f) for label, f in self.log if not validator.is_valid(f)), None)
+        union = spec("server.json")
+        # One validator per message type (the union's branch with that const tag):
+        # the same verdict as the union's oneOf, without trying every branch.
+        by_type: dict[str, Draft7Validator] = {}
+        for branch in union["oneOf"]:
+            name = branch["$ref"].rsplit("/", 1)[1]
+            tag = union["definitions"][name]["properties"]["type"]["const"]
+            by_type[tag] = Draft7Validator({**branch, "definitions": union["definitions"]})
+        whole = Draft7Validator(union)
+
+        def valid(frame: Frame) -> bool:
+            checker = by_type.get(str(frame.get("type")))
+            return (checker or whole).is_valid(frame)
+
+        bad = next(((label, f) for label, f in self.log if not valid(f)), None)
         r.add(
             f"every server frame ({len(self.log)}) validates against schema/server.json",
             bad is None,
@@ -563,6 +577,11 @@ class ServerKit:
 
     def _audit_visibility(self) -> None:
         r = self.report
+        self._variants = {
+            str(f.get("room")): str(f.get("settings", {}).get("variant"))
+            for _, f in self.log
+            if f.get("type") == "snapshot"
+        }
         leaks: list[str] = []
         folded: dict[str, set[str]] = {}
         for label, f in self.log:
@@ -612,10 +631,7 @@ class ServerKit:
         )
 
     def _variant(self, room: str) -> str | None:
-        for _, f in self.log:
-            if f.get("type") == "snapshot" and f.get("room") == room:
-                return str(f.get("settings", {}).get("variant"))
-        return None
+        return self._variants.get(room)
 
 
 def _until_showdown(frames: list[Frame]) -> list[Frame]:

@@ -310,17 +310,6 @@ class TaliClient:
             raw = await self._send("hello", fields)
         welcome = Welcome.model_validate(raw)
         await _maybe(self.token_store.set(welcome.token))
-        if welcome.resumed:
-            # Each room sends player_reconnected, then a snapshot: a gap before it
-            # is covered by that snapshot, so no resync is asked for.
-            for room in list(self.last_seq):
-                if room not in welcome.rooms:
-                    del self.last_seq[room]
-            self._resuming = set(welcome.rooms)
-        else:
-            self.last_seq.clear()
-            self._resuming = set()
-        self.resyncing.clear()
         self.player_id = welcome.player_id
         self.name = welcome.name
         self.welcome = welcome
@@ -419,6 +408,8 @@ class TaliClient:
         if not isinstance(data, dict) or not isinstance(data.get("type"), str):
             return
         kind = data["type"]
+        if kind == "welcome":
+            self._take_welcome(data)
         if data.get("id") is not None and kind in DIRECT_REPLIES:
             future = self._pending.pop(data["id"], None)
             if future is not None and not future.done():
@@ -447,6 +438,23 @@ class TaliClient:
         if kind != "welcome":
             self._emit(kind, message)
         self._emit("*", message)
+
+    def _take_welcome(self, data: dict[str, Any]) -> None:
+        """Seq bookkeeping for a new session or a resume, before any frame after the
+        welcome is read (the hello that awaits it resumes only later)."""
+        rooms = [str(r) for r in data.get("rooms") or []]
+        if data.get("resumed"):
+            # Each room sends player_reconnected, then a snapshot: a gap before it
+            # is covered by that snapshot, so no resync is asked for.
+            for room in list(self.last_seq):
+                if room not in rooms:
+                    del self.last_seq[room]
+            self._resuming = set(rooms)
+        else:
+            self.last_seq.clear()
+            self._resuming = set()
+        self.resyncing.clear()
+        self.player_id = data.get("player_id") or self.player_id
 
     def _in_order(self, event: RoomEvent) -> bool:
         room, seq = event.room, event.seq
