@@ -32,9 +32,9 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	touch $(RUN_STAMP)
 
 # The test tools (the dev extra includes uvloop, so it serves `make run` too), and
-# the Python client library (clients/python), editable, for its tests.
-$(STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]' -e clients/python
+# the Python client library and the conformance kit, editable, for their tests.
+$(STAMP): pyproject.toml clients/python/pyproject.toml conformance/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -e clients/python -e conformance
 	touch $(STAMP) $(RUN_STAMP)
 
 # The npm tools: the AsyncAPI and Compose validators, ESLint and axe-core,
@@ -67,7 +67,7 @@ lint: $(STAMP) $(NODE_STAMP) $(JS_STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict server protocol
-	$(BIN)/mypy --strict clients/python/src/tali_client
+	$(BIN)/mypy --strict clients/python/src/tali_client conformance/src/tali_conformance
 
 # Debian packages the tests use (node, npm, nginx, openssl, chromium, redis-server,
 # postgresql): installed if missing.
