@@ -77,17 +77,17 @@ system-packages:
 unit: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
 	$(BIN)/pytest
 
-# The integration and transport tests again, on the lowest websockets release
-# supported, in a second environment (the test extra only: about a minute).
-$(MIN_STAMP): pyproject.toml
+# The integration and transport tests again, and the Python client library's, on the
+# lowest websockets release supported, in a second environment (the test extra only).
+$(MIN_STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(MIN_VENV)
 	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(MIN_VENV)/bin/python -m pip install --quiet -e '.[test]' 'websockets==$(WEBSOCKETS_MIN)'
+	$(MIN_VENV)/bin/python -m pip install --quiet -e '.[test]' -e clients/python 'websockets==$(WEBSOCKETS_MIN)'
 	touch $(MIN_STAMP)
 
 test-websockets-min: $(MIN_STAMP) system-packages $(NODE_STAMP)
 	$(MIN_VENV)/bin/python -c 'import websockets; assert websockets.__version__ == "$(WEBSOCKETS_MIN)"'
-	$(MIN_VENV)/bin/pytest -q tests/integration tests/server
+	$(MIN_VENV)/bin/pytest -q tests/integration tests/server tests/clients/test_python.py
 
 # Record protocol/transcripts/*.json again from the real server (after a protocol change).
 transcripts: $(STAMP)

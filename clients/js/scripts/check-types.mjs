@@ -2,7 +2,8 @@
 // protocol.generate` (from the protocol's models), the others by `npm run types`
 // (tsc, from the JSDoc of src/). This checks the second kind is current: it runs
 // tsc (which also type-checks src/ against messages.d.ts) into a scratch
-// directory and compares. Exit 1 when stale or when tsc reports an error.
+// directory and compares, then compiles test/types/usage.ts against the package.
+// Exit 1 when stale or when tsc reports an error.
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -40,7 +41,16 @@ try {
     for (const name of extra) console.error(`  not generated any more: types/${name}`);
     process.exit(1);
   }
-  console.log(`${made.length} generated declaration files are current`);
+  // What a TypeScript author writes against the package (by its name: exports and all).
+  try {
+    execFileSync(process.execPath, [tsc, "-p", join(here, "test", "types", "tsconfig.json")], {
+      stdio: "inherit",
+    });
+  } catch {
+    console.error("test/types/usage.ts does not compile against the declarations");
+    process.exit(1);
+  }
+  console.log(`${made.length} generated declaration files are current; usage.ts compiles`);
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

@@ -164,10 +164,11 @@ export class TaliClient {
      * the error's `url`, resume, and send the request again, once.
      * @template {ClientMessageType} T
      * @param {T} type
-     * @param {Record<string, unknown>} [fields]  the message without `type` and `id`
+     * @param {import("../types/messages.js").RequestFields<T>} [fields]  the message without
+     *   `type` and `id`
      * @returns {Promise<ReplyMap[T]>}
      */
-    request<T extends ClientMessageType>(type: T, fields?: Record<string, unknown>): Promise<ReplyMap[T]>;
+    request<T extends ClientMessageType>(type: T, fields?: import("../types/messages.js").RequestFields<T>): Promise<ReplyMap[T]>;
     /**
      * Connect to another node of the server (`url`) and resume the session there.
      * @param {string} url
