@@ -194,10 +194,11 @@ export class TaliClient {
    * the error's `url`, resume, and send the request again, once.
    * @template {ClientMessageType} T
    * @param {T} type
-   * @param {Record<string, unknown>} [fields]  the message without `type` and `id`
+   * @param {import("../types/messages.js").RequestFields<T>} [fields]  the message without
+   *   `type` and `id`
    * @returns {Promise<ReplyMap[T]>}
    */
-  async request(type, fields = {}) {
+  async request(type, fields = /** @type {any} */ ({})) {
     try {
       return await this._send(type, fields);
     } catch (error) {
