@@ -271,7 +271,15 @@ export class TaliClient {
   async _socketClass() {
     if (this._WebSocket) return this._WebSocket;
     if (globalThis.WebSocket) return (this._WebSocket = globalThis.WebSocket);
-    const ws = await import("ws");
+    let ws;
+    try {
+      ws = await import("ws");
+    } catch {
+      throw new TaliError(
+        "no_websocket",
+        "no WebSocket here: on Node 20 install the ws package (npm install ws), or pass options.WebSocket",
+      );
+    }
     return (this._WebSocket = ws.WebSocket ?? ws.default);
   }
 

@@ -39,7 +39,7 @@ class FileTokenStore:
     program resumes its seat."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
 
     def get(self) -> str | None:
         try:
