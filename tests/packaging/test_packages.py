@@ -28,7 +28,8 @@ VARIANTS = ("simple", "liars", "draw", "stud")
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    process, address = start_server()
+    # Real turn timers: a stalled machine cannot make a timer act for the bots.
+    process, address = start_server(TALI_TIME_SCALE="1")
     try:
         yield address
     finally:

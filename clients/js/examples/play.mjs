@@ -21,9 +21,11 @@ export async function play({ url, variant, hands, name = "Example" }) {
   const problems = [];
   const played = []; // the numbers of the hands played, the first `hands` of them
   const verified = new Set();
+  const verdicts = new Set(); // hands with a verdict, whatever it is
   let finish;
   const done = new Promise((resolve) => (finish = resolve));
   new FairDiceChecker(client, (verdict) => {
+    verdicts.add(verdict.hand);
     if (verdict.status === "verified") verified.add(verdict.hand);
     else if (verdict.status === "failed") problems.push(`hand ${verdict.hand}: ${JSON.stringify(verdict.problems)}`);
   });
@@ -58,8 +60,10 @@ export async function play({ url, variant, hands, name = "Example" }) {
   await client.request("join_room", { room, role: "player" });
   await client.request("add_bot", { room, level: "beginner" });
   await done;
-  // Let the last hand's own opening (liars: dice_opened) arrive and be checked.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Our own opening of a hidden hand (liars: dice_opened) comes after its hand_ended.
+  for (let i = 0; i < 100 && !played.every((hand) => verdicts.has(hand)); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   await client.request("leave_room", { room });
   client.close();
   return { hands: played.length, verified: played.filter((hand) => verified.has(hand)).length, problems };

@@ -1,5 +1,6 @@
 // Starts the real tali server for a test: `python -m server` from the repository,
-// on a free loopback port, seeded, with timers 100 times faster and the rate limits
+// on a free loopback port, seeded, with real timers (hands run as fast as their
+// players act: no pause between them in these rooms) and the rate limits
 // meant for people lifted (a test plays at machine speed). The Python is
 // $TALI_PYTHON, else the repository's .venv, else python3.
 
@@ -31,7 +32,7 @@ export async function startServer(env = {}) {
       TALI_LOG_FORMAT: "json",
       TALI_LOG_LEVEL: "info",
       TALI_SEED: "7",
-      TALI_TIME_SCALE: "0.01",
+      TALI_TIME_SCALE: "1", // real turn timers: a stalled machine cannot make them act for a bot
       TALI_STORE: "memory",
       TALI_RATE_PER_SECOND: "1000",
       TALI_RATE_BURST: "1000",

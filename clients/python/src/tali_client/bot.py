@@ -123,7 +123,11 @@ async def run_bot(
         for _ in range(opponents):
             await client.request("add_bot", room=table.room, level=level)
         await done.wait()
-        await asyncio.sleep(0.3)  # our own opening of a hidden last hand (dice_opened)
+        # Our own opening of a hidden hand (dice_opened) comes after its hand_ended.
+        for _ in range(100):
+            if counted <= verdicts.keys():
+                break
+            await asyncio.sleep(0.05)
         await client.request("leave_room", room=table.room)
     finally:
         await client.close()
