@@ -34,11 +34,14 @@ def failed(report: dict[str, Any]) -> list[str]:
     return [c["name"] for c in report["checks"] if c["verdict"] == "fail"]
 
 
-def certify(*args: str, module: str = "server") -> dict[str, Any]:
-    """Run the server checks against a fresh server (the shipped limits, fast timers)."""
-    process, url = start_server(*args, module=module, lifted=False)
+def certify(*args: str, module: str = "server", skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run the server checks against a fresh server with the shipped limits. Its timers
+    run 20 times faster: the transcripts' 60 s pause before a hand takes 3 s, and so does
+    the 60 s grace within which the liars' transcript resumes Aulus (a stalled machine
+    has 3 s, not the 0.6 s of the recording's time scale)."""
+    process, url = start_server(*args, module=module, lifted=False, TALI_TIME_SCALE="0.05")
     try:
-        return kit("server", url)
+        return kit("server", url, *(f"--skip={name}" for name in skip))
     finally:
         stop_server(process)
 
@@ -61,7 +64,8 @@ def test_our_server_is_certified() -> None:
     ],
 )
 def test_a_broken_server_is_not_certified(fault: str, caught: str) -> None:
-    report = certify(fault, module="tests.conformance.broken_server")
+    # The faults show in the scripted scenarios: the transcripts' replay is left out.
+    report = certify(fault, module="tests.conformance.broken_server", skip=("transcripts",))
     assert not report["ok"]
     assert caught in failed(report), failed(report)
 

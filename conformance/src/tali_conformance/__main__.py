@@ -21,6 +21,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="subject", required=True)
     server = sub.add_parser("server", help="certify the server at URL")
     server.add_argument("url")
+    server.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=[short for short, _, _ in ServerKit("").scenarios()],
+        help="leave a scenario out (repeatable); what only it covers is reported as skipped",
+    )
     client = sub.add_parser(
         "client",
         help="run COMMAND (a client's adapter, see the README) against a scripted server",
@@ -29,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report: Report
     if args.subject == "server":
-        report = asyncio.run(ServerKit(args.url, args.timeout).run())
+        report = asyncio.run(ServerKit(args.url, args.timeout).run(frozenset(args.skip)))
     else:
         command = (
             [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else args.command
