@@ -47,12 +47,15 @@ class Request(Strict):
     """Base of every client message: an optional ``id`` the direct reply echoes."""
 
     id: RequestId | None = None
+    """Copied into the direct reply (or error) to this message, so that replies can be matched
+    to requests; the server never interprets it."""
 
 
 class RoomRequest(Request):
     """Base of the requests about one room."""
 
     room: RoomId
+    """The room."""
 
 
 class Hello(Request):
@@ -60,8 +63,12 @@ class Hello(Request):
 
     type: Literal["hello"]
     protocol: ProtocolVersion
+    """The protocol version the client speaks (this document's, e.g. ``"2.1"``); any ``2.x`` is
+    accepted."""
     name: Name | None = None
+    """The display name to use."""
     token: SessionToken | None = None
+    """Resume the session this token belongs to."""
 
 
 class ListRooms(Request):
@@ -94,16 +101,27 @@ class RoomSettings(Strict):
     """Settings of a new room (rules §7). Omitted fields take their defaults."""
 
     variant: Variant
+    """The game: ``simple``, ``liars``, ``draw`` or ``stud`` (rules §4)."""
     max_players: MaxPlayersSetting | None = None
+    """Seats (default: 6)."""
     starting_chips: StartingChipsSetting | None = None
+    """Stack brought when sitting down (default: 100)."""
     ante: AnteSetting | None = None
+    """Entry ante; draw reroll price; stud street ante; liars' minimum bet (default: 1)."""
     betting_structure: BettingStructure | None = None
+    """How bets are sized (default: ``no_limit``)."""
     bet_size: BetSizeSetting | None = None
+    """Fixed bet and raise size (default: twice ``ante``, at most ``starting_chips``)."""
     max_raises: MaxRaisesSetting | None = None
+    """Raises per betting round (default: 3)."""
     max_draw_rounds: MaxDrawRoundsSetting | None = None
+    """Draw rounds; 0 = until a round without a reroll (at most 20) (default: 3)."""
     turn_seconds: TurnSecondsSetting | None = None
+    """Time per decision (default: 30)."""
     reconnect_grace_seconds: ReconnectGraceSecondsSetting | None = None
+    """How long a dropped player's seat is held (default: 60)."""
     next_hand_delay_seconds: NextHandDelaySecondsSetting | None = None
+    """Pause between hands (default: 5)."""
     bot_fill_seconds: BotFillSecondsSetting | None = None
     """Once a person is seated, bots take the empty seats after this long (0: never)."""
     bot_fill_level: BotLevel | None = None
@@ -115,6 +133,7 @@ class CreateRoom(Request):
 
     type: Literal["create_room"]
     settings: RoomSettings
+    """The room's settings; omitted settings take their defaults."""
     name: RoomName | None = None
     """A name for the lobby to show; names follow the rules of player names."""
 
@@ -124,7 +143,9 @@ class JoinRoom(RoomRequest):
 
     type: Literal["join_room"]
     role: Role = Role.PLAYER
+    """``player`` to sit down with a fresh stack of ``starting_chips``; ``spectator`` to watch."""
     seat: SeatIndex | None = None
+    """Players only: the seat to take; without it, the lowest-numbered free seat."""
 
 
 class LeaveRoom(RoomRequest):
@@ -138,6 +159,7 @@ class SetReady(RoomRequest):
 
     type: Literal["set_ready"]
     ready: bool
+    """Whether you want to be dealt into coming hands."""
 
 
 class Resync(RoomRequest):
@@ -159,7 +181,10 @@ class AddBot(RoomRequest):
 
     type: Literal["add_bot"]
     seat: SeatIndex | None = None
+    """The seat the bot takes; without it, the lowest-numbered free seat."""
     level: BotLevel = BotLevel.EXPERT
+    """How well it plays: ``beginner`` plays loose and makes mistakes on purpose; ``expert`` plays
+    from the exact odds, reads bets and bluffs."""
 
 
 class RemoveBot(RoomRequest):
@@ -167,6 +192,7 @@ class RemoveBot(RoomRequest):
 
     type: Literal["remove_bot"]
     player: PlayerId
+    """The bot."""
 
 
 class Roll(RoomRequest):
@@ -189,6 +215,7 @@ class Bet(RoomRequest):
 
     type: Literal["bet"]
     amount: Amount
+    """Your total for the round, within ``legal.bet_min``..``legal.bet_max``."""
 
 
 class Call(RoomRequest):
@@ -202,6 +229,7 @@ class Raise(RoomRequest):
 
     type: Literal["raise"]
     to: Amount
+    """Your new total for the round, within ``legal.raise_min``..``legal.raise_max``."""
 
 
 class AllIn(RoomRequest):
@@ -221,6 +249,7 @@ class Reroll(RoomRequest):
 
     type: Literal["reroll"]
     die: DieIndex
+    """Which die: its position 0..3 in your ``dice`` list."""
     entropy: Entropy | None = None
     """As in ``roll``: your own contribution to the new die."""
 
@@ -242,6 +271,7 @@ class Chat(RoomRequest):
 
     type: Literal["chat"]
     text: ChatText
+    """1..280 characters; tab and line feed (``\n``) allowed, no other control character."""
 
 
 class Ping(Request):
@@ -249,6 +279,7 @@ class Ping(Request):
 
     type: Literal["ping"]
     data: Annotated[str, Field(max_length=64)] | None = None
+    """Anything; returned unchanged in ``pong``."""
 
 
 ActionMessage = Roll | Check | Bet | Call | Raise | AllIn | Fold | Reroll | Pass | Ante

@@ -19,12 +19,14 @@ from pydantic import BaseModel, TypeAdapter
 
 from protocol.client import CLIENT_MESSAGES, ClientMessage
 from protocol.codec import PROTOCOL_VERSION
+from protocol.reference import render as reference
 from protocol.server import SERVER_MESSAGES, ServerMessage
 from protocol.typescript import constants_js, messages_dts
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_DIR = HERE / "schema"
 ASYNCAPI = HERE / "asyncapi.json"
+REFERENCE = HERE / "reference.md"
 # What the client libraries take from the models, relative to the repository (ROOT).
 ROOT = HERE.parent
 JS_MESSAGES = "clients/js/types/messages.d.ts"
@@ -111,6 +113,7 @@ def build() -> dict[Path, str]:
         for path, content in files.items()
     }
     unions = {d: files[SCHEMA_DIR / f"{d}.json"] for d in ("client", "server")}
+    out[HERE / REFERENCE.name] = reference(PROTOCOL_VERSION, unions, MODELS / "transcripts")
     by_direction: dict[str, tuple[type[BaseModel], ...]] = {
         "client": CLIENT_MESSAGES,
         "server": SERVER_MESSAGES,

@@ -26,6 +26,7 @@ def test_check_notices_a_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     copy = tmp_path / "protocol"
     shutil.copytree(generate.HERE / "schema", copy / "schema")
     shutil.copy(generate.ASYNCAPI, copy / "asyncapi.json")
+    shutil.copy(generate.REFERENCE, copy / "reference.md")
     monkeypatch.setattr(generate, "HERE", copy)
     monkeypatch.setattr(generate, "SCHEMA_DIR", copy / "schema")
     monkeypatch.setattr(generate, "ASYNCAPI", copy / "asyncapi.json")

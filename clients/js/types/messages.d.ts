@@ -5,30 +5,58 @@ export type ActionKind = "roll" | "check" | "bet" | "call" | "raise" | "fold" | 
 
 /** The room's creator seats a bot: at `seat`, or the lowest free one. */
 export interface AddBot {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "add_bot";
-  /** (0..7) */
+  /**
+   * The seat the bot takes; without it, the lowest-numbered free seat.
+   * (0..7)
+   */
   seat?: number | null;
+  /**
+   * How well it plays: `beginner` plays loose and makes mistakes on purpose; `expert` plays
+   * from the exact odds, reads bets and bluffs.
+   */
   level?: BotLevel;
 }
 
 /** Put in the whole stack (a bet, raise or call, whichever it amounts to). */
 export interface AllIn {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "all_in";
 }
 
 /** Stud tali: pay the street's ante and stay in. */
 export interface Ante {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "ante";
 }
@@ -36,27 +64,53 @@ export interface Ante {
 /** Stud tali: a player paid a street's ante. */
 export interface AntePaid {
   type: "ante_paid";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (1..1000000000000) */
+  /**
+   * Chips paid (the street ante, or a smaller whole stack).
+   * (1..1000000000000)
+   */
   amount: number;
-  /** (0..1000000000000) */
+  /**
+   * Their stack afterwards.
+   * (0..1000000000000)
+   */
   stack: number;
+  /** `true` when this emptied their stack. */
   all_in: boolean;
 }
 
 /** Open the betting: `amount` is the total put in this round. */
 export interface Bet {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "bet";
-  /** (1..1000000000000) */
+  /**
+   * Your total for the round, within `legal.bet_min`..`legal.bet_max`.
+   * (1..1000000000000)
+   */
   amount: number;
 }
 
@@ -65,34 +119,69 @@ export type BetAction = "bet" | "call" | "raise";
 /** A bet, call or raise: `added` chips went in, making `total` for the round. */
 export interface BetPlaced {
   type: "bet_placed";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
+  /** `bet`, `call` or `raise`. */
   action: BetAction;
-  /** (1..1000000000000) */
+  /**
+   * Chips put in by this action.
+   * (1..1000000000000)
+   */
   added: number;
-  /** (0..1000000000000) */
+  /**
+   * The player's total for the betting round afterwards.
+   * (0..1000000000000)
+   */
   total: number;
-  /** (0..1000000000000) */
+  /**
+   * Their stack afterwards.
+   * (0..1000000000000)
+   */
   stack: number;
+  /** `true` when this emptied their stack. */
   all_in: boolean;
 }
 
 /** The part of a bet no one called went back to its owner. */
 export interface BetReturned {
   type: "bet_returned";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who gets it back.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (1..1000000000000) */
+  /**
+   * Chips returned.
+   * (1..1000000000000)
+   */
   amount: number;
-  /** (0..1000000000000) */
+  /**
+   * Their stack afterwards.
+   * (0..1000000000000)
+   */
   stack: number;
 }
 
@@ -103,44 +192,84 @@ export type BotLevel = "beginner" | "expert";
 
 /** Liars' betting: match the current bet, or put in your whole stack if it is smaller. */
 export interface Call {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "call";
 }
 
 /** Say something to everyone in the room. */
 export interface Chat {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "chat";
-  /** (1..280 characters, pattern ^[^\x00-\x08\x0b-\x1f\x7f]+$) */
+  /**
+   * 1..280 characters; tab and line feed (`
+   * `) allowed, no other control character.
+   * (1..280 characters, pattern ^[^\x00-\x08\x0b-\x1f\x7f]+$)
+   */
   text: string;
 }
 
 /** A member said something. */
 export interface ChatMessage {
   type: "chat";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$) */
+  /**
+   * Their display name.
+   * (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$)
+   */
   name: string;
-  /** (1..280 characters, pattern ^[^\x00-\x08\x0b-\x1f\x7f]+$) */
+  /**
+   * What they said; display as plain text.
+   * (1..280 characters, pattern ^[^\x00-\x08\x0b-\x1f\x7f]+$)
+   */
   text: string;
 }
 
 /** Liars' betting: stay in without betting when there is nothing to call. */
 export interface Check {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "check";
 }
@@ -148,36 +277,63 @@ export interface Check {
 /** A player checked (liars' betting). */
 export interface Checked {
   type: "checked";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
 }
 
 /** A player's commitment for the hand: SHA-256 of a secret opened after it (FAIRNESS.md). */
 export interface Commitment {
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Whose commitment.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (pattern ^[0-9a-f]{64}$) */
+  /**
+   * SHA-256 of the commit domain and the player's secret for the hand.
+   * (pattern ^[0-9a-f]{64}$)
+   */
   commitment: string;
 }
 
 /** A player's four dice and the name of the roll. */
 export interface ContestRoll {
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Whose dice.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (4..4 items, each 1..6) */
+  /**
+   * The four dice.
+   * (4..4 items, each 1..6)
+   */
   dice: Array<number>;
+  /** The roll's name (rules §1.2). */
   hand_name: "Venus" | "Senio 6" | "Senio 7" | "Senio 8" | "Senio 9" | "Senio 10" | "Senio 11" | "Senio 12" | "Senio 13" | "Senio 14" | "Senio 15" | "Senio 16" | "Senio 17" | "Senio 18" | "Senio 19" | "Senio 20" | "Senio 21" | "Senio 22" | "Vultures (6s)" | "Vultures (4s)" | "Vultures (3s)" | "The Dog" | "no score";
 }
 
 /** Open a room. The reply `result` carries its id; the creator is not seated by it. */
 export interface CreateRoom {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "create_room";
+  /** The room's settings; omitted settings take their defaults. */
   settings: RoomSettings;
   /**
    * A name for the lobby to show; names follow the rules of player names.
@@ -193,22 +349,41 @@ export interface CreateRoom {
  */
 export interface DiceOpened {
   type: "dice_opened";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * The hand.
+   * (1..9007199254740991)
+   */
   hand: number;
+  /** Your secret for the hand and every roll made from it, as in `hand_ended`. */
   opening: DiceOpening;
 }
 
 /** A player's secret for the hand and every roll made from it: enough to check the dice. */
 export interface DiceOpening {
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Whose dice.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (pattern ^[0-9a-f]{64}$) */
+  /**
+   * The secret the commitment was made from.
+   * (pattern ^[0-9a-f]{64}$)
+   */
   secret: string;
-  /** (pattern ^[0-9a-f]{64}$) */
+  /**
+   * The commitment it opens (as published in `hand_started`).
+   * (pattern ^[0-9a-f]{64}$)
+   */
   commitment: string;
-  /** (0..1000 items) */
+  /**
+   * Every roll made from the secret in the hand, in order.
+   * (0..1000 items)
+   */
   rolls: Array<FairRoll>;
 }
 
@@ -220,52 +395,107 @@ export interface DiceOpening {
  */
 export interface DiceRolled {
   type: "dice_rolled";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who rolled.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (1..4 items, each 1..6) */
+  /**
+   * The dice just rolled.
+   * (1..4 items, each 1..6)
+   */
   faces: Array<number>;
-  /** (0..4 items, each 1..6) */
+  /**
+   * All the player's dice now.
+   * (0..4 items, each 1..6)
+   */
   dice: Array<number>;
+  /** `true` for a hidden liars' roll (sent to the roller alone). */
   private: boolean;
 }
 
 /** Draw tali: a draw round begins. */
 export interface DrawRoundStarted {
   type: "draw_round_started";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (1..20) */
+  /**
+   * The draw round, from 1.
+   * (1..20)
+   */
   round: number;
+  /** `true` when this is the last round allowed by `max_draw_rounds`. */
   last: boolean;
 }
 
 /** A room's settings with every default filled in; fields that do not apply are absent. */
 export interface EffectiveSettings {
+  /** The game: `simple`, `liars`, `draw` or `stud`. */
   variant: Variant;
-  /** (2..8) */
+  /**
+   * Seats.
+   * (2..8)
+   */
   max_players: number;
-  /** (1..1000000) */
+  /**
+   * The stack a player sits down with.
+   * (1..1000000)
+   */
   starting_chips: number;
-  /** (1..1000000) */
+  /**
+   * Entry ante; draw reroll price; stud street ante; liars' minimum bet.
+   * (1..1000000)
+   */
   ante: number;
+  /** Liars' only: how bets are sized. */
   betting_structure?: BettingStructure | null;
-  /** (1..1000000) */
+  /**
+   * Liars' fixed limit only: the bet and raise size.
+   * (1..1000000)
+   */
   bet_size?: number | null;
-  /** (1..10) */
+  /**
+   * Liars' fixed limit only: raises per betting round.
+   * (1..10)
+   */
   max_raises?: number | null;
-  /** (0..20) */
+  /**
+   * Draw only: draw rounds (0: until a round without a reroll, at most 20).
+   * (0..20)
+   */
   max_draw_rounds?: number | null;
-  /** (5..600) */
+  /**
+   * Time per decision.
+   * (5..600)
+   */
   turn_seconds: number;
-  /** (0..3600) */
+  /**
+   * How long a dropped player's seat is held.
+   * (0..3600)
+   */
   reconnect_grace_seconds: number;
-  /** (0..60) */
+  /**
+   * Pause between hands.
+   * (0..60)
+   */
   next_hand_delay_seconds: number;
   /**
    * Bots take the empty seats this long after a person sat down (0: never); protocol 2.1.
@@ -278,12 +508,20 @@ export interface EffectiveSettings {
 
 /** A request failed and changed nothing. `closes` says the connection will now close. */
 export interface Error {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * The `id` of the request answered (absent when it had none or it could not be read).
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "error";
+  /** What went wrong; stable, for programs (the reference lists every code). */
   code: ErrorCode;
-  /** (0..500 characters) */
+  /**
+   * Details for humans (e.g. which field broke the schema); may change.
+   * (0..500 characters)
+   */
   message: string;
+  /** `true` when the server closes the connection after this error. */
   closes?: boolean;
   /**
    * The room the failed request named, if any.
@@ -301,9 +539,15 @@ export type ErrorCode = "bad_message" | "unknown_type" | "unsupported_version" |
 
 /** One roll of a player's committed dice: its first die's index, its faces, the entropy. */
 export interface FairRoll {
-  /** (0..4294967295) */
+  /**
+   * The index of the roll's first die among the player's dice of the hand.
+   * (0..4294967295)
+   */
   first_index: number;
-  /** (1..4 items, each 1..6) */
+  /**
+   * The faces rolled.
+   * (1..4 items, each 1..6)
+   */
   faces: Array<number>;
   /**
    * The entropy the roll used: the one sent with it, else the player's latest, else none.
@@ -314,9 +558,16 @@ export interface FairRoll {
 
 /** Give up the hand (liars' betting, stud ante); your dice are never shown. */
 export interface Fold {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "fold";
 }
@@ -326,27 +577,59 @@ export type FoldReason = "action" | "timeout" | "left";
 /** A player folded; their dice are never revealed. */
 export interface Folded {
   type: "folded";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
+  /**
+   * `action` (they chose to), `timeout` (the timer folded for them), `left` (they left the
+   * room or were removed).
+   */
   reason: FoldReason;
 }
 
 /** The hand is over: every seated player's stack, and when the next hand is due. */
 export interface HandEnded {
   type: "hand_ended";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (1..9007199254740991) */
+  /**
+   * The hand.
+   * (1..9007199254740991)
+   */
   hand: number;
-  /** (0..8 items) */
+  /**
+   * The stack of every player seated when the hand ended, in seat order: those dealt in, those
+   * who sat it out and those who sat down during it; a player who left during the hand is not
+   * seated (their `player_left` said what they took): `{"player": player id, "stack":
+   * chips}`.
+   * (0..8 items)
+   */
   stacks: Array<StackView>;
-  /** (0..9007199254740991) */
+  /**
+   * When the next hand is due (server clock), if one is scheduled: present when, at the end of
+   * this hand, at least two seated players are ready and can pay; absent or `null` otherwise.
+   * (0..9007199254740991)
+   */
   next_hand_at?: number | null;
   /**
    * The openings of the players whose dice were shown anyway (every player in simple,
@@ -358,9 +641,16 @@ export interface HandEnded {
 
 /** Ask for the room's last complete hands, as you saw them; the reply is `hand_history`. */
 export interface HandHistory {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "hand_history";
   /**
@@ -375,33 +665,61 @@ export interface HandHistory {
  * them (your own hidden dice and nobody else's). Clock fields are not kept.
  */
 export interface HandHistoryReply {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * The `id` of the request answered (absent when it had none or it could not be read).
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "hand_history";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (0..20 items) */
+  /**
+   * Each `{"hand": hand number, "events": [room events], "opening": your opening or null}`;
+   * `opening` is your own, for a hand in which your dice stayed hidden (as in `dice_opened`).
+   * (0..20 items)
+   */
   hands: Array<PastHand>;
 }
 
 /** A hand begins: who is dealt in, who sits out, and the entry antes they paid. */
 export interface HandStarted {
   type: "hand_started";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (1..9007199254740991) */
+  /**
+   * The hand.
+   * (1..9007199254740991)
+   */
   hand: number;
+  /** The room's variant. */
   variant: Variant;
-  /** (0..7) */
+  /**
+   * The button.
+   * (0..7)
+   */
   button: number;
   /**
    * Dealt in, in turn order.
    * (2..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
    */
   players: Array<string>;
-  /** (0..8 items) */
+  /**
+   * Seated players not dealt in: `{"player": player id, "reason": sit-out reason}`. When
+   * several reasons apply, the first of `busted`, `not_ready`, `short_stack` is given
+   * (rules §3).
+   * (0..8 items)
+   */
   sitting_out: Array<SittingOut>;
   /**
    * The entry antes, in turn order: one per player dealt in; none in stud.
@@ -419,26 +737,58 @@ export interface HandStarted {
 
 /** The current hand of a snapshot (or the last one, complete, between hands). */
 export interface HandView {
-  /** (1..9007199254740991) */
+  /**
+   * The hand.
+   * (1..9007199254740991)
+   */
   number: number;
+  /** Where the hand is; `complete` once it has ended. */
   phase: Phase;
-  /** (0..7) */
+  /**
+   * The button for this hand.
+   * (0..7)
+   */
   button: number;
-  /** (0..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The players dealt in, in turn order.
+   * (0..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   players: Array<string>;
-  /** (0..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Whom the server is waiting for: several in a roll phase, otherwise at most one.
+   * (0..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   to_act: Array<string>;
-  /** (0..1000000000000) */
+  /**
+   * All chips in the pot.
+   * (0..1000000000000)
+   */
   pot: number;
-  /** (0..1000000000000) */
+  /**
+   * The highest round total in the current betting round (0 outside betting).
+   * (0..1000000000000)
+   */
   current_bet: number;
-  /** (0..4) */
+  /**
+   * Stud: the current street 1..4; 0 in other variants.
+   * (0..4)
+   */
   street: number;
-  /** (0..20) */
+  /**
+   * Draw: the current draw round; 0 otherwise.
+   * (0..20)
+   */
   draw_round: number;
-  /** (0..8 items) */
+  /**
+   * The pots once formed at the end of the hand (as in `showdown`; after a hand won by folds,
+   * the single pot its winner took); empty before.
+   * (0..8 items)
+   */
   pots: Array<Pot>;
-  /** (0..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The players awarded a pot so far.
+   * (0..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   winners: Array<string>;
   /**
    * When the turn timer acts for those in `to_act` (the last `waiting_for`'s
@@ -450,57 +800,122 @@ export interface HandView {
 
 /** First message on every connection. With `token`, resumes an earlier session. */
 export interface Hello {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "hello";
-  /** (pattern ^[0-9]{1,3}\.[0-9]{1,3}$) */
+  /**
+   * The protocol version the client speaks (this document's, e.g. `"2.1"`); any `2.x` is
+   * accepted.
+   * (pattern ^[0-9]{1,3}\.[0-9]{1,3}$)
+   */
   protocol: string;
-  /** (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$) */
+  /**
+   * The display name to use.
+   * (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$)
+   */
   name?: string | null;
-  /** (pattern ^[A-Za-z0-9_-]{22,128}$) */
+  /**
+   * Resume the session this token belongs to.
+   * (pattern ^[A-Za-z0-9_-]{22,128}$)
+   */
   token?: string | null;
 }
 
 /** Take a seat (`role` player; `seat` optional) or watch (`role` spectator). */
 export interface JoinRoom {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "join_room";
+  /** `player` to sit down with a fresh stack of `starting_chips`; `spectator` to watch. */
   role?: Role;
-  /** (0..7) */
+  /**
+   * Players only: the seat to take; without it, the lowest-numbered free seat.
+   * (0..7)
+   */
   seat?: number | null;
 }
 
 /** Leave the room. In a hand this folds; a player's stack leaves with them. */
 export interface LeaveRoom {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "leave_room";
 }
 
 /** What the player may do now. Bet and raise amounts are round totals. */
 export interface LegalActions {
-  /** (0..10 items) */
+  /**
+   * What you may send now; no duplicates, order not significant.
+   * (0..10 items)
+   */
   actions: Array<ActionKind>;
-  /** (0..1000000000000) */
+  /**
+   * The chips a `call` would add now (the amount to call, capped at your stack); 0 when there
+   * is nothing to call.
+   * (0..1000000000000)
+   */
   call_amount?: number;
-  /** (0..1000000000000) */
+  /**
+   * When `bet` is legal: the range of the round total `amount`; `bet_min` is always the
+   * rules' minimum bet (a shorter stack is offered `all_in` alone).
+   * (0..1000000000000)
+   */
   bet_min?: number | null;
-  /** (0..1000000000000) */
+  /**
+   * When `bet` is legal: the range of the round total `amount`; `bet_min` is always the
+   * rules' minimum bet (a shorter stack is offered `all_in` alone).
+   * (0..1000000000000)
+   */
   bet_max?: number | null;
-  /** (0..1000000000000) */
+  /**
+   * When `raise` is legal: the range of the round total `to`; `raise_min` is always the
+   * rules' minimum raise (a shorter stack is offered `all_in` alone).
+   * (0..1000000000000)
+   */
   raise_min?: number | null;
-  /** (0..1000000000000) */
+  /**
+   * When `raise` is legal: the range of the round total `to`; `raise_min` is always the
+   * rules' minimum raise (a shorter stack is offered `all_in` alone).
+   * (0..1000000000000)
+   */
   raise_max?: number | null;
-  /** (0..1000000000000) */
+  /**
+   * When `all_in` is legal: your round total after going all-in (what you already put in this
+   * round plus your stack).
+   * (0..1000000000000)
+   */
   all_in_total?: number | null;
-  /** (0..1000000000000) */
+  /**
+   * Draw: the price of a `reroll` (present only when you can afford it).
+   * (0..1000000000000)
+   */
   reroll_cost?: number | null;
-  /** (0..1000000000000) */
+  /**
+   * Stud: what `ante` would pay (the street ante, or your whole stack if smaller).
+   * (0..1000000000000)
+   */
   ante_amount?: number | null;
 }
 
@@ -540,7 +955,11 @@ export interface Limits {
 
 /** Ask for open rooms, a page at a time, optionally filtered; the reply is `room_list`. */
 export interface ListRooms {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "list_rooms";
   /** Only rooms of this variant. */
@@ -567,9 +986,15 @@ export interface ListRooms {
  */
 export interface LobbyUpdate {
   type: "lobby_update";
-  /** (0..100 items) */
+  /**
+   * Rooms that opened or changed, as in `room_list`.
+   * (0..100 items)
+   */
   changed: Array<RoomSummary>;
-  /** (0..100 items, each pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Rooms that closed.
+   * (0..100 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   removed: Array<string>;
 }
 
@@ -582,19 +1007,35 @@ export interface LobbyUpdate {
  */
 export interface NextHand {
   type: "next_hand";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (0..9007199254740991) */
+  /**
+   * When the next hand is due to start (server clock); `null`: none is scheduled.
+   * (0..9007199254740991)
+   */
   at: number | null;
 }
 
 /** Draw tali: keep your dice this draw round. */
 export interface Pass {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "pass";
 }
@@ -602,19 +1043,34 @@ export interface Pass {
 /** Draw tali: a player kept their dice this round. */
 export interface Passed {
   type: "passed";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
 }
 
 /** One hand as you saw it: its events in order, each with the seq it had. */
 export interface PastHand {
-  /** (1..9007199254740991) */
+  /**
+   * The hand's number.
+   * (1..9007199254740991)
+   */
   hand: number;
-  /** (0..2000 items) */
+  /**
+   * Its events, in order, each with the seq it had.
+   * (0..2000 items)
+   */
   events: Array<HandStarted | AntePaid | DiceRolled | RolledInSecret | DrawRoundStarted | StreetStarted | TimedOut | Checked | BetPlaced | Folded | BetReturned | Rerolled | Passed | Showdown | RollOff | PotAwarded | HandEnded | PlayerBusted>;
   /** Your own opening, if your dice stayed hidden in that hand (see `dice_opened`). */
   opening?: DiceOpening | null;
@@ -622,12 +1078,22 @@ export interface PastHand {
 
 /** Chips a player paid, their stack afterwards, and whether it emptied it. */
 export interface Payment {
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who paid.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (1..1000000000000) */
+  /**
+   * Chips paid.
+   * (1..1000000000000)
+   */
   amount: number;
-  /** (0..1000000000000) */
+  /**
+   * Their stack afterwards.
+   * (0..1000000000000)
+   */
   stack: number;
+  /** `true` when this emptied their stack. */
   all_in: boolean;
 }
 
@@ -635,51 +1101,97 @@ export type Phase = "roll" | "betting" | "draw" | "stud_ante" | "complete";
 
 /** Check that the server is alive; the reply is `pong`, echoing `data`. */
 export interface Ping {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "ping";
-  /** (0..64 characters) */
+  /**
+   * Anything; returned unchanged in `pong`.
+   * (0..64 characters)
+   */
   data?: string | null;
 }
 
 /** A player's chips ran out: at the end of a hand, or leaving a hand all in. */
 export interface PlayerBusted {
   type: "player_busted";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
 }
 
 /** A player's connection dropped; their seat is held until `grace_until`. */
 export interface PlayerDisconnected {
   type: "player_disconnected";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (0..9007199254740991) */
+  /**
+   * When they will be removed unless they reconnect.
+   * (0..9007199254740991)
+   */
   grace_until: number;
 }
 
 /** A player sat down at `seat` with a fresh `stack` (spectators come unannounced). */
 export interface PlayerJoined {
   type: "player_joined";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$) */
+  /**
+   * Their display name.
+   * (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$)
+   */
   name: string;
-  /** (0..7) */
+  /**
+   * The seat taken.
+   * (0..7)
+   */
   seat: number;
-  /** (0..1000000000000) */
+  /**
+   * The stack brought (`starting_chips`).
+   * (0..1000000000000)
+   */
   stack: number;
   /** Whether the player is a bot the server runs (protocol 2.1). */
   bot?: boolean;
@@ -688,106 +1200,204 @@ export interface PlayerJoined {
 /** A player left, taking `stack` chips away and freeing `seat`. */
 export interface PlayerLeft {
   type: "player_left";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (0..7) */
+  /**
+   * The seat freed.
+   * (0..7)
+   */
   seat: number;
-  /** (0..1000000000000) */
+  /**
+   * The chips taken away.
+   * (0..1000000000000)
+   */
   stack: number;
 }
 
 /** A disconnected member is back (resumed its session). */
 export interface PlayerReconnected {
   type: "player_reconnected";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
 }
 
 /** Answer to `ping`, echoing its `data`. */
 export interface Pong {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * The `id` of the request answered (absent when it had none or it could not be read).
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "pong";
-  /** (0..64 characters) */
+  /**
+   * The `ping`'s `data`, unchanged.
+   * (0..64 characters)
+   */
   data?: string | null;
 }
 
 /** A pot and the players who contest it. */
 export interface Pot {
-  /** (0..1000000000000) */
+  /**
+   * The pot's chips.
+   * (0..1000000000000)
+   */
   amount: number;
-  /** (0..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The players who contest it.
+   * (0..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   eligible: Array<string>;
 }
 
 /** `hand_name` is the winning roll, or null when the pot was won without a contest. */
 export interface PotAwarded {
   type: "pot_awarded";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (0..7) */
+  /**
+   * The pot (0 = main pot).
+   * (0..7)
+   */
   pot: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The winner.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (0..1000000000000) */
+  /**
+   * The pot's chips.
+   * (0..1000000000000)
+   */
   amount: number;
+  /**
+   * The winning roll's name; `null` when the pot was won without a contest (a lone eligible
+   * player, or a hand won by folds).
+   */
   hand_name: "Venus" | "Senio 6" | "Senio 7" | "Senio 8" | "Senio 9" | "Senio 10" | "Senio 11" | "Senio 12" | "Senio 13" | "Senio 14" | "Senio 15" | "Senio 16" | "Senio 17" | "Senio 18" | "Senio 19" | "Senio 20" | "Senio 21" | "Senio 22" | "Vultures (6s)" | "Vultures (4s)" | "Vultures (3s)" | "The Dog" | "no score" | null;
-  /** (0..1000000000000) */
+  /**
+   * The winner's stack afterwards.
+   * (0..1000000000000)
+   */
   stack: number;
 }
 
 /** Raise so that one's total for the betting round is `to`. */
 export interface Raise {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "raise";
-  /** (1..1000000000000) */
+  /**
+   * Your new total for the round, within `legal.raise_min`..`legal.raise_max`.
+   * (1..1000000000000)
+   */
   to: number;
 }
 
 /** A player sat out of, or back into, coming hands. */
 export interface ReadinessChanged {
   type: "readiness_changed";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
+  /** Their new readiness. */
   ready: boolean;
 }
 
 /** The room's creator has the bot `player` leave the room. */
 export interface RemoveBot {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "remove_bot";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The bot.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
 }
 
 /** Draw tali: pay the ante and roll die number `die` (0..3) again. */
 export interface Reroll {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "reroll";
-  /** (0..3) */
+  /**
+   * Which die: its position 0..3 in your `dice` list.
+   * (0..3)
+   */
   die: number;
   /**
    * As in `roll`: your own contribution to the new die.
@@ -799,42 +1409,85 @@ export interface Reroll {
 /** Draw tali: a player paid and had one die rolled again, publicly. */
 export interface Rerolled {
   type: "rerolled";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (0..3) */
+  /**
+   * Which die (position in their `dice`).
+   * (0..3)
+   */
   die: number;
-  /** (1..6) */
+  /**
+   * Its face before.
+   * (1..6)
+   */
   old: number;
-  /** (1..6) */
+  /**
+   * Its face now.
+   * (1..6)
+   */
   new: number;
-  /** (4..4 items, each 1..6) */
+  /**
+   * All their dice now.
+   * (4..4 items, each 1..6)
+   */
   dice: Array<number>;
-  /** (0..1000000000000) */
+  /**
+   * The price paid (the ante).
+   * (0..1000000000000)
+   */
   paid: number;
-  /** (0..1000000000000) */
+  /**
+   * Their stack afterwards.
+   * (0..1000000000000)
+   */
   stack: number;
 }
 
 /** A request succeeded. `room` names the room it concerned (the new one for create_room). */
 export interface Result {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * The `id` of the request answered (absent when it had none or it could not be read).
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "result";
-  /** (0..32 characters) */
+  /**
+   * The `type` of the request that succeeded, e.g. `"create_room"`.
+   * (0..32 characters)
+   */
   request: string;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the request concerned; for `create_room`, the new room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room?: string | null;
 }
 
 /** Ask for a fresh `snapshot` of the room, e.g. after a gap in `seq`. */
 export interface Resync {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "resync";
 }
@@ -843,9 +1496,16 @@ export type Role = "player" | "spectator";
 
 /** Roll the dice you owe: four at the start of a hand, one on a stud street. */
 export interface Roll {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "roll";
   /**
@@ -859,16 +1519,35 @@ export interface Roll {
 /** No single winner for pot `pot`: these fresh public rolls decide it (or go again). */
 export interface RollOff {
   type: "roll_off";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (0..7) */
+  /**
+   * The pot (0 = main pot).
+   * (0..7)
+   */
   pot: number;
-  /** (1..1000) */
+  /**
+   * The roll-off round for this pot, from 1.
+   * (1..1000)
+   */
   round: number;
+  /**
+   * `no_winner` (the best roll was a losing roll: every contender rolls) or `tie` (only the
+   * tied players roll).
+   */
   reason: RollOffReason;
-  /** (1..8 items) */
+  /**
+   * Each `{"player": player id, "dice": 4 faces, "hand_name": hand name}`.
+   * (1..8 items)
+   */
   rolls: Array<ContestRoll>;
 }
 
@@ -877,20 +1556,35 @@ export type RollOffReason = "no_winner" | "tie";
 /** Liars' tali: a player rolled in secret (everyone but the roller receives this). */
 export interface RolledInSecret {
   type: "rolled_in_secret";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who rolled.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
 }
 
 /** Answer to `list_rooms`: a page of open rooms, oldest first. */
 export interface RoomList {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * The `id` of the request answered (absent when it had none or it could not be read).
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "room_list";
-  /** (0..100 items) */
+  /**
+   * The rooms.
+   * (0..100 items)
+   */
   rooms: Array<RoomSummary>;
   /**
    * Send it back in `list_rooms` for the next page; null on the last page.
@@ -901,25 +1595,54 @@ export interface RoomList {
 
 /** Settings of a new room (rules §7). Omitted fields take their defaults. */
 export interface RoomSettings {
+  /** The game: `simple`, `liars`, `draw` or `stud` (rules §4). */
   variant: Variant;
-  /** (2..8) */
+  /**
+   * Seats (default: 6).
+   * (2..8)
+   */
   max_players?: number | null;
-  /** (1..1000000) */
+  /**
+   * Stack brought when sitting down (default: 100).
+   * (1..1000000)
+   */
   starting_chips?: number | null;
-  /** (1..1000000) */
+  /**
+   * Entry ante; draw reroll price; stud street ante; liars' minimum bet (default: 1).
+   * (1..1000000)
+   */
   ante?: number | null;
+  /** How bets are sized (default: `no_limit`). */
   betting_structure?: BettingStructure | null;
-  /** (1..1000000) */
+  /**
+   * Fixed bet and raise size (default: twice `ante`, at most `starting_chips`).
+   * (1..1000000)
+   */
   bet_size?: number | null;
-  /** (1..10) */
+  /**
+   * Raises per betting round (default: 3).
+   * (1..10)
+   */
   max_raises?: number | null;
-  /** (0..20) */
+  /**
+   * Draw rounds; 0 = until a round without a reroll (at most 20) (default: 3).
+   * (0..20)
+   */
   max_draw_rounds?: number | null;
-  /** (5..600) */
+  /**
+   * Time per decision (default: 30).
+   * (5..600)
+   */
   turn_seconds?: number | null;
-  /** (0..3600) */
+  /**
+   * How long a dropped player's seat is held (default: 60).
+   * (0..3600)
+   */
   reconnect_grace_seconds?: number | null;
-  /** (0..60) */
+  /**
+   * Pause between hands (default: 5).
+   * (0..60)
+   */
   next_hand_delay_seconds?: number | null;
   /**
    * Once a person is seated, bots take the empty seats after this long (0: never).
@@ -934,12 +1657,26 @@ export type RoomState = "waiting" | "in_hand";
 
 /** One open room as the lobby shows it. */
 export interface RoomSummary {
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..40 characters, pattern ^[^\x00-\x1f\x7f]+$) */
+  /**
+   * The name its creator gave it, if any.
+   * (1..40 characters, pattern ^[^\x00-\x1f\x7f]+$)
+   */
   name: string | null;
+  /**
+   * The room's effective settings: the `create_room` settings with every default filled in;
+   * settings that do not apply to the variant (or, for `bet_size` and `max_raises`, to its
+   * betting structure) are absent or `null` (this server writes `null`).
+   */
   settings: EffectiveSettings;
-  /** (0..8) */
+  /**
+   * Seated players.
+   * (0..8)
+   */
   seats_taken: number;
   /**
    * The seated players' names, by seat.
@@ -951,26 +1688,49 @@ export interface RoomSummary {
    * (0..8 items)
    */
   bots?: Array<boolean>;
-  /** (0..9007199254740991) */
+  /**
+   * Spectators.
+   * (0..9007199254740991)
+   */
   spectators: number;
+  /** `in_hand` while a hand is being played, else `waiting`. */
   state: RoomState;
-  /** (0..9007199254740991) */
+  /**
+   * Hands completed in the room.
+   * (0..9007199254740991)
+   */
   hands_played: number;
 }
 
 /** One seat of a snapshot, as the snapshot's recipient may see it. */
 export interface SeatView {
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who sits there.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$) */
+  /**
+   * Who sits there.
+   * (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$)
+   */
   name: string;
-  /** (0..7) */
+  /**
+   * The seat number.
+   * (0..7)
+   */
   seat: number;
-  /** (0..1000000000000) */
+  /**
+   * Chips in front of the player.
+   * (0..1000000000000)
+   */
   stack: number;
+  /** Whether they want to be dealt into coming hands. */
   ready: boolean;
+  /** `false` while they are disconnected (within the grace period). */
   connected: boolean;
+  /** Dealt into the current (or last) hand. */
   in_hand: boolean;
+  /** Folded in that hand. */
   folded: boolean;
   /**
    * The dice (empty before rolling or when not dealt in); null exactly when you may not
@@ -978,11 +1738,20 @@ export interface SeatView {
    * (0..4 items, each 1..6)
    */
   dice: Array<number> | null;
-  /** (0..4) */
+  /**
+   * How many dice they hold in that hand, public even when `dice` is `null`.
+   * (0..4)
+   */
   dice_count: number;
-  /** (0..1000000000000) */
+  /**
+   * Chips put in during the current betting round.
+   * (0..1000000000000)
+   */
   bet: number;
-  /** (0..1000000000000) */
+  /**
+   * Chips put into the pot during the hand, antes included.
+   * (0..1000000000000)
+   */
   contributed: number;
   /** Whether the seat is played by a bot the server runs (protocol 2.1). */
   bot?: boolean;
@@ -996,17 +1765,28 @@ export interface SeatView {
  */
 export interface ServerShutdown {
   type: "server_shutdown";
-  /** (0..500 characters) */
+  /**
+   * Why, for humans (this server says `"the server is restarting"`); may change.
+   * (0..500 characters)
+   */
   reason: string;
 }
 
 /** Sit in (`ready: true`) or out of the coming hands. */
 export interface SetReady {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
   type: "set_ready";
+  /** Whether you want to be dealt into coming hands. */
   ready: boolean;
 }
 
@@ -1017,13 +1797,26 @@ export interface SetReady {
  */
 export interface Showdown {
   type: "showdown";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (1..8 items) */
+  /**
+   * Each player still in, in turn order: `{"player": player id, "dice": 4 faces, "hand_name":
+   * hand name}`.
+   * (1..8 items)
+   */
   hands: Array<ContestRoll>;
-  /** (1..8 items) */
+  /**
+   * Each `{"amount": chips, "eligible": [player ids, 0..8]}`: its size and who contests it.
+   * (1..8 items)
+   */
   pots: Array<Pot>;
 }
 
@@ -1031,33 +1824,69 @@ export type SitOutReason = "not_ready" | "short_stack" | "busted";
 
 /** A seated player not dealt in, and why. */
 export interface SittingOut {
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Who sits the hand out.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
+  /** Why (rules §3). */
   reason: SitOutReason;
 }
 
 /** Everything you may see of a room, as of event `seq` (0 before any event). */
 export interface Snapshot {
   type: "snapshot";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (0..9007199254740991) */
+  /**
+   * The seq of the last event this snapshot reflects (0: none yet); continue with `seq + 1`.
+   * (0..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Your player id.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   you: string;
+  /** Whether you are a `player` or a `spectator` here. */
   role: Role;
+  /** The effective settings (as in `room_list`). */
   settings: EffectiveSettings;
-  /** (0..8 items) */
+  /**
+   * The seated players, by seat number.
+   * (0..8 items)
+   */
   seats: Array<SeatView>;
-  /** (0..9007199254740991) */
+  /**
+   * How many spectators.
+   * (0..9007199254740991)
+   */
   spectators: number;
-  /** (0..7) */
+  /**
+   * The button's seat; `null` before the first hand.
+   * (0..7)
+   */
   button: number | null;
-  /** (0..9007199254740991) */
+  /**
+   * Hands completed in the room.
+   * (0..9007199254740991)
+   */
   hands_played: number;
+  /**
+   * The current hand (or the last one, with phase `complete`, between hands); `null` before
+   * the first hand.
+   */
   hand: HandView | null;
+  /** Present when the server is waiting for a decision from you. */
   your_turn?: YourTurn | null;
-  /** (0..9007199254740991) */
+  /**
+   * When the next hand is due to start, if one is scheduled (between hands, or before the first
+   * hand once two players can be dealt in); absent or `null` during a hand.
+   * (0..9007199254740991)
+   */
   next_hand_at?: number | null;
 }
 
@@ -1070,36 +1899,64 @@ export interface Snapshot {
  */
 export interface SpectatorsChanged {
   type: "spectators_changed";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (0..9007199254740991) */
+  /**
+   * How many watch.
+   * (0..9007199254740991)
+   */
   spectators: number;
 }
 
 /** A player's stack. */
 export interface StackView {
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Whose stack.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
-  /** (0..1000000000000) */
+  /**
+   * The chips in front of them.
+   * (0..1000000000000)
+   */
   stack: number;
 }
 
 /** Stud tali: a street begins. */
 export interface StreetStarted {
   type: "street_started";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (1..4) */
+  /**
+   * The street.
+   * (1..4)
+   */
   street: number;
 }
 
 /** Receive `lobby_update` whenever a room opens, changes or closes. */
 export interface SubscribeLobby {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "subscribe_lobby";
 }
@@ -1107,17 +1964,30 @@ export interface SubscribeLobby {
 /** The player's timer ran out; the events that follow are what the server did for them. */
 export interface TimedOut {
   type: "timed_out";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Whose timer ran out.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
 }
 
 /** Stop receiving `lobby_update`. */
 export interface UnsubscribeLobby {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * Copied into the direct reply (or error) to this message, so that replies can be matched
+   * to requests; the server never interprets it.
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "unsubscribe_lobby";
 }
@@ -1132,38 +2002,72 @@ export type Variant = "simple" | "liars" | "draw" | "stud";
  */
 export interface WaitingFor {
   type: "waiting_for";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room the event happened in.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * Its place in the room's sequence: one more than the room's previous event.
+   * (1..9007199254740991)
+   */
   seq: number;
-  /** (1..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Whom the table waits for, in turn order: several in a roll phase, otherwise one.
+   * (1..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   players: Array<string>;
+  /** `roll`, `betting`, `draw` or `stud_ante`. */
   phase: Phase;
-  /** (0..9007199254740991) */
+  /**
+   * When the timer acts for them (server clock); in a roll phase, the deadline they share; the
+   * same integer as in their `your_turn`.
+   * (0..9007199254740991)
+   */
   deadline: number;
 }
 
 /** Answer to `hello`. `token` is a secret: only this client ever receives it. */
 export interface Welcome {
-  /** (0..9007199254740991; 1..64 characters) */
+  /**
+   * The `id` of the request answered (absent when it had none or it could not be read).
+   * (0..9007199254740991; 1..64 characters)
+   */
   id?: number | string | null;
   type: "welcome";
-  /** (0..32 characters) */
+  /**
+   * The server software's version, for display and bug reports.
+   * (0..32 characters)
+   */
   server_version: string;
-  /** (pattern ^[0-9]{1,3}\.[0-9]{1,3}$) */
+  /**
+   * The protocol version the server speaks (same major as the client's).
+   * (pattern ^[0-9]{1,3}\.[0-9]{1,3}$)
+   */
   protocol: string;
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * Your id, as it appears in every room event about you.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player_id: string;
-  /** (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$) */
+  /**
+   * Your display name (the one you asked for, or one the server chose).
+   * (1..24 characters, pattern ^[^\x00-\x1f\x7f]+$)
+   */
   name: string;
-  /** (pattern ^[A-Za-z0-9_-]{22,128}$) */
+  /**
+   * Your session token: a secret sent to you alone; keep it to resume.
+   * (pattern ^[A-Za-z0-9_-]{22,128}$)
+   */
   token: string;
+  /** `true` when `hello` resumed an earlier session. */
   resumed: boolean;
   /**
    * Rooms this session is in (after a resume: a `snapshot` of each follows).
    * (0..64 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
    */
   rooms: Array<string>;
+  /** The limits this connection is held to; pace yourself by them. */
   limits: Limits;
 }
 
@@ -1177,15 +2081,30 @@ export interface Welcome {
  */
 export interface YourTurn {
   type: "your_turn";
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The room.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   room: string;
-  /** (1..9007199254740991) */
+  /**
+   * The hand.
+   * (1..9007199254740991)
+   */
   hand: number;
+  /** `roll`, `betting`, `draw` or `stud_ante`. */
   phase: Phase;
+  /** The legal actions, with the amounts that go with them. */
   legal: LegalActions;
-  /** (0..9007199254740991) */
+  /**
+   * When the timer acts for you, on the server's clock: the same integer as in the
+   * `waiting_for` naming you.
+   * (0..9007199254740991)
+   */
   deadline: number;
-  /** (0..600) */
+  /**
+   * The same deadline, in seconds from when the message was sent.
+   * (0..600)
+   */
   seconds_left: number;
 }
 

@@ -48,12 +48,15 @@ class Request(Strict):
     """Base of every client message: an optional ``id`` the direct reply echoes."""
 
     id: RequestId | None = None
+    """Copied into the direct reply (or error) to this message, so that replies can be matched
+    to requests; the server never interprets it."""
 
 
 class RoomRequest(Request):
     """Base of the requests about one room."""
 
     room: RoomId
+    """The room."""
 
 
 class Hello(Request):
@@ -61,8 +64,12 @@ class Hello(Request):
 
     type: Literal["hello"]
     protocol: ProtocolVersion
+    """The protocol version the client speaks (this document's, e.g. ``"2.1"``); any ``2.x`` is
+    accepted."""
     name: Name | None = None
+    """The display name to use."""
     token: SessionToken | None = None
+    """Resume the session this token belongs to."""
 
 
 class ListRooms(Request):
@@ -95,16 +102,27 @@ class RoomSettings(Strict):
     """Settings of a new room (rules §7). Omitted fields take their defaults."""
 
     variant: Variant
+    """The game: ``simple``, ``liars``, ``draw`` or ``stud`` (rules §4)."""
     max_players: MaxPlayersSetting | None = None
+    """Seats (default: 6)."""
     starting_chips: StartingChipsSetting | None = None
+    """Stack brought when sitting down (default: 100)."""
     ante: AnteSetting | None = None
+    """Entry ante; draw reroll price; stud street ante; liars' minimum bet (default: 1)."""
     betting_structure: BettingStructure | None = None
+    """How bets are sized (default: ``no_limit``)."""
     bet_size: BetSizeSetting | None = None
+    """Fixed bet and raise size (default: twice ``ante``, at most ``starting_chips``)."""
     max_raises: MaxRaisesSetting | None = None
+    """Raises per betting round (default: 3)."""
     max_draw_rounds: MaxDrawRoundsSetting | None = None
+    """Draw rounds; 0 = until a round without a reroll (at most 20) (default: 3)."""
     turn_seconds: TurnSecondsSetting | None = None
+    """Time per decision (default: 30)."""
     reconnect_grace_seconds: ReconnectGraceSecondsSetting | None = None
+    """How long a dropped player's seat is held (default: 60)."""
     next_hand_delay_seconds: NextHandDelaySecondsSetting | None = None
+    """Pause between hands (default: 5)."""
     bot_fill_seconds: BotFillSecondsSetting | None = None
     """Once a person is seated, bots take the empty seats after this long (0: never)."""
     bot_fill_level: BotLevel | None = None
@@ -116,6 +134,7 @@ class CreateRoom(Request):
 
     type: Literal["create_room"]
     settings: RoomSettings
+    """The room's settings; omitted settings take their defaults."""
     name: RoomName | None = None
     """A name for the lobby to show; names follow the rules of player names."""
 
@@ -125,7 +144,9 @@ class JoinRoom(RoomRequest):
 
     type: Literal["join_room"]
     role: Role = Role.PLAYER
+    """``player`` to sit down with a fresh stack of ``starting_chips``; ``spectator`` to watch."""
     seat: SeatIndex | None = None
+    """Players only: the seat to take; without it, the lowest-numbered free seat."""
 
 
 class LeaveRoom(RoomRequest):
@@ -139,6 +160,7 @@ class SetReady(RoomRequest):
 
     type: Literal["set_ready"]
     ready: bool
+    """Whether you want to be dealt into coming hands."""
 
 
 class Resync(RoomRequest):
@@ -160,7 +182,10 @@ class AddBot(RoomRequest):
 
     type: Literal["add_bot"]
     seat: SeatIndex | None = None
+    """The seat the bot takes; without it, the lowest-numbered free seat."""
     level: BotLevel = BotLevel.EXPERT
+    """How well it plays: ``beginner`` plays loose and makes mistakes on purpose; ``expert`` plays
+    from the exact odds, reads bets and bluffs."""
 
 
 class RemoveBot(RoomRequest):
@@ -168,6 +193,7 @@ class RemoveBot(RoomRequest):
 
     type: Literal["remove_bot"]
     player: PlayerId
+    """The bot."""
 
 
 class Roll(RoomRequest):
@@ -190,6 +216,7 @@ class Bet(RoomRequest):
 
     type: Literal["bet"]
     amount: Amount
+    """Your total for the round, within ``legal.bet_min``..``legal.bet_max``."""
 
 
 class Call(RoomRequest):
@@ -203,6 +230,7 @@ class Raise(RoomRequest):
 
     type: Literal["raise"]
     to: Amount
+    """Your new total for the round, within ``legal.raise_min``..``legal.raise_max``."""
 
 
 class AllIn(RoomRequest):
@@ -222,6 +250,7 @@ class Reroll(RoomRequest):
 
     type: Literal["reroll"]
     die: DieIndex
+    """Which die: its position 0..3 in your ``dice`` list."""
     entropy: Entropy | None = None
     """As in ``roll``: your own contribution to the new die."""
 
@@ -243,6 +272,7 @@ class Chat(RoomRequest):
 
     type: Literal["chat"]
     text: ChatText
+    """1..280 characters; tab and line feed (``\n``) allowed, no other control character."""
 
 
 class Ping(Request):
@@ -250,6 +280,7 @@ class Ping(Request):
 
     type: Literal["ping"]
     data: Annotated[str, Field(max_length=64)] | None = None
+    """Anything; returned unchanged in ``pong``."""
 
 
 ActionMessage = Roll | Check | Bet | Call | Raise | AllIn | Fold | Reroll | Pass | Ante
