@@ -34,11 +34,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from jsonschema import Draft7Validator
 from tali_client.protocol import fairness
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from tali_conformance.report import Report
+from tali_conformance.server_checks import spec
 
 Frame = dict[str, Any]
 TOKEN = "tok_" + "A" * 40
@@ -320,6 +322,7 @@ class ClientKit:
         # each scenario's checks go to a report of its own, merged in order.
         gate = asyncio.Semaphore(self.parallel)
         reports = [Report(title) for title, _ in scenarios]
+        sent: list[Frame] = []
 
         async def play(title: str, scenario: Scenario, report: Report) -> None:
             async with gate:
@@ -335,6 +338,7 @@ class ClientKit:
                     alive = adapter.alive
                     await adapter.stop()
                     await fake.stop()
+                    sent.extend(f for link in fake.links for f in link.frames)
                 if not alive:
                     stderr = adapter.stderr.decode(errors="replace")[-400:]
                     report.add(f"{title}: the client is still running", False, stderr)
@@ -343,6 +347,13 @@ class ClientKit:
         await asyncio.gather(*plays)
         for report in reports:
             self.report.checks.extend(report.checks)
+        validator = Draft7Validator(spec("client.json"))
+        bad = next((f for f in sent if not validator.is_valid(f)), None)
+        self.report.add(
+            f"every frame the client sent ({len(sent)}) validates against schema/client.json",
+            bad is None and bool(sent),
+            str(bad)[:300],
+        )
         return self.report
 
 
