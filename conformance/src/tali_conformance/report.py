@@ -52,7 +52,10 @@ class Report:
             lines.append(line)
         counts = {v: sum(c.verdict == v for c in self.checks) for v in ("pass", "fail", "skip")}
         lines.append(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
-        lines.append("CERTIFIED" if self.ok else "NOT CERTIFIED")
+        if "(only " in self.subject:
+            lines.append("PASSED (a partial run: not a certificate)" if self.ok else "FAILED")
+        else:
+            lines.append("CERTIFIED" if self.ok else "NOT CERTIFIED")
         return "\n".join(lines)
 
     def json(self) -> str:
