@@ -194,11 +194,15 @@ class TaliClient:
         ws = self._ws
         if ws is not None:
             await ws.close(1000, "bye")
+        elif self._runner is not None:
+            self._runner.cancel()  # between connections: waiting out a reconnect delay
         if self._runner is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
         for task in list(self._tasks):
             task.cancel()
+        if self.status not in ("closed", "replaced"):
+            self._set_status("closed")
 
     async def reconnect_now(self) -> Welcome:
         """Drop the connection and resume at once on a new one (e.g. after a network
