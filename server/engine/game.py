@@ -647,13 +647,29 @@ class Game:
         return events + self._next_stud_turn(hand, hand.pending)
 
     def _next_stud_turn(self, hand: HandState, pending: Iterable[PlayerId]) -> list[Event]:
-        seats = self.state.seats
-        # Once at most one player still in has chips, their ante could only go to
-        # a side pot of their own: nobody is asked any more (RULES §4.4).
-        if sum(1 for p in hand.still_in if seats[p].stack > 0) < 2:
-            pending = ()
         hand.pending = list(pending)
+        # A player whose ante could only go to a side pot of their own is not asked
+        # (RULES §4.4): decided as their turn comes, after the antes before them.
+        while hand.pending and not self._ante_matters(hand, hand.pending[0]):
+            hand.pending.pop(0)
         if hand.pending:
             hand.turn = hand.pending[0]
             return []
         return self._end_round(hand)
+
+    def _ante_matters(self, hand: HandState, player: PlayerId) -> bool:
+        """Whether ``player``'s street ante could go to a pot someone else contests.
+
+        It can while another player still in has chips (who may match it), or is
+        all in for more than ``player`` has put in (the ante goes into a pot that
+        player contests). Otherwise it could only come back to ``player``.
+        """
+        seats = self.state.seats
+        if seats[player].stack == 0:
+            return False
+        mine = hand.contributed[player]
+        return any(
+            seats[p].stack > 0 or hand.contributed[p] > mine
+            for p in hand.still_in
+            if p != player and p in seats
+        )
