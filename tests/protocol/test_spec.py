@@ -9,7 +9,7 @@ from typing import Any, get_args
 
 from protocol import generate
 from protocol.client import CLIENT_MESSAGES
-from protocol.codec import CLIENT_ADAPTER, SERVER_ADAPTER
+from protocol.codec import CLIENT_ADAPTER, PROTOCOL_VERSION, SERVER_ADAPTER
 from protocol.errors import ERRORS, CloseCode
 from protocol.server import SERVER_MESSAGES
 from protocol.types import HandName
@@ -191,3 +191,27 @@ def test_the_close_code_table_matches_the_codes() -> None:
     table = SPEC.split("| close code | when |", 1)[1].split("\n\n", 1)[0]
     documented = {int(code) for code in re.findall(r"^\| (\d{4}) \|", table, re.M)}
     assert documented == {code.value for code in CloseCode}
+
+
+# -- one changelog (issue 26, item 17) -------------------------------------------
+
+CHANGELOG = (Path(generate.HERE) / "CHANGELOG.md").read_text()
+
+
+def test_the_changelog_lists_every_version_newest_first() -> None:
+    versions = re.findall(r"^## (\d+)\.(\d+)$", CHANGELOG, re.M)
+    numbers = [(int(major), int(minor)) for major, minor in versions]
+    assert numbers == sorted(numbers, reverse=True)
+    assert ".".join(versions[0]) == PROTOCOL_VERSION
+    assert {(1, 0), (2, 0), (2, 1)} <= set(numbers)
+
+
+def test_the_spec_leaves_its_history_to_the_changelog() -> None:
+    head = SPEC[: SPEC.index("## Overview")]
+    assert f"version {PROTOCOL_VERSION}" in SPEC.splitlines()[0]
+    assert "CHANGELOG.md" in head
+    # The history lives in one place: no list of changes at the top of the spec.
+    assert "Changes from" not in SPEC
+    assert "adds, to 2.0" not in SPEC
+    policy = SPEC[SPEC.index("## Versioning policy") :]
+    assert "CHANGELOG.md" in policy
