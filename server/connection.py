@@ -496,7 +496,11 @@ class Connection:
             self.reply(lobby.page(message))
             return
         if isinstance(message, req.SubscribeLobby | req.UnsubscribeLobby):
-            lobby.subscribe(session, isinstance(message, req.SubscribeLobby))
+            on = isinstance(message, req.SubscribeLobby)
+            changed = session.lobby != on
+            lobby.subscribe(session, on)
+            if changed:
+                self.app.presence.kept(session)
         elif isinstance(message, req.CreateRoom):
             created = lobby.create(session, message)
             if self.app.node is not None:
