@@ -233,7 +233,7 @@ async def started_process(data_dir: Path) -> tuple[asyncio.subprocess.Process, i
             sys.executable, "-m", "server", cwd=ROOT, env=env, stderr=out
         )
     for _ in range(300):
-        for line in log.read_text().splitlines():
+        for line in log.read_text().split("\n")[:-1]:  # whole lines only
             record = json.loads(line)
             if record["event"] == "listening":
                 return process, int(record["port"])
