@@ -425,6 +425,14 @@ class FairRoll(Strict):
     """The entropy the roll used: the one sent with it, else the player's latest, else none."""
 
 
+class EntropySource(Strict):
+    """A person's part of the table entropy: the entropy their first roll of the hand used."""
+
+    player: PlayerId
+    entropy: Entropy | None
+    """What the person's first roll used; null: none (sent none, timed out, never rolled)."""
+
+
 class DiceOpening(Strict):
     """A player's secret for the hand and every roll made from it: enough to check the dice."""
 
@@ -432,6 +440,10 @@ class DiceOpening(Strict):
     secret: Hex64
     commitment: Hex64
     rolls: Annotated[list[FairRoll], Field(max_length=1000)]
+    entropy_from: Annotated[list[EntropySource], Field(max_length=8)] | None = None
+    """A bot's opening (protocol 2.2): every person dealt in, in turn order, with the entropy
+    of their first roll; each roll of the bot used the table entropy made of them
+    (FAIRNESS.md §5). Null for a person's opening."""
 
 
 class HandStarted(RoomEvent):

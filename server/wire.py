@@ -47,6 +47,9 @@ def opening_data(opening: ev.Opening) -> dict[str, Any]:
             {"first_index": r.first_index, "faces": list(r.faces), "entropy": r.entropy}
             for r in opening.rolls
         ],
+        "entropy_from": None
+        if opening.entropy_from is None
+        else [{"player": p, "entropy": e} for p, e in opening.entropy_from],
     }
 
 
