@@ -276,6 +276,11 @@ class HandView(Strict):
     deadline: UnixMillis | None
     """When the turn timer acts for those in ``to_act`` (the last ``waiting_for``'s
     deadline); ``null`` when the table waits for nobody."""
+    dice_scheme: Literal["tali-fair-v1"] | None = None
+    """As in ``hand_started`` (protocol 2.2): the scheme the hand's dice follow, or null."""
+    commitments: Annotated[list[Commitment], Field(max_length=8, default_factory=list)]
+    """As in ``hand_started`` (protocol 2.2): each player's commitment for this hand, so
+    that a client that joins, reloads or resumes mid-hand can check it (FAIRNESS.md §7)."""
 
 
 class Snapshot(Strict):
@@ -689,8 +694,9 @@ class HandHistoryReply(Reply):
 
 class DiceOpened(Strict):
     """Your own opening, for a hand in which your dice stayed hidden (liars' tali: you
-    folded, or won by folds). Sent to you alone, after ``hand_ended``; no one else ever
-    receives it."""
+    folded, or won by folds), sent after ``hand_ended``; or, in any variant, for a hand you
+    leave while it goes on, sent just before your ``player_left`` (protocol 2.2). Sent to
+    you alone; no one else ever receives it."""
 
     type: Literal["dice_opened"]
     room: RoomId

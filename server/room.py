@@ -397,11 +397,20 @@ class Room:
         if member.role is Role.PLAYER:
             *folding, left = self.game.leave(player)
             self.turns.done(player)
+            # The leaver's own opening of a hand that goes on comes right before their
+            # player_left (a hand their leaving ended opens at its end, as for anyone).
+            opened = [
+                e
+                for e in folding
+                if isinstance(e, ev.DiceOpened)
+                and e.player == player
+                and self.game.hand_in_progress
+            ]
             # What the fold sets off (the turn moving on included) comes first:
             # the leaver's player_left is the last frame the leaver receives.
-            self._publish_hand(folding)
+            self._publish_hand([e for e in folding if e not in opened])
             self._refresh_turns()
-            self._publish([left])
+            self._publish([*opened, left])
         del self.members[player]
         member.session.rooms.pop(self.id, None)
         member.session.rooms_changed()

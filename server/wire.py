@@ -382,6 +382,8 @@ def snapshot_message(
                 "pots": _pots(hand.pots),
                 "winners": list(hand.winners),
                 "deadline": deadline,
+                "dice_scheme": FAIR_SCHEME if hand.commitments else None,
+                "commitments": [{"player": p, "commitment": c} for p, c in hand.commitments],
             },
             "your_turn": your_turn,
             "next_hand_at": next_hand_at,

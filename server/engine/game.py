@@ -61,6 +61,7 @@ from server.engine.dice import DieSource
 from server.engine.errors import ErrorCode, RuleError
 from server.engine.events import (
     AntePaid,
+    DiceOpened,
     DiceRolled,
     DrawRoundStarted,
     Event,
@@ -282,6 +283,13 @@ class Game:
             if seat.stack == 0:
                 # All in and gone: the chips are lost with the fold (RULES §3, busting).
                 events.append(PlayerBusted(player=player))
+        if self.hand_in_progress and hand is not None and hand.fair and player in hand.players:
+            # The leaver rolls nothing more in this hand and hears nothing of its end:
+            # their own opening now, for them alone (FAIRNESS.md §6).
+            opening = hand.fair.opening(player)
+            events.append(
+                DiceOpened(hand=hand.number, player=player, opening=opening, visible_to=player)
+            )
         events.append(PlayerLeft(player=player, seat=seat.index, stack=seat.stack))
         return events
 
