@@ -17,7 +17,7 @@ import pytest
 from protocol import fairness
 from server.app import TaliServer
 
-from .conftest import BOTS, config, running
+from .conftest import BOTS, advance, config, make_server, running
 from .harness import Client, Frame, open_client, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -174,13 +174,15 @@ async def test_item11_names_may_hold_joiners_but_never_a_zero_width_space(
 async def test_item13_a_seat_given_up_at_the_end_of_the_grace() -> None:
     """Back after the grace, within the session: the welcome no longer lists the room, and
     the room sends nothing; it answers not_in_room; a join seats a newcomer."""
-    async for app in running(TaliServer(config(session_seconds=600, **BOTS))):
+    async for app in running(make_server(session_seconds=600, **BOTS)):
         settings = {"variant": "simple", "reconnect_grace_seconds": 5, **SLOW}
         room, (aulus, brutus), _ = await room_with(
             app, ["Aulus", "Brutus"], settings, spectator=False
         )
         await aulus.wait(lambda f: f["type"] == "your_turn")
         await aulus.close()
+        await brutus.wait(lambda f: f["type"] == "player_disconnected")
+        advance(app, 5)  # the grace runs out (the session is kept for 600 s)
         await brutus.wait(
             lambda f, gone=aulus.player_id: f["type"] == "player_left" and f["player"] == gone,
             timeout=10,
