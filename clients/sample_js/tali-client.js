@@ -1,5 +1,5 @@
 // The tali protocol client: a module a third-party client can lift as it is.
-// No dependencies but facts.js (generated). It speaks the protocol of facts.js (2.1) over one WebSocket (see protocol/README.md):
+// No dependencies but facts.js (generated). It speaks the protocol of facts.js (2.2) over one WebSocket (see protocol/README.md):
 // hello and resume, requests with ids answered by promises, events by type,
 // automatic reconnect with backoff that resumes the session with its token,
 // and seq-gap detection per room that asks for a fresh snapshot.
