@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, model_validator
 
 from protocol.types import (
     MAX_PAGE,
@@ -139,13 +139,30 @@ class CreateRoom(Request):
 
 
 class JoinRoom(RoomRequest):
-    """Take a seat (``role`` player; ``seat`` optional) or watch (``role`` spectator)."""
+    """Take a seat (``role`` player; ``seat`` optional) or watch (``role`` spectator).
+
+    A spectator takes no seat: ``seat`` with ``role`` spectator breaks the schema.
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            # Draft-07: a spectator's join names no seat (absent or null).
+            "if": {"properties": {"role": {"const": Role.SPECTATOR.value}}, "required": ["role"]},
+            "then": {"properties": {"seat": {"type": "null"}}},
+        }
+    )
 
     type: Literal["join_room"]
     role: Role = Role.PLAYER
     """``player`` to sit down with a fresh stack of ``starting_chips``; ``spectator`` to watch."""
     seat: SeatIndex | None = None
     """Players only: the seat to take; without it, the lowest-numbered free seat."""
+
+    @model_validator(mode="after")
+    def _spectators_take_no_seat(self) -> JoinRoom:
+        if self.role is Role.SPECTATOR and self.seat is not None:
+            raise ValueError("a spectator takes no seat")
+        return self
 
 
 class LeaveRoom(RoomRequest):

@@ -336,9 +336,181 @@ def sampling_cases() -> list[dict[str, Any]]:
     ]
 
 
+CASSIA, BOT = "p_m3Ns0VdE", "p_Xb81LmQa0r"
+Sources = list[tuple[str, str | None]]
+
+
+def bot_case(
+    name: str,
+    note: str,
+    secret: bytes,
+    room: str,
+    hand: int,
+    player: str,
+    sources: Sources,
+    counts: list[int],
+) -> dict[str, Any]:
+    """A bot's vector: the table entropy from ``sources`` and each roll made with it."""
+    entropy = fairness.table_entropy(room, hand, sources)
+    vector = case(name, note, secret, room, hand, player, [(n, entropy) for n in counts])
+    for roll in vector["rolls"]:
+        del roll["uses_entropy"]
+        roll["entropy"] = entropy
+    return {
+        **{k: vector[k] for k in ("name", "note", "secret", "commitment", "room", "hand")},
+        "player": player,
+        "entropy_from": [{"player": p, "entropy": e} for p, e in sources],
+        "table_message": fairness.table_message(room, hand, sources).hex(),
+        "table_entropy": entropy,
+        "rolls": vector["rolls"],
+    }
+
+
+def bot_cases() -> list[dict[str, Any]]:
+    seven = [(f"p_person{i}", None if i % 3 == 0 else ALPHABET[i : i + 40]) for i in range(7)]
+    return [
+        bot_case(
+            "a liars' bot among two people",
+            "Aulus sent entropy with his roll, Brutus timed out (null): the bot's four dice"
+            " take the table entropy made of both.",
+            secret_for("bot"),
+            ROOM,
+            HAND,
+            BOT,
+            [(BRUTUS, None), (AULUS, E1)],
+            [4],
+        ),
+        bot_case(
+            "the same bot, the people listed in the other order",
+            "The order is the turn order and it counts: another table entropy, other dice.",
+            secret_for("bot"),
+            ROOM,
+            HAND,
+            BOT,
+            [(AULUS, E1), (BRUTUS, None)],
+            [4],
+        ),
+        bot_case(
+            "a draw bot: its roll, two rerolls and a roll-off",
+            "Every roll of a bot uses the one table entropy of the hand.",
+            secret_for("draw bot"),
+            ROOM,
+            HAND,
+            BOT,
+            [(AULUS, E2), (CASSIA, E3)],
+            [4, 1, 1, 4],
+        ),
+        bot_case(
+            "a stud bot, four streets",
+            "One die a street, all with the table entropy fixed after the first street's rolls.",
+            secret_for("stud bot"),
+            ROOM,
+            HAND,
+            BOT,
+            [(CASSIA, E1)],
+            [1, 1, 1, 1],
+        ),
+        bot_case(
+            "a hand of bots alone",
+            "No person dealt in: no sources (a count of 0); the dice are proven only not"
+            " chosen after the hand began.",
+            secret_for("bots alone"),
+            ROOM,
+            HAND,
+            BOT,
+            [],
+            [4],
+        ),
+        bot_case(
+            "seven people, the longest ids of entropy",
+            "A full table: seven people and the bot; nulls among them.",
+            secret_for("full table"),
+            "r_" + "Z" * 30,
+            2**53 - 1,
+            BOT,
+            seven,
+            [4, 4],
+        ),
+    ]
+
+
+def bot_tampered_cases(valid: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Inputs to ``verify_bot`` with one thing changed: each must fail."""
+    base, draw = valid[0], valid[2]
+
+    def tamper(vector: dict[str, Any], name: str, changed: str, **fields: Any) -> dict[str, Any]:
+        keep = ("commitment", "secret", "room", "hand", "player", "entropy_from")
+        out = {k: vector[k] for k in keep}
+        out["rolls"] = [list(r["faces"]) for r in vector["rolls"]]
+        out.update(fields)
+        return {"name": name, "changed": changed, **out}
+
+    sources = base["entropy_from"]
+    return [
+        tamper(
+            base,
+            "a person's entropy changed",
+            "entropy_from",
+            entropy_from=[sources[0], {**sources[1], "entropy": E2}],
+        ),
+        tamper(
+            base,
+            "a null entropy given as sent",
+            "entropy_from",
+            entropy_from=[{**sources[0], "entropy": E3}, sources[1]],
+        ),
+        tamper(base, "a person left out", "entropy_from", entropy_from=[sources[1]]),
+        tamper(base, "the people in another order", "entropy_from", entropy_from=sources[::-1]),
+        tamper(
+            base,
+            "the bot among its own sources",
+            "entropy_from",
+            entropy_from=[*sources, {"player": BOT, "entropy": None}],
+        ),
+        tamper(
+            base,
+            "a person listed twice",
+            "entropy_from",
+            entropy_from=[sources[0], sources[0], sources[1]],
+        ),
+        tamper(base, "another room", "room", room="r_7Hq3"),
+        tamper(base, "another hand", "hand", hand=HAND + 1),
+        tamper(
+            draw,
+            "a reroll left out",
+            "index",
+            rolls=[list(r["faces"]) for i, r in enumerate(draw["rolls"]) if i != 1],
+        ),
+        tamper(
+            base,
+            "one face changed",
+            "dice",
+            rolls=[[base["rolls"][0]["faces"][0] % 6 + 1, *base["rolls"][0]["faces"][1:]]],
+        ),
+    ]
+
+
+def _bot_verifies(case: dict[str, Any]) -> bool:
+    return fairness.verify_bot(
+        case["commitment"],
+        case["secret"],
+        case["room"],
+        case["hand"],
+        case["player"],
+        case["rolls"],
+        [(s["player"], s["entropy"]) for s in case["entropy_from"]],
+    )
+
+
 def build() -> str:
     valid = valid_cases()
     tampered = tampered_cases(valid)
+    bots = bot_cases()
+    bots_tampered = bot_tampered_cases(bots)
+    for vector in bots:
+        assert _bot_verifies({**vector, "rolls": [r["faces"] for r in vector["rolls"]]})
+    for bad in bots_tampered:
+        assert not _bot_verifies(bad), bad["name"]
     for vector in valid:
         assert fairness.verify(
             vector["commitment"],
@@ -364,6 +536,8 @@ def build() -> str:
         "valid": valid,
         "tampered": tampered,
         "sampling": sampling_cases(),
+        "bots": bots,
+        "bots_tampered": bots_tampered,
     }
     text = json.dumps(document, indent=2)
     # Lists of numbers (faces) on one line each keep the file readable.

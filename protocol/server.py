@@ -360,6 +360,11 @@ class HandView(Strict):
     deadline: UnixMillis | None
     """When the turn timer acts for those in ``to_act`` (the last ``waiting_for``'s
     deadline); ``null`` when the table waits for nobody."""
+    dice_scheme: Literal["tali-fair-v1"] | None = None
+    """As in ``hand_started`` (protocol 2.2): the scheme the hand's dice follow, or null."""
+    commitments: Annotated[list[Commitment], Field(max_length=8, default_factory=list)]
+    """As in ``hand_started`` (protocol 2.2): each player's commitment for this hand, so
+    that a client that joins, reloads or resumes mid-hand can check it (FAIRNESS.md §7)."""
 
 
 class Snapshot(Strict):
@@ -551,6 +556,14 @@ class FairRoll(Strict):
     """The entropy the roll used: the one sent with it, else the player's latest, else none."""
 
 
+class EntropySource(Strict):
+    """A person's part of the table entropy: the entropy their first roll of the hand used."""
+
+    player: PlayerId
+    entropy: Entropy | None
+    """What the person's first roll used; null: none (sent none, timed out, never rolled)."""
+
+
 class DiceOpening(Strict):
     """A player's secret for the hand and every roll made from it: enough to check the dice."""
 
@@ -562,6 +575,10 @@ class DiceOpening(Strict):
     """The commitment it opens (as published in ``hand_started``)."""
     rolls: Annotated[list[FairRoll], Field(max_length=1000)]
     """Every roll made from the secret in the hand, in order."""
+    entropy_from: Annotated[list[EntropySource], Field(max_length=8)] | None = None
+    """A bot's opening (protocol 2.2): every person dealt in, in turn order, with the entropy
+    of their first roll; each roll of the bot used the table entropy made of them
+    (FAIRNESS.md §5). Null for a person's opening."""
 
 
 class HandStarted(RoomEvent):
@@ -882,8 +899,9 @@ class HandHistoryReply(Reply):
 
 class DiceOpened(Strict):
     """Your own opening, for a hand in which your dice stayed hidden (liars' tali: you
-    folded, or won by folds). Sent to you alone, after ``hand_ended``; no one else ever
-    receives it."""
+    folded, or won by folds), sent after ``hand_ended``; or, in any variant, for a hand you
+    leave while it goes on, sent just before your ``player_left`` (protocol 2.2). Sent to
+    you alone; no one else ever receives it."""
 
     type: Literal["dice_opened"]
     room: RoomId

@@ -193,6 +193,9 @@ class TaliServer:
         started = time.monotonic()
         recovered = await self.store.recover_async()
         self.presence.restore(recovered.sessions)
+        for session in self.presence:
+            if session.lobby:
+                self.lobby.subscribe(session, True)
         rooms = self.lobby.restore(recovered.rooms, self.presence.by_player)
         for room in rooms:
             room.resume()

@@ -537,6 +537,7 @@ class BotSeats:
             "player": session.player_id,
             "name": session.name,
             "address": session.address,
+            "lobby": session.lobby,
             "bot": {"level": bot.level.value, "token": bot.token, "room": bot.room},
         }
         self.host.store.save_session(session.key, data)

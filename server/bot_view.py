@@ -57,6 +57,8 @@ class _Hand:
     draw_round: int = 0
     pots: list[PotInfo] = field(default_factory=list)
     winners: list[str] = field(default_factory=list)
+    commitments: tuple[tuple[str, str], ...] = ()
+    """Each player's commitment to their dice (``hand_started``, or a snapshot's hand)."""
 
 
 class SeatModel:
@@ -89,6 +91,7 @@ class SeatModel:
                 draw_round=data["draw_round"],
                 pots=[PotInfo(p["amount"], tuple(p["eligible"])) for p in data["pots"]],
                 winners=list(data["winners"]),
+                commitments=_commitments(data.get("commitments")),
             )
             for s in snapshot["seats"]:
                 if s["in_hand"]:
@@ -136,6 +139,7 @@ class SeatModel:
             button=e["button"],
             players=players,
             street=1 if e["variant"] == "stud" else 0,
+            commitments=_commitments(e.get("commitments")),
         )
         for player in players:
             hand.dice[player] = None if self.secret and player != self.you else []
@@ -301,6 +305,7 @@ class SeatModel:
                 draw_round=hand.draw_round,
                 pots=tuple(hand.pots),
                 winners=tuple(hand.winners),
+                commitments=hand.commitments,
             )
         return TableView(
             viewer=self.you,
@@ -349,3 +354,7 @@ def legal_actions(player: str, legal: Message) -> LegalActions:
         reroll_cost=legal.get("reroll_cost"),
         ante_amount=legal.get("ante_amount"),
     )
+
+
+def _commitments(data: list[Message] | None) -> tuple[tuple[str, str], ...]:
+    return tuple((c["player"], c["commitment"]) for c in data or ())

@@ -24,7 +24,6 @@ import protocol.server as msg
 from protocol.codec import PROTOCOL_VERSION, ParseFailure, parse_client_message, supports
 from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
-from protocol.types import Role
 from server import engine
 from server.budget import Buckets
 from server.costs import BASE_COST, IN_PROCESS, RequestBudget, RequestGate, cost_of
@@ -497,15 +496,18 @@ class Connection:
             self.reply(lobby.page(message))
             return
         if isinstance(message, req.SubscribeLobby | req.UnsubscribeLobby):
-            lobby.subscribe(session, isinstance(message, req.SubscribeLobby))
+            on = isinstance(message, req.SubscribeLobby)
+            changed = session.lobby != on
+            lobby.subscribe(session, on)
+            if changed:
+                self.app.presence.kept(session)
         elif isinstance(message, req.CreateRoom):
             created = lobby.create(session, message)
             if self.app.node is not None:
                 self.app.node.room_created(created)
             result_room = created.id
         elif isinstance(message, req.JoinRoom):
-            if message.role is Role.SPECTATOR and message.seat is not None:
-                raise RequestError(WireCode.BAD_MESSAGE, "a spectator takes no seat")
+            # A spectator with a seat broke the schema: refused by the parse, naming no room.
             room = lobby.room(message.room)
             room.join(session, message.role, message.seat)
             self._result(message, room.id)

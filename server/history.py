@@ -173,7 +173,7 @@ def _replay(game: Game, entry: Data, room: str) -> list[ev.Event]:
     game.dice = replaying(entry, room)
     kind = entry["k"]
     if kind == "sit":
-        return game.sit(entry["p"], entry["seat"])
+        return game.sit(entry["p"], entry["seat"], bot=entry.get("b", False))
     if kind == "leave":
         return game.leave(entry["p"]) if entry["p"] in game.state.seats else []
     if kind == "ready":

@@ -259,6 +259,9 @@ class Lobby:
     # -- lobby updates ---------------------------------------------------------
 
     def subscribe(self, session: Session, on: bool) -> None:
+        """Start or stop ``session``'s lobby updates; the session remembers it (its owner
+        writes it down: ``Presence.kept``), so a resume or a restart keeps it."""
+        session.lobby = on
         if on:
             self.subscribers.add(session)
         else:

@@ -232,6 +232,9 @@ class Node:
                 elsewhere,
             )
         result = self.presence.resume(token, outbox)
+        if session.lobby:
+            # Subscribed at another node, or here before a restart: the updates come from here.
+            self.lobby.subscribe(session, True)
         await self.presence.share(session)
         return result
 

@@ -109,11 +109,17 @@ class Presence:
         session.outbox = outbox
         self._add(session)
         if self.shared is None:
-            self.store.save_session(
-                session.key,
-                {"key": session.key, "player": session.player_id, "name": name, "address": address},
-            )
+            self.store.save_session(session.key, _record(session))
         return session, token
+
+    def kept(self, session: Session) -> None:
+        """``session`` changed what is kept of it (its lobby subscription): write it again,
+        so that a restart, or another node, finds it as it is now."""
+        if self.shared is not None:
+            self._spawn(self.share(session))
+        elif not session.bot and not session.key.startswith("gone:"):
+            # A bot's record holds its token as well, written by ``server.bot_seats``.
+            self.store.save_session(session.key, _record(session))
 
     def _add(self, session: Session) -> None:
         self._by_key[session.key] = session
@@ -141,6 +147,7 @@ class Presence:
                 "address": session.address,
                 "node": self.node,
                 "rooms": {room: role.value for room, role in session.rooms.items()},
+                "lobby": session.lobby,
             },
             self.shared_ttl,
         )
@@ -176,7 +183,11 @@ class Presence:
         session = self._by_player.get(data["player"])
         if session is None:
             session = Session(
-                player_id=data["player"], key=key, name=data["name"], address=data["address"]
+                player_id=data["player"],
+                key=key,
+                name=data["name"],
+                address=data["address"],
+                lobby=bool(data.get("lobby", False)),
             )
         else:
             self._by_key.pop(session.key, None)
@@ -315,6 +326,7 @@ class Presence:
                     key=data["key"],
                     name=data["name"],
                     address=data["address"],
+                    lobby=bool(data.get("lobby", False)),
                 )
             )
 
@@ -339,3 +351,14 @@ class Presence:
 
     def __len__(self) -> int:
         return len(self._by_key)
+
+
+def _record(session: Session) -> Data:
+    """What the store keeps of a person's session (never its token: only the hash)."""
+    return {
+        "key": session.key,
+        "player": session.player_id,
+        "name": session.name,
+        "address": session.address,
+        "lobby": session.lobby,
+    }

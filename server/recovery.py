@@ -50,7 +50,7 @@ def _apply(room: Room, entry: Data, session_of: SessionOf) -> None:
     game.dice = replaying(entry, room.id)
     try:
         if kind == "sit":
-            game.sit(entry["p"], entry["seat"])
+            game.sit(entry["p"], entry["seat"], bot=entry.get("b", False))
             _add(room, session_of(entry["p"], entry["n"]), Role.PLAYER)
         elif kind == "watch":
             _add(room, session_of(entry["p"], entry["n"]), Role.SPECTATOR)

@@ -170,7 +170,9 @@ class Room:
         member = self._member(session)
         player = session.player_id
         table = view(self.game.state, player if member.role is Role.PLAYER else None)
-        prompt = self._your_turn(player) if player in self.turns.deadlines else None
+        # A bot waited for in a hand's first roll phase is not asked: its roll is made for it.
+        asked = player in self.turns.deadlines and self.game.legal_actions(player).actions
+        prompt = self._your_turn(player) if asked else None
         return wire.snapshot_message(
             table,
             room=self.id,
@@ -246,7 +248,7 @@ class Room:
                 f"someone in this room already has a name that looks like {session.name!r}",
             )
         if role is Role.PLAYER:
-            events = self._engine(lambda: self.game.sit(player, seat))
+            events = self._engine(lambda: self.game.sit(player, seat, bot=session.bot))
             if current is None:
                 self.members[player] = Member(session, role)
             else:
@@ -257,7 +259,10 @@ class Room:
             self._publish(events)
             self._maybe_schedule_hand()
             taken = self.game.state.seats[player].index
-            self._record("sit", p=player, n=session.name, seat=taken)
+            if session.bot:
+                self._record("sit", p=player, n=session.name, seat=taken, b=True)
+            else:
+                self._record("sit", p=player, n=session.name, seat=taken)
         else:
             if self.spectators >= self.config.max_spectators:
                 raise RequestError(
@@ -392,11 +397,20 @@ class Room:
         if member.role is Role.PLAYER:
             *folding, left = self.game.leave(player)
             self.turns.done(player)
+            # The leaver's own opening of a hand that goes on comes right before their
+            # player_left (a hand their leaving ended opens at its end, as for anyone).
+            opened = [
+                e
+                for e in folding
+                if isinstance(e, ev.DiceOpened)
+                and e.player == player
+                and self.game.hand_in_progress
+            ]
             # What the fold sets off (the turn moving on included) comes first:
             # the leaver's player_left is the last frame the leaver receives.
-            self._publish_hand(folding)
+            self._publish_hand([e for e in folding if e not in opened])
             self._refresh_turns()
-            self._publish([left])
+            self._publish([*opened, left])
         del self.members[player]
         member.session.rooms.pop(self.id, None)
         member.session.rooms_changed()
@@ -506,7 +520,7 @@ class Room:
 
     def _on_turn_timer(self) -> None:
         timed_out = []
-        for player in self.turns.due():
+        for player in self.game.timeout_order(self.turns.due()):
             if player not in self.game.to_act():
                 continue
             self.turns.done(player)

@@ -43,6 +43,9 @@ class Session:
     """Told when ``rooms`` changed (with several nodes: the shared record follows)."""
     bot: bool = False
     """A bot the server runs (``server.bot_seats``): every seat it takes is marked."""
+    lobby: bool = False
+    """Subscribed to lobby updates: part of the session, kept with it (a resume and a
+    restart keep it)."""
 
     @property
     def connected(self) -> bool:

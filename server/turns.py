@@ -66,7 +66,8 @@ class TurnClock:
                 elif self._offered.get(player) == legal:
                     continue
                 self._offered[player] = legal
-                prompted.append(player)
+                if legal.actions:  # a bot waits for its first roll to be made for it
+                    prompted.append(player)
             if prompted:
                 latest = max(deadlines[p].ms for p in waiting)
                 prompts = Prompts(waiting, hand.phase, latest, prompted)

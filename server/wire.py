@@ -47,6 +47,9 @@ def opening_data(opening: ev.Opening) -> dict[str, Any]:
             {"first_index": r.first_index, "faces": list(r.faces), "entropy": r.entropy}
             for r in opening.rolls
         ],
+        "entropy_from": None
+        if opening.entropy_from is None
+        else [{"player": p, "entropy": e} for p, e in opening.entropy_from],
     }
 
 
@@ -379,6 +382,8 @@ def snapshot_message(
                 "pots": _pots(hand.pots),
                 "winners": list(hand.winners),
                 "deadline": deadline,
+                "dice_scheme": FAIR_SCHEME if hand.commitments else None,
+                "commitments": [{"player": p, "commitment": c} for p, c in hand.commitments],
             },
             "your_turn": your_turn,
             "next_hand_at": next_hand_at,

@@ -65,6 +65,9 @@ class Opening(NamedTuple):
     """64 lowercase hex digits."""
     commitment: str
     rolls: tuple[FairRoll, ...]
+    entropy_from: tuple[tuple[PlayerId, str | None], ...] | None = None
+    """A bot's: each person dealt in, in turn order, with the entropy of their first roll,
+    from which the table entropy of every roll of the bot's was made."""
 
 
 @dataclass(frozen=True, slots=True)

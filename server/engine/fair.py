@@ -17,6 +17,13 @@ Use::
     hand.roll(player, 4)                          # a roll-off: the latest entropy, if any
     hand.opening(player)                          # after the hand: the secret and the rolls
 
+A bot (a player the server runs) sends no entropy: the server would choose it.
+Each roll of a bot uses the hand's **table entropy** instead, a hash of the
+entropy every person dealt in used for their first roll, fixed at the bots'
+first roll, which the engine lets come only after every person's first roll
+(``Game``). The server fixed the bot's secret before any of it arrived, and
+chooses none of it; the bot's opening lists it (``entropy_from``).
+
 The same derivation is written out plainly in ``protocol.fairness`` (the
 engine may not import the protocol package); the tests hold the two to the
 published vectors and to each other. This one is built for speed: the HMAC's
@@ -27,10 +34,11 @@ copies and one block of SHA-256 on a short tail.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from server.engine.events import FairRoll, Opening, PlayerId
@@ -39,6 +47,7 @@ SCHEME: Final = "tali-fair-v1"
 SECRET_BYTES: Final = 32
 _COMMIT_DOMAIN: Final = b"tali-fair-v1/commit\x00"
 _DICE_DOMAIN: Final = b"tali-fair-v1/dice\x00"
+_TABLE_DOMAIN: Final = b"tali-fair-v1/table\x00"
 _MAX_HAND: Final = 2**53 - 1
 _MAX_INDEX: Final = 2**32 - 1
 _ENTROPY = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -71,6 +80,25 @@ def _short(value: str, what: str) -> bytes:
     return bytes((len(data),)) + data
 
 
+def table_entropy(room: str, hand: int, sources: Sequence[tuple[PlayerId, str | None]]) -> str:
+    """The entropy of a bot's rolls: base64url (no padding) of SHA-256 over the domain,
+    the room, the hand and each person's ``(player, entropy of their first roll)``."""
+    if len(sources) > 255:
+        raise ValueError("at most 255 people contribute to the table entropy")
+    parts = [_TABLE_DOMAIN, _short(room, "a room id"), hand.to_bytes(8, "big")]
+    parts.append(bytes((len(sources),)))
+    for player, entropy in sources:
+        parts.append(_short(player, "a player id"))
+        if entropy is None:
+            parts.append(_NO_ENTROPY)
+        else:
+            if not valid_entropy(entropy):
+                raise ValueError("entropy is 1..64 characters of A-Z a-z 0-9 _ -")
+            parts.append(bytes((len(entropy),)) + entropy.encode("ascii"))
+    digest = hashlib.sha256(b"".join(parts)).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
 class _Dice:
     """Where one player's dice have got to in this hand: made at their first roll."""
 
@@ -98,13 +126,24 @@ class HandSecrets:
     entropy.
     """
 
-    __slots__ = ("_commitments", "_common", "_dice", "_secrets", "hand", "room")
+    __slots__ = ("_commitments", "_common", "_dice", "_secrets", "_table", "bots", "hand", "room")
 
-    def __init__(self, room: str, hand: int, secrets: Mapping[PlayerId, bytes]) -> None:
+    def __init__(
+        self,
+        room: str,
+        hand: int,
+        secrets: Mapping[PlayerId, bytes],
+        bots: Iterable[PlayerId] = (),
+    ) -> None:
         if isinstance(hand, bool) or not 1 <= hand <= _MAX_HAND:
             raise ValueError("a hand number is 1..2**53-1")
         self.room = room
         self.hand = hand
+        self.bots = frozenset(bots)
+        """The players the server runs: their rolls take the table entropy."""
+        if not self.bots <= secrets.keys():
+            raise ValueError("a bot is a player dealt in")
+        self._table: tuple[str, tuple[tuple[PlayerId, str | None], ...]] | None = None
         # The fields every roll of the hand shares: domain, room, hand.
         self._common = _DICE_DOMAIN + _short(room, "a room id") + hand.to_bytes(8, "big")
         self._secrets = {player: bytes(secret) for player, secret in secrets.items()}
@@ -127,8 +166,10 @@ class HandSecrets:
         hand: int,
         players: Iterable[PlayerId],
         urandom: Callable[[int], bytes] = os.urandom,
+        bots: Iterable[PlayerId] = (),
     ) -> HandSecrets:
-        """Fresh secrets for the players dealt in, from one read of ``urandom``."""
+        """Fresh secrets for the players dealt in (in turn order), from one read of
+        ``urandom``; ``bots`` are those of them the server runs."""
         order = list(players)
         raw = urandom(SECRET_BYTES * len(order))
         if len(raw) != SECRET_BYTES * len(order):
@@ -137,6 +178,7 @@ class HandSecrets:
             room,
             hand,
             {p: raw[i * SECRET_BYTES : (i + 1) * SECRET_BYTES] for i, p in enumerate(order)},
+            bots,
         )
 
     @property
@@ -147,10 +189,11 @@ class HandSecrets:
         """The same hand: the same secrets, rolled the same way so far."""
         if not isinstance(other, HandSecrets):
             return NotImplemented
-        return (self.room, self.hand, self._secrets) == (
+        return (self.room, self.hand, self._secrets, self.bots) == (
             other.room,
             other.hand,
             other._secrets,
+            other.bots,
         ) and all(self.rolls(p) == other.rolls(p) for p in self._secrets)
 
     __hash__ = None  # type: ignore[assignment]
@@ -173,9 +216,35 @@ class HandSecrets:
         return tuple(dice.rolls)
 
     def opening(self, player: PlayerId) -> Opening:
+        sources = None
+        if player in self.bots:
+            sources = self._table[1] if self._table is not None else self.table_sources()
         return Opening(
-            player, self._secrets[player].hex(), self._commitments[player], self.rolls(player)
+            player,
+            self._secrets[player].hex(),
+            self._commitments[player],
+            self.rolls(player),
+            sources,
         )
+
+    def table_sources(self) -> tuple[tuple[PlayerId, str | None], ...]:
+        """Each person dealt in, in turn order, with the entropy their first roll used
+        (``None``: none, or they have not rolled)."""
+        sources = []
+        for player in self._secrets:
+            if player in self.bots:
+                continue
+            dice = self._dice.get(player)
+            sources.append((player, dice.rolls[0].entropy if dice and dice.rolls else None))
+        return tuple(sources)
+
+    def table_entropy(self) -> str:
+        """The entropy every roll of a bot uses in this hand, fixed at the first call: the
+        engine makes it after every person's first roll (or fold)."""
+        if self._table is None:
+            sources = self.table_sources()
+            self._table = (table_entropy(self.room, self.hand, sources), sources)
+        return self._table[0]
 
     def roll(self, player: PlayerId, count: int, entropy: str | None = None) -> tuple[int, ...]:
         """Roll ``count`` dice for ``player``; ``entropy`` is what their action supplied, if any.
@@ -191,6 +260,12 @@ class HandSecrets:
         first = dice.next_index
         if count < 1 or first + count > _MAX_INDEX + 1:
             raise ValueError("a roll has at least one die, and its indices fit in 32 bits")
+        if player in self.bots:
+            if entropy is not None:
+                raise ValueError("a bot's dice take the table entropy, not one of their own")
+            if dice.entropy is None:
+                table = self.table_entropy()
+                dice.entropy = (table, bytes((len(table),)) + table.encode("ascii"))
         used = dice.entropy
         if entropy is not None and (used is None or entropy != used[0]):
             if not valid_entropy(entropy):
@@ -227,5 +302,7 @@ class CommittedDice:
         self.room = room
         self._urandom = urandom
 
-    def deal(self, hand: int, players: Iterable[PlayerId]) -> HandSecrets:
-        return HandSecrets.deal(self.room, hand, players, self._urandom)
+    def deal(
+        self, hand: int, players: Iterable[PlayerId], bots: Iterable[PlayerId] = ()
+    ) -> HandSecrets:
+        return HandSecrets.deal(self.room, hand, players, self._urandom, bots)

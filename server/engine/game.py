@@ -26,6 +26,13 @@ draw       ante, ROLL (public), DRAW rounds, contest
 stud       4 x (ROLL one die, STUD_ANTE pay-or-fold), contest
 =========  ===============================================================
 
+Bots (seats the server plays, ``sit(..., bot=True)``) act like anyone, but for
+one thing: in a hand with people, a bot's first roll is not its own action.
+It is made for it, in turn order, as soon as the last person has rolled (or
+folded) in the hand's first roll phase, so that with committed dice the bot's
+entropy is the people's, which the server could neither choose nor know when
+it committed to the bot's dice (``server.engine.fair``).
+
 Nothing here logs, sleeps or awaits: time is the server's business, which it
 reports by calling ``timeout``.
 """
@@ -54,6 +61,7 @@ from server.engine.dice import DieSource
 from server.engine.errors import ErrorCode, RuleError
 from server.engine.events import (
     AntePaid,
+    DiceOpened,
     DiceRolled,
     DrawRoundStarted,
     Event,
@@ -226,15 +234,18 @@ class Game:
 
     # -- the table ------------------------------------------------------
 
-    def sit(self, player: PlayerId, seat: int | None = None, *, ready: bool = True) -> list[Event]:
-        """Seat ``player`` with a fresh stack of ``starting_chips``.
+    def sit(
+        self, player: PlayerId, seat: int | None = None, *, ready: bool = True, bot: bool = False
+    ) -> list[Event]:
+        """Seat ``player`` with a fresh stack of ``starting_chips``; ``bot`` when the server
+        plays the seat (its first roll of each hand comes after everyone else's).
 
         Someone who sits down during a hand is dealt in from the next one.
         """
         state = self.state
         if not isinstance(player, str) or not player:
             raise RuleError(ErrorCode.ILLEGAL_ACTION, "a player is named by a non-empty string")
-        if not isinstance(ready, bool):
+        if not isinstance(ready, bool) or not isinstance(bot, bool):
             raise RuleError(ErrorCode.ILLEGAL_ACTION, "ready is true or false")
         if player in state.seats:
             raise RuleError(ErrorCode.ALREADY_SEATED, "you are already seated")
@@ -252,7 +263,7 @@ class Game:
         elif seat in taken:
             raise RuleError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken")
         stack = self.state.settings.starting_chips
-        state.seats[player] = Seat(index=seat, stack=stack, ready=ready)
+        state.seats[player] = Seat(index=seat, stack=stack, ready=ready, bot=bot)
         state.chips_brought += stack
         return [PlayerSeated(player=player, seat=seat, stack=stack)]
 
@@ -272,6 +283,13 @@ class Game:
             if seat.stack == 0:
                 # All in and gone: the chips are lost with the fold (RULES §3, busting).
                 events.append(PlayerBusted(player=player))
+        if self.hand_in_progress and hand is not None and hand.fair and player in hand.players:
+            # The leaver rolls nothing more in this hand and hears nothing of its end:
+            # their own opening now, for them alone (FAIRNESS.md §6).
+            opening = hand.fair.opening(player)
+            events.append(
+                DiceOpened(hand=hand.number, player=player, opening=opening, visible_to=player)
+            )
         events.append(PlayerLeft(player=player, seat=seat.index, stack=seat.stack))
         return events
 
@@ -315,10 +333,11 @@ class Game:
             dice={p: [] for p in order},
             contributed=dict.fromkeys(order, 0),
             pending=list(order),
+            bots={p for p in order if seats[p].bot},
         )
         state.hand = hand
         if isinstance(self.dice, CommittedDice):
-            hand.fair = self.dice.deal(hand.number, order)
+            hand.fair = self.dice.deal(hand.number, order, hand.bots)
         antes: list[Payment] = []
         if rules.entry_ante:
             ante = state.settings.ante
@@ -394,8 +413,16 @@ class Game:
     @staticmethod
     def _on_turn(hand: HandState, player: PlayerId) -> bool:
         if hand.phase is Phase.ROLL:
-            return player in hand.pending
+            # A bot's first roll is made for it after the people's: its dice take their entropy.
+            return player in hand.pending and (player not in hand.bots or not hand.bots_wait())
         return hand.turn == player and hand.phase is not Phase.COMPLETE
+
+    def timeout_order(self, players: Iterable[PlayerId]) -> list[PlayerId]:
+        """``players`` whose time ran out together, in the order ``timeout`` takes them:
+        bots last (a bot's first roll is made for it after the last person's)."""
+        hand = self.state.hand
+        bots = hand.bots if hand is not None else set()
+        return sorted(players, key=lambda p: p in bots)
 
     def _check(self, player: PlayerId, action: Action) -> HandState:
         hand = self._require_turn(player)
@@ -407,6 +434,8 @@ class Game:
             raise RuleError(
                 ErrorCode.ILLEGAL_ACTION, "entropy is 1..64 characters of A-Z a-z 0-9 _ -"
             )
+        if entropy is not None and player in hand.bots and hand.fair is not None:
+            raise RuleError(ErrorCode.ILLEGAL_ACTION, "a bot's dice take the table entropy")
         if kind not in ACTIONS_BY_PHASE[hand.phase]:
             raise RuleError(
                 ErrorCode.ILLEGAL_ACTION, f"{kind.value} is not an action of the {hand.phase} phase"
@@ -468,14 +497,17 @@ class Game:
         return dice.roll(count)
 
     def _roll(self, hand: HandState, player: PlayerId, entropy: str | None) -> list[Event]:
+        return self._rolled(hand, player, entropy) + self._after_a_roll(hand)
+
+    def _rolled(self, hand: HandState, player: PlayerId, entropy: str | None) -> list[Event]:
+        """``player`` rolls what they owe in this roll phase."""
         rules = self.state.rules
         faces = self._dice_for(hand, player, rules.dice_per_roll, entropy)
         kept = hand.dice[player]
         kept.extend(faces)
         hand.pending.remove(player)
-        events: list[Event]
         if rules.secret_rolls:
-            events = [
+            return [
                 DiceRolled(
                     player=player,
                     faces=faces,
@@ -484,8 +516,18 @@ class Game:
                     public=RolledInSecret(player=player),
                 )
             ]
-        else:
-            events = [DiceRolled(player=player, faces=faces, dice=tuple(kept))]
+        return [DiceRolled(player=player, faces=faces, dice=tuple(kept))]
+
+    def _after_a_roll(self, hand: HandState) -> list[Event]:
+        """Someone left the roll phase's list (rolled, or folded): the phase may be over.
+
+        In a hand's first roll phase, once no person owes a roll, the bots' rolls are made
+        for them, in turn order: their dice take the people's entropy (``server.engine.fair``).
+        """
+        events: list[Event] = []
+        if hand.pending and hand.bots_wait() and all(p in hand.bots for p in hand.pending):
+            for bot in list(hand.pending):
+                events.extend(self._rolled(hand, bot, None))
         if not hand.pending:
             events.extend(self._after_rolls(hand))
         return events
@@ -565,8 +607,7 @@ class Game:
             return events + win_by_folds(self.state, hand)
         phase = hand.phase
         if phase is Phase.ROLL:
-            if not hand.pending:
-                events.extend(self._after_rolls(hand))
+            events.extend(self._after_a_roll(hand))
         elif phase is Phase.BETTING:
             assert hand.betting is not None
             if was_turn:
@@ -647,13 +688,29 @@ class Game:
         return events + self._next_stud_turn(hand, hand.pending)
 
     def _next_stud_turn(self, hand: HandState, pending: Iterable[PlayerId]) -> list[Event]:
-        seats = self.state.seats
-        # Once at most one player still in has chips, their ante could only go to
-        # a side pot of their own: nobody is asked any more (RULES §4.4).
-        if sum(1 for p in hand.still_in if seats[p].stack > 0) < 2:
-            pending = ()
         hand.pending = list(pending)
+        # A player whose ante could only go to a side pot of their own is not asked
+        # (RULES §4.4): decided as their turn comes, after the antes before them.
+        while hand.pending and not self._ante_matters(hand, hand.pending[0]):
+            hand.pending.pop(0)
         if hand.pending:
             hand.turn = hand.pending[0]
             return []
         return self._end_round(hand)
+
+    def _ante_matters(self, hand: HandState, player: PlayerId) -> bool:
+        """Whether ``player``'s street ante could go to a pot someone else contests.
+
+        It can while another player still in has chips (who may match it), or is
+        all in for more than ``player`` has put in (the ante goes into a pot that
+        player contests). Otherwise it could only come back to ``player``.
+        """
+        seats = self.state.seats
+        if seats[player].stack == 0:
+            return False
+        mine = hand.contributed[player]
+        return any(
+            seats[p].stack > 0 or hand.contributed[p] > mine
+            for p in hand.still_in
+            if p != player and p in seats
+        )

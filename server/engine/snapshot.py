@@ -40,7 +40,7 @@ def dump(state: GameState) -> dict[str, Any]:
             "bot_fill_level": settings.bot_fill_level.value,
         },
         "rules": _dump_rules(state.rules),
-        "seats": {p: [s.index, s.stack, s.ready] for p, s in state.seats.items()},
+        "seats": {p: [s.index, s.stack, s.ready, s.bot] for p, s in state.seats.items()},
         "button": state.button,
         "hands_played": state.hands_played,
         "chips_brought": state.chips_brought,
@@ -63,9 +63,10 @@ def load(data: dict[str, Any]) -> GameState:
         }
     )
     state = GameState(settings=settings, rules=_load_rules(data["rules"], settings))
+    # A seat's bot mark came with protocol 2.2: three fields before it.
     state.seats = {
-        p: Seat(index=index, stack=stack, ready=ready)
-        for p, (index, stack, ready) in data["seats"].items()
+        p: Seat(index=seat[0], stack=seat[1], ready=seat[2], bot=len(seat) > 3 and seat[3])
+        for p, seat in data["seats"].items()
     }
     state.button = data["button"]
     state.hands_played = data["hands_played"]
@@ -121,6 +122,7 @@ def _dump_hand(hand: HandState) -> dict[str, Any]:
         "pots": [[pot.amount, list(pot.eligible)] for pot in hand.pots],
         "winners": list(hand.winners),
         "fair": None if hand.fair is None else _dump_fair(hand.fair),
+        "bots": sorted(hand.bots),
     }
 
 
@@ -128,18 +130,22 @@ def _dump_fair(fair: HandSecrets) -> dict[str, Any]:
     return {
         "room": fair.room,
         "secrets": {p: fair.secret(p).hex() for p in fair.players},
+        "bots": sorted(fair.bots),
         # Each roll as called (count and entropy): rolling them again restores the state.
         "rolls": {p: [[len(r.faces), r.entropy] for r in fair.rolls(p)] for p in fair.players},
     }
 
 
 def _load_fair(data: dict[str, Any], hand: int) -> HandSecrets:
+    bots = frozenset(data.get("bots", ()))
     fair = HandSecrets(
-        data["room"], hand, {p: bytes.fromhex(s) for p, s in data["secrets"].items()}
+        data["room"], hand, {p: bytes.fromhex(s) for p, s in data["secrets"].items()}, bots
     )
-    for player, rolls in data["rolls"].items():
+    # Everyone else first: a bot's rolls take the table entropy, made of their first rolls
+    # (as they did at the table, where a bot's first roll came after everyone else's).
+    for player, rolls in sorted(data["rolls"].items(), key=lambda kv: kv[0] in bots):
         for count, entropy in rolls:
-            fair.roll(player, count, entropy)
+            fair.roll(player, count, None if player in bots else entropy)
     return fair
 
 
@@ -174,4 +180,5 @@ def _load_hand(data: dict[str, Any]) -> HandState:
         ],
         winners=list(data["winners"]),
         fair=None if data.get("fair") is None else _load_fair(data["fair"], data["number"]),
+        bots=set(data.get("bots", ())),
     )

@@ -34,6 +34,9 @@ class Seat:
     index: int
     stack: int
     ready: bool = True
+    bot: bool = False
+    """Played by the server (a bot): rolls last in a hand's first roll phase, and its
+    committed dice take the table entropy (``server.engine.fair``)."""
 
 
 @dataclass(slots=True)
@@ -77,6 +80,19 @@ class HandState:
     """Winner of each pot, in pot order, once the hand is complete."""
     fair: HandSecrets | None = None
     """With committed dice: the hand's secrets and the rolls derived from them."""
+    bots: set[PlayerId] = field(default_factory=set)
+    """The players dealt in who are bots. In a hand with people, a bot does not roll its
+    first roll itself: it is made for it once every person has rolled (or folded)."""
+
+    def bots_wait(self) -> bool:
+        """Whether the bots' rolls wait for the people's: the hand's first roll phase, with
+        people dealt in (their first rolls make the bots' entropy)."""
+        return (
+            self.phase is Phase.ROLL
+            and self.street <= 1
+            and bool(self.bots)
+            and len(self.bots) < len(self.players)
+        )
 
     @property
     def still_in(self) -> list[PlayerId]:

@@ -47,6 +47,8 @@ class HandView:
     draw_round: int
     pots: tuple[PotInfo, ...]
     winners: tuple[PlayerId, ...]
+    commitments: tuple[tuple[PlayerId, str], ...] = ()
+    """With committed dice: each player's commitment, as ``hand_started`` published it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,7 @@ def view(state: GameState, viewer: PlayerId | None) -> TableView:
             draw_round=hand.draw_round,
             pots=tuple(hand.pots),
             winners=tuple(hand.winners),
+            commitments=tuple(hand.fair.commitments().items()) if hand.fair is not None else (),
         )
     return TableView(
         viewer=viewer,

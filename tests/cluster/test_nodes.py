@@ -332,3 +332,24 @@ async def test_a_node_paused_past_its_lease_does_not_act_on_its_old_rooms(nodes:
         f"\nnode a paused {LEASE + 5:.1f} s: fenced {len(a.events('room_fenced'))},"
         f" leases lost {len(a.events('room_lease_lost'))}; the room played on at node b"
     )
+
+
+async def test_a_lobby_subscription_follows_its_session_to_another_node(nodes: Start) -> None:
+    """The subscription belongs to the session, which every node shares: a subscriber whose
+    node is killed resumes at another and hears of rooms there without subscribing again
+    (protocol 2.2; before, it heard nothing more)."""
+    a = await nodes("a")
+    b = await nodes("b")
+    lurker = await a.client("Lurker")
+    await lurker.hello("Lurker")
+    assert (await lurker.request("subscribe_lobby"))["type"] == "result"
+    a.kill()
+    fresh = await resume_anywhere(lurker, [b])
+    assert fresh.of_type("welcome")[-1]["resumed"] is True
+    host = await b.client("Host")
+    await host.hello("Host")
+    room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
+    await fresh.wait(
+        lambda f: f["type"] == "lobby_update" and any(s["room"] == room for s in f["changed"]),
+        timeout=10,
+    )

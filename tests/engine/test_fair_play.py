@@ -144,3 +144,42 @@ def test_the_players_entropy_decides_their_dice_and_only_theirs() -> None:
     plain, salted, other = first_rolls(None), first_rolls("abc"), first_rolls("xyz")
     changed = [p for p in plain if plain[p] != salted[p] or salted[p] != other[p]]
     assert len(changed) == 1  # the player who sent it; the other's dice are untouched
+
+
+@pytest.mark.parametrize("variant", ["liars", "draw"])
+def test_a_leaver_gets_their_own_opening_as_they_leave(variant: str) -> None:
+    """FAIRNESS §6: the leaver rolls nothing more and hears nothing of the hand's end, so
+    their opening comes to them alone just before their player_left (before 2.2: never)."""
+    from server.engine import Roll
+    from server.engine.events import PlayerLeft
+
+    game = table(variant, 3, 11)
+    events = game.start_hand()
+    (started,) = [e for e in events if isinstance(e, HandStarted)]
+    leaver = started.players[0]
+    for player in started.players:
+        game.act(player, Roll("abc" if player == leaver else None))
+    events = game.leave(leaver)
+    assert game.hand_in_progress  # two players are still in
+    notices = [e for e in events if isinstance(e, DiceOpened)]
+    assert [(n.player, n.visible_to, n.public) for n in notices] == [(leaver, leaver, None)]
+    assert isinstance(events[-1], PlayerLeft)
+    assert events.index(notices[0]) == len(events) - 2
+    opening = notices[0].opening
+    assert verifies(dict(started.commitments)[leaver], opening, started.hand)
+    assert opening.rolls[0].entropy == "abc"
+
+
+def test_a_leave_that_ends_the_hand_opens_as_the_hands_end_does() -> None:
+    from server.engine import Roll
+
+    game = table("liars", 2, 12)
+    events = game.start_hand()
+    (started,) = [e for e in events if isinstance(e, HandStarted)]
+    for player in started.players:
+        game.act(player, Roll())
+    events = game.leave(started.players[0])
+    assert not game.hand_in_progress
+    notices = [e for e in events if isinstance(e, DiceOpened)]
+    # Both dice stayed hidden (won by the leave): each gets their own, once.
+    assert sorted(n.player for n in notices) == sorted(started.players)

@@ -128,18 +128,61 @@ def test_no_antes_asked_of_a_player_alone_with_chips() -> None:
     assert conserved(game)
 
 
-def test_nobody_is_asked_once_an_ante_leaves_one_player_with_chips() -> None:
-    # a's ante on street 1 empties a's stack: b, alone with chips, would only
-    # pay into a side pot of its own, so b is not asked (RULES §4.4).
+def test_a_player_with_chips_still_matches_an_all_in_for_more() -> None:
+    # a's ante on street 1 empties a's stack, with b yet to pay anything: b's ante
+    # goes into the pot a contests, so b is asked (RULES §4.4, decision 6). Before
+    # protocol 2.2 b was not asked, and a won their own chips back.
     game = table("stud", players="ab", dice=[6, 1] * 4, ante=3, stacks={"a": 3})
     start(game, button="b")
     street(game, "ab")
     assert game.to_act() == ("a",)
-    events = game.act("a", Ante())
-    assert [(e.player, e.all_in) for e in of_type(events, AntePaid)] == [("a", True)]
+    game.act("a", Ante())
+    assert game.to_act() == ("b",)
+    assert game.legal_actions("b").ante_amount == 3
+    events = game.act("b", Ante())
     assert of_type(events, StreetStarted) == [StreetStarted(street=2)]
-    assert game.state.seats["b"].stack == 100
+    # Now b has matched a, and a is all in: b's later antes could only come back to b.
+    events = []
     for _ in range(3):
-        street(game, "ab")
-    assert not game.hand_in_progress
+        events += street(game, "ab")
+    assert of_type(events, AntePaid) == []
+    (formed,) = of_type(events, Showdown)
+    assert formed.pots == (PotInfo(amount=6, eligible=("a", "b")),)
+    assert stacks(game) == {"a": 6, "b": 97}
+    assert conserved(game)
+
+
+def test_two_one_chip_stacks_end_the_table() -> None:
+    """Two players with 1 chip each, ante 1: the first antes all in, the second is asked,
+    and the contest takes a chip from one to the other: the table ends (it used to deal
+    the same hand forever, the chip coming straight back)."""
+    game = table("stud", players="ab", dice=[6, 1] * 8, stacks={"a": 1, "b": 1})
+    for button in ("b", "a"):
+        start(game, button=button)
+        street(game, "ab" if button == "b" else "ba")
+        while game.to_act() and game.state.hand is not None:
+            if game.state.hand.phase is Phase.STUD_ANTE:
+                game.act(game.to_act()[0], Ante())
+            else:
+                street(game, "".join(game.to_act()))
+        if not game.can_start_hand():
+            break
+    assert sorted(stacks(game).values()) == [0, 2]
+    assert not game.can_start_hand()
+    assert conserved(game)
+
+
+def test_a_player_who_has_matched_every_all_in_is_not_asked() -> None:
+    """c is all in for 1 on street 1; b, having paid as much, and alone with chips once a
+    folds, would only pay into a pot of its own: not asked on street 2."""
+    game = table("stud", dice=[6, 1, 1] * 4, stacks={"c": 1})
+    start(game, button="c")
+    street(game, "abc")
+    for player in "abc":
+        game.act(player, Ante())
+    street(game, "abc")
+    assert game.to_act() == ("a",)
+    events = game.act("a", Fold())
+    assert of_type(events, StreetStarted) == [StreetStarted(street=3)]
+    assert game.state.seats["b"].stack == 99
     assert conserved(game)

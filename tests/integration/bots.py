@@ -34,6 +34,11 @@ class Bot:
         self.errors: list[Frame] = []
         self.entry = 1
         """Chips needed to be dealt in (from the room's settings in a snapshot)."""
+        self.entropy_rate = 0.0
+        """How often a roll or reroll carries entropy of its own (FAIRNESS.md)."""
+        self.roll_entropy: dict[int, str | None] = {}
+        """By hand: the entropy sent with the first ``roll`` the server took (in liars' tali,
+        the one roll of the hand; a timed-out roll is not in it)."""
 
     def short(self, frame: Frame) -> bool:
         """Whether ``frame`` leaves this bot with fewer chips than the entry cost.
@@ -79,7 +84,12 @@ class Bot:
         if prompt is None:
             return False
         action = choose(prompt["legal"], self.rng)
-        reply = await client.request(action.pop("type"), room=self.room, **action)
+        if action["type"] in ("roll", "reroll") and self.rng.random() < self.entropy_rate:
+            action["entropy"] = f"e{self.rng.randrange(10**12)}"
+        kind = action.pop("type")
+        reply = await client.request(kind, room=self.room, **action)
+        if reply["type"] == "result" and kind == "roll":
+            self.roll_entropy.setdefault(prompt["hand"], action.get("entropy"))
         if reply["type"] == "error":
             # A prompt can go stale when the timer acted first; anything else is a bug.
             # It may then be this bot's turn again in the next phase, where the

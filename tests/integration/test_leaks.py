@@ -5,7 +5,9 @@ Four bots and a spectator play 200 hands of liars' tali with random legal play
 mid-hand, against two of the server's own bots (``server.bot_seats``), which
 play from what their connections received. Every frame every connection
 received, the server's bots' included, is then checked, and so is the view
-each decision of the server's bots was made from.
+each decision of the server's bots was made from. The server's bots' dice are
+checked too: every opening of theirs verifies from the entropy the people sent
+(FAIRNESS.md §5), and it goes to everyone only when their dice were shown.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from protocol import fairness
 from server.app import TaliServer
 from server.bot_seats import BotSeat
 from server.engine.actions import Action
@@ -80,6 +83,8 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
         added = await clients[0].request("add_bot", room=room, level=level)
         assert added["type"] == "result", added
     bots = [Bot(server, c, room, seed=i) for i, c in enumerate(clients)]
+    for bot in bots:
+        bot.entropy_rate = 0.7
     # Between two hands, snapshots first; then the test starts the next hand.
     advance(server, 3)
     await run_bots(bots, watcher, HANDS, reconnect_every=20, between=lambda: advance(server, 3))
@@ -177,6 +182,8 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
                 assert opening["player"] == me
                 assert opening["player"] not in revealed[number]
     assert histories > 500
+    sent = {b.client.player_id: b.roll_entropy for b in bots}
+    assert check_bot_openings(room, watcher, server_bots, revealed, own, sent) >= HANDS
     between = sum(
         1
         for c in connections
@@ -219,3 +226,50 @@ def check_no_foreign_dice(frame: Frame, me: str) -> None:
     owner: Any = frame.get("player")
     if "dice" in frame or "faces" in frame:
         assert owner == me, frame
+
+
+def check_bot_openings(
+    room: str,
+    watcher: Client,
+    server_bots: list[Seen],
+    revealed: dict[int, set[str]],
+    own: dict[tuple[str, int], list[int]],
+    sent: dict[str, dict[int, str | None]],
+) -> int:
+    """Every opening of a server bot, public or its own: it opens the commitment and gives
+    the bot's dice with the table entropy of ``entropy_from``, which lists the people dealt
+    in, in turn order, each with the entropy they sent (or null); it reaches everyone only
+    when the bot was revealed. Returns how many were checked."""
+    bot_ids = {b.player_id for b in server_bots}
+    started = {f["hand"]: f for f in watcher.of_type("hand_started")}
+    openings: list[tuple[int, dict[str, Any], bool]] = []
+    for frame in watcher.of_type("hand_ended"):
+        for opening in frame["openings"]:
+            assert opening["player"] in revealed[frame["hand"]]
+            openings.append((frame["hand"], opening, True))
+    for bot in server_bots:
+        for frame in bot.of_type("dice_opened"):
+            assert frame["opening"]["player"] == bot.player_id
+            openings.append((frame["hand"], frame["opening"], False))
+    checked = 0
+    for hand, opening, public in openings:
+        player = opening["player"]
+        if hand not in started or (player, hand) not in own:
+            continue  # a hand the watcher did not see start, or dice the bot never had
+        start = started[hand]
+        if player not in bot_ids:
+            assert opening["entropy_from"] is None
+            continue
+        assert public == (player in revealed[hand])
+        sources = [(s["player"], s["entropy"]) for s in opening["entropy_from"]]
+        people = [p for p in start["players"] if p not in bot_ids]
+        known = {p: sent[p][hand] for p in people if hand in sent.get(p, {})}
+        assert fairness.sources_problem(sources, people, known) is None, (hand, opening)
+        commitment = next(c["commitment"] for c in start["commitments"] if c["player"] == player)
+        rolls = [r["faces"] for r in opening["rolls"]]
+        assert rolls[0] == own[(player, hand)]  # the dice the bot was dealt
+        assert fairness.verify_bot(
+            commitment, opening["secret"], room, hand, player, rolls, sources
+        ), (hand, opening)
+        checked += 1
+    return checked

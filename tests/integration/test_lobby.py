@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import signal
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
+from websockets.asyncio.client import connect
 
 from server.app import TaliServer
 
@@ -15,6 +21,7 @@ from .conftest import UNBUDGETED, config, make_server, running
 from .harness import Client, Frame, player
 
 pytestmark = pytest.mark.asyncio
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest_asyncio.fixture
@@ -207,3 +214,72 @@ async def test_a_room_takes_only_so_many_spectators() -> None:
             reply = await watcher.request("join_room", room=room, role="spectator")
             codes.append(reply.get("code", reply["type"]))
         assert codes == ["result", "result", "room_full"]
+
+
+async def started_process(data_dir: Path) -> tuple[asyncio.subprocess.Process, int]:
+    """``python -m server`` on a free port with its store in ``data_dir``; and its port.
+    Its log goes to a file there (a pipe nobody reads could fill and hold the server up)."""
+    env = {
+        **os.environ,
+        "TALI_DATA_DIR": str(data_dir),
+        "TALI_PORT": "0",
+        "TALI_LOG_FORMAT": "json",
+        "TALI_LOBBY_UPDATE_SECONDS": "0.05",
+        "TALI_SHUTDOWN_TIMEOUT_SECONDS": "5",
+    }
+    log = data_dir / f"server-{len(list(data_dir.glob('server-*.log')))}.log"
+    with log.open("w") as out:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "server", cwd=ROOT, env=env, stderr=out
+        )
+    for _ in range(300):
+        for line in log.read_text().split("\n")[:-1]:  # whole lines only
+            record = json.loads(line)
+            if record["event"] == "listening":
+                return process, int(record["port"])
+        if process.returncode is not None:
+            break
+        await asyncio.sleep(0.1)
+    process.kill()
+    await process.wait()
+    raise AssertionError(f"the server did not listen: {log.read_text()[-2000:]}")
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+async def test_a_lobby_subscription_survives_a_restart(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
+    """The subscription belongs to the session, and sessions survive a restart: a subscriber
+    who resumes after the server was killed (or stopped) hears of rooms again without
+    subscribing again. Before 2.2 it resumed (same id) and heard nothing more."""
+    process, port = await started_process(tmp_path)
+    try:
+        lurker = Client(await connect(f"ws://127.0.0.1:{port}/"), "Lurker")
+        await lurker.hello("Lurker")
+        assert (await lurker.request("subscribe_lobby"))["type"] == "result"
+        token, player_id = lurker.token, lurker.player_id
+        process.send_signal(stop)
+        assert await asyncio.wait_for(process.wait(), 10) in (0, -signal.SIGKILL)
+        await asyncio.wait_for(lurker.closed.wait(), 10)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    process, port = await started_process(tmp_path)
+    try:
+        back = Client(await connect(f"ws://127.0.0.1:{port}/"), "Lurker#2")
+        welcome = await back.hello(token=token)
+        assert (welcome["resumed"], welcome["player_id"]) == (True, player_id)
+        host = Client(await connect(f"ws://127.0.0.1:{port}/"), "Host")
+        await host.hello("Host")
+        room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
+        await back.wait(lambda f: changed(f, room) is not None, timeout=10)
+        # Unsubscribing is kept too (here, until the next restart).
+        assert (await back.request("unsubscribe_lobby"))["type"] == "result"
+        heard = len(back.of_type("lobby_update"))
+        await host.request("join_room", room=room)
+        await asyncio.sleep(0.3)  # six flushes of the lobby: none may reach the unsubscribed
+        assert len(back.of_type("lobby_update")) == heard
+    finally:
+        process.kill()
+        await process.wait()

@@ -108,6 +108,16 @@ async def test_unsupported_version_closes(server: TaliServer, version: str) -> N
     assert client.close_code == 1008
 
 
+@pytest.mark.parametrize("version", ["2.0", "2.1"])
+async def test_an_older_minor_version_keeps_working(server: TaliServer, version: str) -> None:
+    """A 2.1 client (or 2.0) is welcomed by the 2.2 server, which names its own version."""
+    client = await open_client(server, "x")
+    welcome = await client.request("hello", protocol=version, name="Aulus")
+    assert (welcome["type"], welcome["protocol"]) == ("welcome", PROTOCOL_VERSION)
+    assert PROTOCOL_VERSION == "2.2"
+    assert (await client.request("list_rooms"))["type"] == "room_list"
+
+
 async def test_tokens_go_to_their_owner_only(server: TaliServer) -> None:
     room, clients, watcher = await room_with(server, ["Aulus", "Brutus"], LIARS)
     assert watcher is not None

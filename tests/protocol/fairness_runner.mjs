@@ -35,5 +35,21 @@ for (const s of cases.sampling ?? []) {
   const blocks = s.blocks.map((hex) => Uint8Array.from(hex.match(/../g), (pair) => parseInt(pair, 16)));
   out.sampling.push(await fairness.facesFromBlocks((i) => blocks[i], s.count));
 }
+out.bots = [];
+for (const c of cases.bots ?? []) {
+  out.bots.push({
+    table_message: fairness.toHex(fairness.tableMessage(c.room, c.hand, c.entropy_from)),
+    table_entropy: await fairness.tableEntropy(c.room, c.hand, c.entropy_from),
+    verified: await fairness.verifyBot({ ...c, rolls: c.rolls.map((r) => r.faces), entropyFrom: c.entropy_from }),
+    sources_ok: fairness.sourcesProblem(
+      c.entropy_from, c.entropy_from.map((s) => s.player),
+      new Map(c.entropy_from.map((s) => [s.player, s.entropy])),
+    ) === null,
+  });
+}
+out.bots_tampered = [];
+for (const c of cases.bots_tampered ?? []) {
+  out.bots_tampered.push(await fairness.verifyBot({ ...c, entropyFrom: c.entropy_from }));
+}
 for (let i = 0; i < 8; i++) out.entropy.push(fairness.newEntropy());
 process.stdout.write(JSON.stringify(out));

@@ -3,7 +3,8 @@
 Covers the subset of draft-07 that pydantic generates for our models:
 objects (properties, required, additionalProperties false), strings (pattern,
 length), integers and numbers (bounds), booleans, null, enum, const, anyOf,
-oneOf, arrays (items, length) and local ``$ref``s into ``definitions``.
+oneOf, arrays (items, length), local ``$ref``s into ``definitions``, and an
+object's ``if``/``then`` over its own properties' ``const`` and ``type``.
 Anything else raises, so an unexpected schema feature cannot pass silently.
 """
 
@@ -38,6 +39,8 @@ HANDLED = {
     "items",
     "minItems",
     "maxItems",
+    "if",
+    "then",
 }
 
 
@@ -61,7 +64,11 @@ def _strategy(schema: dict[str, Any], defs: dict[str, Any]) -> st.SearchStrategy
             return st.one_of([_strategy(s, defs) for s in schema[key]])
     kind = schema.get("type")
     if kind == "object":
-        return _object(schema, defs)
+        objects = _object(schema, defs)
+        if "if" in schema:
+            condition, then = schema["if"], schema["then"]
+            return objects.filter(lambda v: not _holds(condition, v) or _holds(then, v))
+        return objects
     if kind == "string":
         low, high = schema.get("minLength", 0), schema.get("maxLength", 40)
         if "pattern" in schema:
@@ -97,3 +104,21 @@ def _object(schema: dict[str, Any], defs: dict[str, Any]) -> st.SearchStrategy[d
     fixed = {k: _strategy(v, defs) for k, v in properties.items() if k in required}
     optional = {k: _strategy(v, defs) for k, v in properties.items() if k not in required}
     return st.fixed_dictionaries(fixed, optional=optional)
+
+
+def _holds(schema: dict[str, Any], value: dict[str, Any]) -> bool:
+    """Whether ``value`` meets the subset of draft-07 an ``if`` or ``then`` uses here."""
+    if set(schema) - {"properties", "required"}:
+        raise NotImplementedError(f"if/then keywords not handled: {sorted(schema)}")
+    if any(name not in value for name in schema.get("required", ())):
+        return False
+    for name, rule in schema.get("properties", {}).items():
+        if name not in value:
+            continue
+        if set(rule) - {"const", "type"} or rule.get("type", "null") != "null":
+            raise NotImplementedError(f"if/then rule not handled: {rule}")
+        if "const" in rule and value[name] != rule["const"]:
+            return False
+        if "type" in rule and value[name] is not None:
+            return False
+    return True

@@ -7,6 +7,7 @@ every valid case and refuse every tampered one.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -381,3 +382,101 @@ def test_the_specs_worked_example_is_the_first_vector() -> None:
             spelled += word
     assert spelled == roll["message"]
     assert f"The player rolled {', '.join(map(str, roll['faces']))}." in spec
+
+
+# Bots' dice: the table entropy (FAIRNESS.md §5)
+
+BOTS = VECTORS["bots"]
+BOTS_TAMPERED = VECTORS["bots_tampered"]
+
+
+def sources_of(case: dict[str, Any]) -> list[tuple[str, str | None]]:
+    return [(s["player"], s["entropy"]) for s in case["entropy_from"]]
+
+
+def test_the_bot_vectors_cover_what_they_promise() -> None:
+    assert len(BOTS) >= 5
+    assert {t["changed"] for t in BOTS_TAMPERED} >= {"entropy_from", "room", "hand", "dice"}
+    assert any(not b["entropy_from"] for b in BOTS)  # a hand of bots alone
+    assert any(any(s["entropy"] is None for s in b["entropy_from"]) for b in BOTS)
+    assert any(len(b["rolls"]) > 1 for b in BOTS)  # later rolls reuse the table entropy
+
+
+@pytest.mark.parametrize("vector", BOTS, ids=[v["name"] for v in BOTS])
+def test_a_bot_vector_verifies_from_its_sources(vector: dict[str, Any]) -> None:
+    room, hand, sources = vector["room"], vector["hand"], sources_of(vector)
+    assert fairness.table_message(room, hand, sources).hex() == vector["table_message"]
+    entropy = fairness.table_entropy(room, hand, sources)
+    assert entropy == vector["table_entropy"]
+    assert fairness.valid_entropy(entropy)
+    assert hashlib.sha256(
+        bytes.fromhex(vector["table_message"])
+    ).digest() == base64.urlsafe_b64decode(entropy + "=")
+    faces = [r["faces"] for r in vector["rolls"]]
+    assert all(r["entropy"] == entropy for r in vector["rolls"])
+    assert fairness.verify_bot(
+        vector["commitment"], vector["secret"], room, hand, vector["player"], faces, sources
+    )
+    # The dice are those of the ordinary derivation, with the table entropy as entropy.
+    rolls = [(r["faces"], entropy) for r in vector["rolls"]]
+    assert fairness.verify(
+        vector["commitment"], vector["secret"], room, hand, vector["player"], rolls
+    )
+
+
+@pytest.mark.parametrize("bad", BOTS_TAMPERED, ids=[t["name"] for t in BOTS_TAMPERED])
+def test_a_tampered_bot_vector_fails(bad: dict[str, Any]) -> None:
+    assert not fairness.verify_bot(
+        bad["commitment"],
+        bad["secret"],
+        bad["room"],
+        bad["hand"],
+        bad["player"],
+        bad["rolls"],
+        sources_of(bad),
+    )
+
+
+def test_sources_problem_names_what_is_wrong() -> None:
+    people = ["p_a", "p_b"]
+    listed = [("p_a", "x"), ("p_b", None)]
+    assert fairness.sources_problem(listed, people, {"p_a": "x", "p_b": None}) is None
+    assert fairness.sources_problem(listed[::-1], people, {}) is not None
+    assert fairness.sources_problem(listed[:1], people, {}) is not None
+    assert fairness.sources_problem(listed, people, {"p_a": "y"}) is not None
+    assert fairness.sources_problem(listed, people, {"p_b": "sent"}) is not None
+
+
+def test_javascript_agrees_on_the_bot_vectors(tmp_path: Path) -> None:
+    out = run_js({"bots": BOTS, "bots_tampered": BOTS_TAMPERED}, tmp_path)
+    for vector, js in zip(BOTS, out["bots"], strict=True):
+        assert js["table_message"] == vector["table_message"], vector["name"]
+        assert js["table_entropy"] == vector["table_entropy"], vector["name"]
+        assert js["verified"] is True, vector["name"]
+        assert js["sources_ok"] is True, vector["name"]
+    assert out["bots_tampered"] == [False] * len(BOTS_TAMPERED)
+
+
+def test_javascript_agrees_on_random_bot_hands(tmp_path: Path) -> None:
+    """100 random tables (ids, hand numbers, up to eight people, entropies or nulls)."""
+    rng = random.Random(26)
+    alphabet = fairness_vectors.ALPHABET
+
+    def text(low: int, high: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(low, high)))
+
+    cases = []
+    for _ in range(100):
+        people = list(dict.fromkeys(text(1, 32) for _ in range(rng.randint(0, 8))))
+        sources = [(p, rng.choice([None, text(1, 64)])) for p in people]
+        bot = "bot-" + text(1, 20)
+        counts = [rng.choice([4, 1]) for _ in range(rng.randint(1, 4))]
+        hand = rng.choice([1, rng.randint(1, 2**53 - 1)])
+        case = fairness_vectors.bot_case(
+            "random", "", rng.randbytes(32), text(1, 32), hand, bot, sources, counts
+        )
+        cases.append(case)
+    out = run_js({"bots": cases}, tmp_path)
+    for case, js in zip(cases, out["bots"], strict=True):
+        assert js["table_entropy"] == case["table_entropy"]
+        assert js["verified"] is True

@@ -57,3 +57,36 @@ def test_server_messages_round_trip_and_match_the_schema(kind: str, data: st.Dat
     frame = encode(message)
     SERVER_VALIDATOR.validate(json.loads(frame))
     assert SERVER_ADAPTER.validate_json(frame) == message
+
+
+CLIENT_VALIDATOR = jsonschema.Draft7Validator(
+    json.loads((generate.SCHEMA_DIR / "client.json").read_text())
+)
+JOIN_VALIDATOR = jsonschema.Draft7Validator(schema_of("client", "join_room"))
+
+
+@pytest.mark.parametrize(
+    ("fields", "valid"),
+    [
+        ({"role": "spectator"}, True),
+        ({"role": "spectator", "seat": None}, True),
+        ({"role": "spectator", "seat": 1}, False),
+        ({"role": "player", "seat": 1}, True),
+        ({"seat": 1}, True),
+        ({}, True),
+    ],
+)
+def test_the_schema_and_the_server_agree_on_a_spectators_seat(
+    fields: dict[str, Any], valid: bool
+) -> None:
+    """A spectator's join_room with a seat breaks the published schema, and the server's
+    parse refuses it as a schema error (bad_message, no room); before 2.2 the schema
+    allowed it and the server refused it later, naming the room."""
+    raw = {"type": "join_room", "id": 6, "room": "r_7Hq2", **fields}
+    assert CLIENT_VALIDATOR.is_valid(raw) is valid
+    assert JOIN_VALIDATOR.is_valid(raw) is valid
+    parsed = parse_client_message(json.dumps(raw))
+    assert (getattr(parsed, "code", None) is None) is valid
+    if not valid:
+        assert parsed.code.value == "bad_message"  # type: ignore[union-attr]
+        assert parsed.id == 6  # type: ignore[union-attr]

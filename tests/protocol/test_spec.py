@@ -9,7 +9,7 @@ from typing import Any, get_args
 
 from protocol import generate
 from protocol.client import CLIENT_MESSAGES
-from protocol.codec import CLIENT_ADAPTER, SERVER_ADAPTER
+from protocol.codec import CLIENT_ADAPTER, PROTOCOL_VERSION, SERVER_ADAPTER
 from protocol.errors import ERRORS, CloseCode
 from protocol.server import SERVER_MESSAGES
 from protocol.types import HandName
@@ -191,3 +191,87 @@ def test_the_close_code_table_matches_the_codes() -> None:
     table = SPEC.split("| close code | when |", 1)[1].split("\n\n", 1)[0]
     documented = {int(code) for code in re.findall(r"^\| (\d{4}) \|", table, re.M)}
     assert documented == {code.value for code in CloseCode}
+
+
+# -- one changelog (issue 26, item 17) -------------------------------------------
+
+CHANGELOG = (Path(generate.HERE) / "CHANGELOG.md").read_text()
+
+
+def test_the_changelog_lists_every_version_newest_first() -> None:
+    versions = re.findall(r"^## (\d+)\.(\d+)$", CHANGELOG, re.M)
+    numbers = [(int(major), int(minor)) for major, minor in versions]
+    assert numbers == sorted(numbers, reverse=True)
+    assert ".".join(versions[0]) == PROTOCOL_VERSION
+    assert {(1, 0), (2, 0), (2, 1)} <= set(numbers)
+
+
+def test_the_spec_leaves_its_history_to_the_changelog() -> None:
+    head = SPEC[: SPEC.index("## Overview")]
+    assert f"version {PROTOCOL_VERSION}" in SPEC.splitlines()[0]
+    assert "CHANGELOG.md" in head
+    # The history lives in one place: no list of changes at the top of the spec.
+    assert "Changes from" not in SPEC
+    assert "adds, to 2.0" not in SPEC
+    policy = SPEC[SPEC.index("## Versioning policy") :]
+    assert "CHANGELOG.md" in policy
+
+
+# -- the annotated liars' transcript quotes the transcript (issue 26, item 15) ---------
+
+TRANSCRIPT = json.loads((Path(generate.HERE) / "transcripts" / "liars.json").read_text())
+ANNOTATED = SPEC[
+    SPEC.index("### The liars' transcript, annotated") : SPEC.index("### The other transcripts")
+]
+SCALAR = re.compile(r'"(\w+)": ("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null|\[[\d, ]*\])')
+
+
+def _pairs(value: Any, out: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Every key and scalar value (or list of numbers) anywhere inside ``value``, as JSON."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(item, dict | list) or (
+                isinstance(item, list) and all(isinstance(i, int) for i in item)
+            ):
+                out.add((key, json.dumps(item, ensure_ascii=False)))
+            _pairs(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _pairs(item, out)
+    return out
+
+
+def test_every_frame_the_walk_through_quotes_is_in_the_transcript() -> None:
+    """Each quoted line names a step of liars.json (sender or recipient, type, seq), and
+    every field it shows has that value there; abridged parts ("...") are left out."""
+    quoted = [line for line in ANNOTATED.splitlines() if line.startswith(('{"to"', '{"from"'))]
+    assert len(quoted) >= 20
+    steps = TRANSCRIPT["steps"]
+    for line in quoted:
+        head = re.match(r'\{"(to|from)": "([^"]+)", "frame": ', line)
+        assert head is not None, line
+        direction, label = head.groups()
+        frame = line[head.end() :]
+        shown = {
+            (k, json.dumps(json.loads(v), ensure_ascii=False)) for k, v in SCALAR.findall(frame)
+        }
+        candidates = [
+            _pairs(step["frame"], set()) for step in steps if step.get(direction) == label
+        ]
+        assert any(shown <= pairs for pairs in candidates), line[:160]
+
+
+def test_the_walk_through_names_every_seq_of_the_first_hand() -> None:
+    """The prose's seq numbers follow the transcript: each "seq N" it names is a room event
+    of that number, of a type the sentence names."""
+    events = {
+        step["frame"]["seq"]: step["frame"]["type"]
+        for step in TRANSCRIPT["steps"]
+        if "to" in step and step["frame"].get("seq") and step["frame"]["type"] != "snapshot"
+    }
+    named = {int(n) for n in re.findall(r"\b[Ss]eq\s+(\d+)\b", ANNOTATED)}
+    assert named, "the walk-through names seqs"
+    assert named <= set(events), sorted(named - set(events))
+    # The first hand's every seq, from the first player_joined to hand_ended, is named.
+    last = max(n for n, kind in events.items() if kind == "hand_ended")
+    assert set(range(1, last + 1)) <= named, sorted(set(range(1, last + 1)) - named)

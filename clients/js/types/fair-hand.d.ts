@@ -16,6 +16,11 @@ export function rollsSeen(events: any[], you: string, sent?: Record<number, stri
  * `sent` maps the seq of each of our rolls to the entropy we sent with it;
  * with `sentKnown` false (a hand this browser did not play: another device),
  * our own rolls are checked with the entropy the opening names, like anyone's.
+ * A bot's opening (entropy_from set) must list players dealt in, in turn order,
+ * no bot among them, us included when we are not a bot; the entropy it lists
+ * for us (and for anyone whose opening we hold) must be the one their first
+ * roll used, and the bot's dice must follow from it (FAIRNESS.md §5). Each
+ * person checks their own entry: that is what a bot's dice owe them.
  * Returns { status, problems, checked, mixed } where `mixed` says that our own
  * dice were checked with entropy we sent, and status is
  *   "verified"   every opening we hold opens its commitment and gives the dice we saw;

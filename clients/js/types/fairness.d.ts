@@ -10,6 +10,14 @@ export function commitment(secret: any): Promise<string>;
 /** The HMAC message for one block of one roll (FAIRNESS.md, "The derivation"). */
 export function diceMessage(room: any, hand: any, player: any, firstIndex: any, entropy: any, block: any): Uint8Array<ArrayBuffer>;
 /**
+ * What the table entropy hashes (FAIRNESS.md §5): the domain, the room, the hand,
+ * the number of people and each person's id and the entropy of their first roll.
+ * `sources` is a bot opening's entropy_from: [{player, entropy}], in turn order.
+ */
+export function tableMessage(room: any, hand: any, sources: any): Uint8Array<ArrayBuffer>;
+/** The entropy of every roll of a bot in the hand: SHA-256 of tableMessage, base64url. */
+export function tableEntropy(room: any, hand: any, sources: any): Promise<string>;
+/**
  * The first `count` faces of a byte stream given block by block: a byte below
  * 252 gives `byte % 6 + 1`, any other is skipped. `nextBlock(i)` returns (or
  * resolves to) block i, from 0.
@@ -41,6 +49,28 @@ export function verify({ commitment: committed, secret, room, hand, player, roll
     player: any;
     rolls: any;
 }): Promise<boolean>;
+/**
+ * Whether a bot's `secret` opens `commitment` and gives exactly `rolls` (each roll's
+ * faces, in order), every roll with the table entropy made of `entropyFrom` (the
+ * opening's entropy_from). Check besides (sourcesProblem) that entropyFrom names
+ * the people dealt in, in turn order, and gives you the entropy your first roll used.
+ */
+export function verifyBot({ commitment: committed, secret, room, hand, player, rolls, entropyFrom }: {
+    commitment: any;
+    secret: any;
+    room: any;
+    hand: any;
+    player: any;
+    rolls: any;
+    entropyFrom: any;
+}): Promise<boolean>;
+/**
+ * What is wrong with a bot opening's entropy_from, or null: it must list `people`
+ * (the players dealt in who are not bots, in turn order) and give each player in
+ * `known` (a Map: yours, the entropy your first roll used; others' from their
+ * openings) exactly that entropy.
+ */
+export function sourcesProblem(entropyFrom: any, people: any, known: any): string | null;
 export const SCHEME: "tali-fair-v1";
 export const SECRET_BYTES: 32;
 export const ACCEPT_BELOW: 252;

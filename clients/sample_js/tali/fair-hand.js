@@ -5,7 +5,7 @@
 // liars' dice the showdown revealed, the roll-offs. Our own rolls are checked with
 // the entropy this client sent. fairness.js does the cryptography.
 
-import { commitment as commitmentOf, effectiveEntropies, verify } from "./fairness.js";
+import { commitment as commitmentOf, effectiveEntropies, sourcesProblem, verify, verifyBot } from "./fairness.js";
 
 /**
  * Every roll each player made in the hand, as seen in `events` (the hand's
@@ -47,6 +47,11 @@ export function rollsSeen(events, you, sent = {}) {
  * `sent` maps the seq of each of our rolls to the entropy we sent with it;
  * with `sentKnown` false (a hand this browser did not play: another device),
  * our own rolls are checked with the entropy the opening names, like anyone's.
+ * A bot's opening (entropy_from set) must list players dealt in, in turn order,
+ * no bot among them, us included when we are not a bot; the entropy it lists
+ * for us (and for anyone whose opening we hold) must be the one their first
+ * roll used, and the bot's dice must follow from it (FAIRNESS.md §5). Each
+ * person checks their own entry: that is what a bot's dice owe them.
  * Returns { status, problems, checked, mixed } where `mixed` says that our own
  * dice were checked with entropy we sent, and status is
  *   "verified"   every opening we hold opens its commitment and gives the dice we saw;
@@ -81,6 +86,15 @@ export async function checkHand({ room, hand, you, events, opening = null, sent 
   const values = [...committed.values()];
   if (new Set(values).size !== values.length) problem(null, "two players were given the same commitment");
 
+  // Bots' dice take the entropy of every person's first roll: what we know of it.
+  const botIds = new Set(openings.filter((o) => Array.isArray(o.entropy_from)).map((o) => o.player));
+  const known = new Map();
+  for (const open of openings) {
+    if (!botIds.has(open.player)) known.set(open.player, open.rolls[0]?.entropy ?? null);
+  }
+  const mine = rolls.get(you);
+  if (sentKnown && mine?.length && !botIds.has(you)) known.set(you, mine[0].entropy ?? null);
+
   for (const open of openings) {
     const player = open.player;
     const published = committed.get(player);
@@ -100,6 +114,22 @@ export async function checkHand({ room, hand, you, events, opening = null, sent 
     if (seen.some((r) => r.faces === null)) continue; // dice we never saw: nothing to compare
     if (seen.length !== open.rolls.length) {
       problem(player, `the opening lists ${open.rolls.length} rolls, but ${seen.length} were seen`);
+      continue;
+    }
+    if (Array.isArray(open.entropy_from)) {
+      // A bot: no entropy of its own; its dice take the table entropy of the people's.
+      const listed = open.entropy_from.map((source) => source.player);
+      // The people, in turn order: those dealt in whom it lists (a player it leaves out
+      // is a bot, or has the omission to complain of: we check our own entry).
+      const people = (started.players ?? []).filter((p) => listed.includes(p) && !botIds.has(p));
+      const wrong = sourcesProblem(open.entropy_from, people, known);
+      if (wrong) problem(player, `the bot's entropy is not the people's: ${wrong}`);
+      if (known.has(you) && !listed.includes(you)) problem(player, "the bot's entropy leaves out your own");
+      const ok = await verifyBot({
+        commitment: published, secret: open.secret, room, hand, player,
+        rolls: seen.map((r) => r.faces), entropyFrom: open.entropy_from,
+      });
+      if (!ok) problem(player, "the bot's dice do not follow from its secret and the people's entropy");
       continue;
     }
     let entropies;

@@ -4,10 +4,13 @@
 // browser and in Node 20+ (globalThis.crypto.subtle). The Python verifier,
 // protocol/fairness.py, gives the same answers on protocol/fairness-vectors.json.
 //
-//   import { verify, newEntropy } from "./fairness.js";
+//   import { verify, verifyBot, newEntropy } from "./fairness.js";
 //   const entropy = newEntropy();                 // send it with roll / reroll
 //   const ok = await verify({ commitment, secret, room, hand, player,
 //                             rolls: [{ faces: [6, 4, 3, 3], entropy }] });
+//   // A bot's opening (entropy_from set): its dice take the people's entropy.
+//   const botOk = await verifyBot({ commitment, secret, room, hand, player,
+//                                   rolls: [[1, 4, 6, 6]], entropyFrom: opening.entropy_from });
 
 export const SCHEME = "tali-fair-v1";
 export const SECRET_BYTES = 32;
@@ -15,6 +18,8 @@ export const ACCEPT_BELOW = 252; // 252 = 6 x 42: bytes 252..255 are skipped
 
 const COMMIT_DOMAIN = new TextEncoder().encode("tali-fair-v1/commit\0");
 const DICE_DOMAIN = new TextEncoder().encode("tali-fair-v1/dice\0");
+const TABLE_DOMAIN = new TextEncoder().encode("tali-fair-v1/table\0");
+const MAX_SOURCES = 255;
 const MAX_INDEX = 2 ** 32 - 1;
 const ENTROPY = /^[A-Za-z0-9_-]{1,64}$/;
 const HEX_SECRET = /^[0-9a-fA-F]{64}$/;
@@ -74,29 +79,59 @@ function uint32(n) {
   return [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
 }
 
+function entropyField(entropy) {
+  if (entropy === null || entropy === undefined) return [0];
+  if (validEntropy(entropy)) return [entropy.length, ...new TextEncoder().encode(entropy)];
+  throw new RangeError("entropy is 1..64 characters of A-Z a-z 0-9 _ -");
+}
+
+function handNumber(hand) {
+  if (!Number.isSafeInteger(hand) || hand < 1) throw new RangeError("a hand number is 1..2**53-1");
+  return [...uint32(Math.floor(hand / 2 ** 32)), ...uint32(hand % 2 ** 32)];
+}
+
 /** The HMAC message for one block of one roll (FAIRNESS.md, "The derivation"). */
 export function diceMessage(room, hand, player, firstIndex, entropy, block) {
-  if (!Number.isSafeInteger(hand) || hand < 1) throw new RangeError("a hand number is 1..2**53-1");
+  const handField = handNumber(hand);
   if (!Number.isInteger(firstIndex) || firstIndex < 0 || firstIndex > MAX_INDEX) {
     throw new RangeError("a die index is 0..2**32-1");
   }
   if (!Number.isInteger(block) || block < 0 || block > MAX_INDEX) {
     throw new RangeError("a block counter is 0..2**32-1");
   }
-  let entropyField;
-  if (entropy === null || entropy === undefined) entropyField = [0];
-  else if (validEntropy(entropy)) entropyField = [entropy.length, ...new TextEncoder().encode(entropy)];
-  else throw new RangeError("entropy is 1..64 characters of A-Z a-z 0-9 _ -");
   return Uint8Array.from([
     ...DICE_DOMAIN,
     ...shortString(room, "a room id"),
-    ...uint32(Math.floor(hand / 2 ** 32)),
-    ...uint32(hand % 2 ** 32),
+    ...handField,
     ...shortString(player, "a player id"),
     ...uint32(firstIndex),
-    ...entropyField,
+    ...entropyField(entropy),
     ...uint32(block),
   ]);
+}
+
+/**
+ * What the table entropy hashes (FAIRNESS.md §5): the domain, the room, the hand,
+ * the number of people and each person's id and the entropy of their first roll.
+ * `sources` is a bot opening's entropy_from: [{player, entropy}], in turn order.
+ */
+export function tableMessage(room, hand, sources) {
+  if (!Array.isArray(sources) || sources.length > MAX_SOURCES) {
+    throw new RangeError(`at most ${MAX_SOURCES} people contribute to the table entropy`);
+  }
+  const bytes = [...TABLE_DOMAIN, ...shortString(room, "a room id"), ...handNumber(hand), sources.length];
+  for (const source of sources) {
+    bytes.push(...shortString(source.player, "a player id"), ...entropyField(source.entropy ?? null));
+  }
+  return Uint8Array.from(bytes);
+}
+
+/** The entropy of every roll of a bot in the hand: SHA-256 of tableMessage, base64url. */
+export async function tableEntropy(room, hand, sources) {
+  const digest = new Uint8Array(await subtle().digest("SHA-256", tableMessage(room, hand, sources)));
+  let text = "";
+  for (const b of digest) text += String.fromCharCode(b);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /**
@@ -189,4 +224,44 @@ export async function verify({ commitment: committed, secret, room, hand, player
     if (error instanceof RangeError || error instanceof TypeError) return false;
     throw error;
   }
+}
+
+/**
+ * Whether a bot's `secret` opens `commitment` and gives exactly `rolls` (each roll's
+ * faces, in order), every roll with the table entropy made of `entropyFrom` (the
+ * opening's entropy_from). Check besides (sourcesProblem) that entropyFrom names
+ * the people dealt in, in turn order, and gives you the entropy your first roll used.
+ */
+export async function verifyBot({ commitment: committed, secret, room, hand, player, rolls, entropyFrom }) {
+  try {
+    const players = entropyFrom.map((s) => s.player);
+    if (new Set(players).size !== players.length || players.includes(player)) return false;
+    const entropy = await tableEntropy(room, hand, entropyFrom);
+    return await verify({
+      commitment: committed, secret, room, hand, player,
+      rolls: rolls.map((faces) => ({ faces, entropy })),
+    });
+  } catch (error) {
+    if (error instanceof RangeError || error instanceof TypeError) return false;
+    throw error;
+  }
+}
+
+/**
+ * What is wrong with a bot opening's entropy_from, or null: it must list `people`
+ * (the players dealt in who are not bots, in turn order) and give each player in
+ * `known` (a Map: yours, the entropy your first roll used; others' from their
+ * openings) exactly that entropy.
+ */
+export function sourcesProblem(entropyFrom, people, known) {
+  const listed = entropyFrom.map((s) => s.player);
+  if (listed.length !== people.length || listed.some((p, i) => p !== people[i])) {
+    return `it lists ${listed.join(", ") || "nobody"}, not the people dealt in (${people.join(", ") || "none"})`;
+  }
+  for (const source of entropyFrom) {
+    if (known.has(source.player) && (source.entropy ?? null) !== (known.get(source.player) ?? null)) {
+      return `it gives ${source.player} another entropy than their first roll used`;
+    }
+  }
+  return null;
 }

@@ -67,7 +67,11 @@ def check_hand(
     opening: DiceOpening | None = None,
     sent: dict[int, str] | None = None,
 ) -> Verdict:
-    """Check a finished hand (``events`` from its ``hand_started`` to its ``hand_ended``)."""
+    """Check a finished hand (``events`` from its ``hand_started`` to its ``hand_ended``).
+
+    A bot's opening (``entropy_from`` set) must list the people dealt in, in turn order,
+    with the entropy each one's first roll used (ours as we sent it), and its dice must
+    follow from the table entropy made of them (FAIRNESS.md §5)."""
     sent = sent or {}
     started = next((e for e in events if e.type == "hand_started"), None)
     ended = next((e for e in events if e.type == "hand_ended"), None)
@@ -81,6 +85,17 @@ def check_hand(
     problems: list[tuple[str | None, str]] = []
     if len(set(committed.values())) != len(committed):
         problems.append((None, "two players were given the same commitment"))
+    # Bots' dice take the entropy of every person's first roll (FAIRNESS.md §5): what we
+    # know of it is ours, as we sent it, and that of each person whose opening we hold.
+    bots = {o.player for o in openings if o.entropy_from is not None}
+    known: dict[str, str | None] = {
+        o.player: (o.rolls[0].entropy if o.rolls else None)
+        for o in openings
+        if o.player not in bots
+    }
+    mine = rolls.get(you)
+    if mine and you not in bots:
+        known[you] = mine[0].entropy
     for open_ in openings:
         player = open_.player
         published = committed.get(player)
@@ -99,6 +114,20 @@ def check_hand(
             problems.append(
                 (player, f"the opening lists {len(open_.rolls)} rolls, {len(seen)} seen")
             )
+            continue
+        if open_.entropy_from is not None:
+            # A bot: no entropy of its own; its dice take the table entropy of the people's.
+            sources = [(src.player, src.entropy) for src in open_.entropy_from]
+            listed = [p for p, _ in sources]
+            people = [p for p in started.players if p in listed and p not in bots]
+            wrong = fairness.sources_problem(sources, people, known)
+            if wrong:
+                problems.append((player, f"the bot's entropy is not the people's: {wrong}"))
+            if you in known and you not in listed:
+                problems.append((player, "the bot's entropy leaves out your own"))
+            faces = [r.faces or [] for r in seen]
+            if not fairness.verify_bot(published, open_.secret, room, hand, player, faces, sources):
+                problems.append((player, "the bot's dice do not follow from its secret"))
             continue
         if player == you:
             entropies = fairness.effective_entropies(r.entropy for r in seen)

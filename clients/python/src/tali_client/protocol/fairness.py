@@ -15,6 +15,18 @@ hand, mixed with the entropy the player supplied::
          ([5], None)],                    # supplied with it (None if none)
     )
 
+A bot's rolls (a player the server runs: ``entropy_from`` in its opening) use
+the **table entropy**, made of the entropy of every person's first roll; check
+them with ``verify_bot``, and check that your own entry in ``entropy_from`` is
+the entropy your first roll used::
+
+    ok = fairness.verify_bot(
+        commitment, secret, room, hand, bot,
+        [[4, 1, 6, 6]],                   # each roll's faces, as seen
+        [("p_4kT9xQ2m", "my-entropy-1"),  # the opening's entropy_from
+         ("p_Zr8w1LcQ", None)],
+    )
+
 This is the readable reference: ``server.engine.fair`` computes the same dice
 faster for the server (the engine may not import this package), and
 ``clients/js/src/fairness.js`` (the JavaScript client library). All three are checked against
@@ -23,15 +35,18 @@ faster for the server (the engine may not import this package), and
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Final, NamedTuple
 
 SCHEME: Final = "tali-fair-v1"
 COMMIT_DOMAIN: Final = b"tali-fair-v1/commit\x00"
 DICE_DOMAIN: Final = b"tali-fair-v1/dice\x00"
+TABLE_DOMAIN: Final = b"tali-fair-v1/table\x00"
+MAX_SOURCES: Final = 255
 SECRET_BYTES: Final = 32
 MAX_ENTROPY_CHARS: Final = 64
 MAX_HAND: Final = 2**53 - 1
@@ -78,6 +93,36 @@ def _short_string(value: str, what: str) -> bytes:
     return bytes([len(data)]) + data
 
 
+def _entropy_field(entropy: str | None) -> bytes:
+    if entropy is None:
+        return b"\x00"
+    if isinstance(entropy, str) and valid_entropy(entropy):
+        return bytes([len(entropy)]) + entropy.encode("ascii")
+    raise ValueError("entropy is 1..64 characters of A-Z a-z 0-9 _ -")
+
+
+def table_message(room: str, hand: int, sources: Sequence[tuple[str, str | None]]) -> bytes:
+    """What the table entropy hashes (FAIRNESS.md, "Bots"): the domain, the room, the hand,
+    the number of people and each person's id and the entropy of their first roll."""
+    if isinstance(hand, bool) or not 1 <= hand <= MAX_HAND:
+        raise ValueError("a hand number is 1..2**53-1")
+    if len(sources) > MAX_SOURCES:
+        raise ValueError(f"at most {MAX_SOURCES} people contribute to the table entropy")
+    parts = [TABLE_DOMAIN, _short_string(room, "a room id"), hand.to_bytes(8, "big")]
+    parts.append(bytes([len(sources)]))
+    for player, entropy in sources:
+        parts.append(_short_string(player, "a player id"))
+        parts.append(_entropy_field(entropy))
+    return b"".join(parts)
+
+
+def table_entropy(room: str, hand: int, sources: Sequence[tuple[str, str | None]]) -> str:
+    """The entropy of every roll of a bot in the hand: SHA-256 of ``table_message``, as
+    43 characters of base64url without padding (a valid entropy string)."""
+    digest = hashlib.sha256(table_message(room, hand, sources)).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
 def dice_message(
     room: str, hand: int, player: str, first_index: int, entropy: str | None, block: int
 ) -> bytes:
@@ -92,12 +137,6 @@ def dice_message(
         raise ValueError("a die index is 0..2**32-1")
     if not 0 <= block <= MAX_INDEX:
         raise ValueError("a block counter is 0..2**32-1")
-    if entropy is None:
-        entropy_field = b"\x00"
-    elif valid_entropy(entropy):
-        entropy_field = bytes([len(entropy)]) + entropy.encode("ascii")
-    else:
-        raise ValueError("entropy is 1..64 characters of A-Z a-z 0-9 _ -")
     return b"".join(
         (
             DICE_DOMAIN,
@@ -105,7 +144,7 @@ def dice_message(
             hand.to_bytes(8, "big"),
             _short_string(player, "a player id"),
             first_index.to_bytes(4, "big"),
-            entropy_field,
+            _entropy_field(entropy),
             block.to_bytes(4, "big"),
         )
     )
@@ -211,3 +250,50 @@ def verify(
     except (ValueError, TypeError, AttributeError):
         return False
     return derived == played
+
+
+def verify_bot(
+    commitment_hex: str,
+    secret: bytes | str,
+    room: str,
+    hand: int,
+    player: str,
+    rolls: Sequence[Sequence[int]],
+    entropy_from: Sequence[tuple[str, str | None]],
+) -> bool:
+    """Whether a bot's ``secret`` opens ``commitment_hex`` and gives exactly these rolls
+    (their faces, in the order rolled), every one of them with the table entropy made of
+    ``entropy_from`` (the opening's: each person dealt in, in turn order, with the entropy
+    of their first roll).
+
+    It does not know who the people were: a client also checks that ``entropy_from``
+    names every person dealt in, in turn order and no one else, and that its own entry is
+    the entropy its first roll used (``sources_problem``).
+    """
+    try:
+        players = [p for p, _ in entropy_from]
+        if len(set(players)) != len(players) or player in players:
+            return False
+        entropy = table_entropy(room, hand, entropy_from)
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return verify(commitment_hex, secret, room, hand, player, [(f, entropy) for f in rolls])
+
+
+def sources_problem(
+    entropy_from: Sequence[tuple[str, str | None]],
+    people: Sequence[str],
+    known: Mapping[str, str | None],
+) -> str | None:
+    """What is wrong with a bot opening's ``entropy_from``, or ``None``: it must list
+    ``people`` (the players dealt in who are not bots, in turn order), and give each
+    person in ``known`` (yours: the entropy your first roll used, as you sent it; another's
+    whose opening you hold: their first roll's) exactly that entropy."""
+    listed = [p for p, _ in entropy_from]
+    if listed != list(people):
+        return f"it lists {listed}, not the people dealt in, {list(people)}"
+    given = dict(entropy_from)
+    for person, entropy in known.items():
+        if person in given and given[person] != entropy:
+            return f"it gives {person} the entropy {given[person]!r}, not {entropy!r}"
+    return None
