@@ -516,7 +516,10 @@ export interface EffectiveSettings {
 
 /** A person's part of the table entropy: the entropy their first roll of the hand used. */
 export interface EntropySource {
-  /** (pattern ^[A-Za-z0-9_-]{1,32}$) */
+  /**
+   * The person.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
   player: string;
   /**
    * What the person's first roll used; null: none (sent none, timed out, never rolled).

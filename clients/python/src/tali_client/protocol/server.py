@@ -561,6 +561,7 @@ class EntropySource(Strict):
     """A person's part of the table entropy: the entropy their first roll of the hand used."""
 
     player: PlayerId
+    """The person."""
     entropy: Entropy | None
     """What the person's first roll used; null: none (sent none, timed out, never rolled)."""
 
