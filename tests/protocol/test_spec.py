@@ -14,7 +14,19 @@ from protocol.errors import ERRORS, CloseCode
 from protocol.server import SERVER_MESSAGES
 from protocol.types import HandName
 
-SPEC = (Path(generate.HERE) / "README.md").read_text()
+# The spec: the landing page, the guides and the messages, in the order they read.
+DOCUMENTS = [
+    "README.md",
+    "guides/lifecycle.md",
+    "guides/seq-and-resync.md",
+    "guides/visibility.md",
+    "guides/timers.md",
+    "guides/reconnecting.md",
+    "guides/bots.md",
+    "messages.md",
+    "guides/transcripts.md",
+]
+SPEC = "\n".join((Path(generate.HERE) / name).read_text() for name in DOCUMENTS)
 EXAMPLES = re.findall(r"```json\n(.*?)```", SPEC, re.S)
 
 

@@ -1,5 +1,5 @@
 // What a `your_turn` offers, in words and as messages ready to send, and whether
-// a message you mean to send is within the offer (protocol/README.md, `your_turn`;
+// a message you mean to send is within the offer (protocol/messages.md, `your_turn`;
 // rules §4.2 for the betting). The server decides what is legal and sends it;
 // this only reads the offer, so it never disagrees with the server.
 
