@@ -19,7 +19,18 @@ WEBSOCKETS_MIN := $(shell sed -n 's/^ *"websockets>=\([0-9.]*\),.*/\1/p' pyproje
 MIN_VENV := .venv-websockets-min
 MIN_STAMP := $(MIN_VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck unit test-websockets-min system-packages bench bench-capacity bench-bots transcripts clean
+# The tests of the transport and connection layer, and of the Python client library (it
+# supports the same websockets releases): what the lowest websockets release we support
+# can change (the rest of the suite runs once, on the newest).
+WEBSOCKETS_TESTS := tests/server/test_transport.py tests/server/test_http.py \
+	tests/server/test_http_head.py tests/server/test_outgoing.py \
+	tests/integration/test_transport.py tests/integration/test_bad_input.py \
+	tests/integration/test_sessions.py tests/integration/test_costs.py \
+	tests/integration/test_operations.py tests/clients/test_python.py
+# Tests run on every core (pytest-xdist); the slowest are listed at the end of a run.
+PYTEST_PARALLEL := -n auto --dist worksteal
+
+.PHONY: run test check lint typecheck pytest unit test-websockets-min system-packages bench bench-capacity bench-bots transcripts clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -52,7 +63,10 @@ run: $(RUN_STAMP)
 	@echo "Tali: play at http://localhost:$${TALI_PORT:-8765}/ (Ctrl-C stops the server)"
 	$(BIN)/python -m server
 
-test: lint typecheck unit test-websockets-min
+test: lint typecheck pytest test-websockets-min
+
+# The edit-test loop: lint, types and the unit tests (no server, socket or service).
+check: lint typecheck unit
 
 lint: $(STAMP) $(NODE_STAMP) $(JS_STAMP)
 	$(ESLINT) --config $(NODE_TOOLS)/eslint.config.mjs clients/sample_js $(JS_CLIENT)
@@ -74,10 +88,13 @@ typecheck: $(STAMP)
 system-packages:
 	scripts/ensure-system-packages
 
-unit: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
-	$(BIN)/pytest
+pytest: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
+	$(BIN)/pytest $(PYTEST_PARALLEL) --durations=25
 
-# The integration and transport tests again, and the Python client library's, on the
+unit: $(STAMP) $(NODE_STAMP)
+	$(BIN)/pytest $(PYTEST_PARALLEL) -q -m unit
+
+# The transport and connection tests again, and the Python client library's, on the
 # lowest websockets release supported, in a second environment (the test extra only).
 $(MIN_STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(MIN_VENV)
@@ -87,7 +104,7 @@ $(MIN_STAMP): pyproject.toml clients/python/pyproject.toml
 
 test-websockets-min: $(MIN_STAMP) system-packages $(NODE_STAMP)
 	$(MIN_VENV)/bin/python -c 'import websockets; assert websockets.__version__ == "$(WEBSOCKETS_MIN)"'
-	$(MIN_VENV)/bin/pytest -q tests/integration tests/server tests/clients/test_python.py
+	$(MIN_VENV)/bin/pytest $(PYTEST_PARALLEL) -q $(WEBSOCKETS_TESTS)
 
 # Record protocol/transcripts/*.json again from the real server (after a protocol change).
 transcripts: $(STAMP)

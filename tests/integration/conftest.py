@@ -49,9 +49,10 @@ def config(**overrides: object) -> ServerConfig:
     return ServerConfig(**values)  # type: ignore[arg-type]
 
 
-def make_server(**overrides: object) -> TaliServer:
-    """The real server, to run in this process on game time the test moves (``advance``)."""
-    return TaliServer(config(**overrides), ManualClock())
+def make_server(*, auto_seconds: float = 1.0, **overrides: object) -> TaliServer:
+    """The real server, to run in this process on game time the test moves (``advance``);
+    timers at most ``auto_seconds`` ahead fire by themselves (``ManualClock``)."""
+    return TaliServer(config(**overrides), ManualClock(auto_seconds=auto_seconds))
 
 
 def advance(server: TaliServer, seconds: float) -> None:

@@ -251,7 +251,7 @@ async def test_bots_fill_the_empty_seats_once_a_person_has_waited(server: TaliSe
 
 
 async def test_when_the_last_person_is_let_go_the_bots_leave_and_the_room_closes() -> None:
-    async with serving(empty_room_seconds=0.3) as app:
+    async with serving(empty_room_seconds=30) as app:
         room, aulus = await seated(
             app, "Aulus", variant="draw", next_hand_delay_seconds=1, reconnect_grace_seconds=20
         )
@@ -269,6 +269,8 @@ async def test_when_the_last_person_is_let_go_the_bots_leave_and_the_room_closes
         # The grace runs out: the person is let go, the bots sit out; no person sits
         # down within empty_room_seconds, so they leave and the room closes.
         advance(app, 1)
+        await until(lambda: app.bots.sitting_out(room))
+        advance(app, 30)
         update = await lobby.wait(
             lambda f: f["type"] == "lobby_update" and room in f["removed"], timeout=3
         )
