@@ -63,8 +63,7 @@ class Hello(Request):
 
     type: Literal["hello"]
     protocol: ProtocolVersion
-    """The protocol version the client speaks (this document's, e.g. ``"2.1"``); any ``2.x`` is
-    accepted."""
+    """The version the client speaks: ``"2.2"``."""
     name: Name | None = None
     """The display name to use."""
     token: SessionToken | None = None
@@ -78,11 +77,11 @@ class ListRooms(Request):
     variant: Variant | None = None
     """Only rooms of this variant."""
     has_seat: bool | None = None
-    """Only rooms with a free seat (true) or only full ones (false)."""
+    """``true``: only rooms with a free seat; ``false``: only full ones."""
     limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] | None = None
-    """At most this many rooms (default and maximum 100)."""
+    """At most this many rooms (default 100)."""
     cursor: Cursor | None = None
-    """The ``next_cursor`` of the previous page: continue after it."""
+    """The ``next_cursor`` of the previous ``room_list``: the page after it."""
 
 
 class SubscribeLobby(Request):
@@ -123,9 +122,10 @@ class RoomSettings(Strict):
     next_hand_delay_seconds: NextHandDelaySecondsSetting | None = None
     """Pause between hands (default: 5)."""
     bot_fill_seconds: BotFillSecondsSetting | None = None
-    """Once a person is seated, bots take the empty seats after this long (0: never)."""
+    """Once a person is seated, bots take every empty seat after this many seconds (Bots); 0: never
+    (default: 0)."""
     bot_fill_level: BotLevel | None = None
-    """How well the bots that fill seats play."""
+    """How well the bots that fill seats play (default: ``expert``)."""
 
 
 class CreateRoom(Request):
@@ -135,7 +135,8 @@ class CreateRoom(Request):
     settings: RoomSettings
     """The room's settings; omitted settings take their defaults."""
     name: RoomName | None = None
-    """A name for the lobby to show; names follow the rules of player names."""
+    """A name for the lobby to show; held to the rules of player names (normalised, no control or
+    direction characters, something visible), else ``invalid_name``."""
 
 
 class JoinRoom(RoomRequest):
@@ -156,7 +157,8 @@ class JoinRoom(RoomRequest):
     role: Role = Role.PLAYER
     """``player`` to sit down with a fresh stack of ``starting_chips``; ``spectator`` to watch."""
     seat: SeatIndex | None = None
-    """Players only: the seat to take; without it, the lowest-numbered free seat."""
+    """Players only: the seat to take; without it, the lowest-numbered free seat. With ``role:
+    "spectator"`` it must be absent or ``null`` (the schema says so with an ``if``/``then``)."""
 
     @model_validator(mode="after")
     def _spectators_take_no_seat(self) -> JoinRoom:
@@ -217,8 +219,10 @@ class Roll(RoomRequest):
 
     type: Literal["roll"]
     entropy: Entropy | None = None
-    """Your own contribution to your dice, mixed with the secret the server committed to
-    (FAIRNESS.md): with it, the server cannot have chosen them."""
+    """Your own contribution to the dice you roll: 1..64 characters of ``A-Z a-z 0-9 _ -``, drawn
+    fresh at random by your client after the hand's commitments arrived (``FAIRNESS.md``); with
+    it, the server cannot have chosen your dice. Send the same one again if you must send the
+    same decision again."""
 
 
 class Check(RoomRequest):
@@ -288,7 +292,8 @@ class Chat(RoomRequest):
 
     type: Literal["chat"]
     text: ChatText
-    """1..280 characters; tab and line feed (``\n``) allowed, no other control character."""
+    """1..280 characters; tab and line feed (``\\n``) allowed, no other control character (see Field
+    types)."""
 
 
 class Ping(Request):

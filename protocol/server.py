@@ -84,17 +84,18 @@ class Limits(Strict):
     """The limits this server holds every connection to, so that a client can pace itself."""
 
     max_frame_bytes: Annotated[int, Field(ge=1, le=1_048_576)]
-    """The largest client frame, in bytes of UTF-8; larger ones close the connection."""
+    """The largest frame you may send, in bytes of UTF-8; a larger one closes the connection (1009).
+    """
     messages_per_second: Annotated[float, Field(gt=0, le=10_000)]
-    """Messages a connection may send per second, sustained (a token bucket)."""
+    """Messages you may send per second, sustained (the refill rate of your token bucket)."""
     message_burst: Annotated[int, Field(ge=1, le=100_000)]
-    """Messages a connection may send at once, after a quiet spell (the bucket's size)."""
+    """Messages you may send at once after a quiet spell (the bucket's size)."""
     abuse_limit: Annotated[int, Field(ge=1, le=100_000)]
-    """Dropped (rate-limited) messages within 10 seconds that close the connection."""
+    """Rate-limited messages within 10 seconds that close the connection (1008)."""
     chat_per_minute: Annotated[int, Field(ge=1, le=10_000)]
-    """Chat messages a member may send per room in any 60 seconds."""
+    """``chat`` messages you may send per room in any 60 seconds."""
     max_rooms_per_player: Annotated[int, Field(ge=1, le=10_000)]
-    """Open rooms one session may have created."""
+    """Open rooms you may have created at once."""
 
 
 class Welcome(Reply):
@@ -114,7 +115,8 @@ class Welcome(Reply):
     resumed: bool
     """``true`` when ``hello`` resumed an earlier session."""
     rooms: Annotated[list[RoomId], Field(max_length=64)]
-    """Rooms this session is in (after a resume: a ``snapshot`` of each follows)."""
+    """The rooms this session is in; after a resume a ``snapshot`` of each follows (preceded by
+    ``player_reconnected`` unless the session was taken over from a live connection)."""
     limits: Limits
     """The limits this connection is held to; pace yourself by them."""
 
@@ -140,9 +142,12 @@ class Error(Reply):
     closes: bool = False
     """``true`` when the server closes the connection after this error."""
     room: RoomId | None = None
-    """The room the failed request named, if any."""
+    """The room the failed request named (the ``room`` field of a room request that passed the
+    schema check), so that a client with several rooms knows which one the error concerns; absent
+    or ``null`` otherwise (see Requests and replies)."""
     url: NodeUrl | None = None
-    """With ``room_elsewhere``: the WebSocket URL of the node that plays the room."""
+    """With ``room_elsewhere``: the ``ws://`` or ``wss://`` URL of the node that plays the room
+    (Connection lifecycle, step 7); absent or ``null`` otherwise."""
 
 
 class EffectiveSettings(Strict):
@@ -192,7 +197,7 @@ class RoomSummary(Strict):
     players: Annotated[list[Name], Field(max_length=8)]
     """The seated players' names, by seat."""
     bots: Annotated[list[bool], Field(max_length=8, default_factory=list)]
-    """For each of ``players``, whether it is a bot (protocol 2.1)."""
+    """For each of ``players``, whether it is a bot (Bots)."""
     spectators: Count
     """Spectators."""
     state: RoomState
@@ -208,7 +213,8 @@ class RoomList(Reply):
     rooms: Annotated[list[RoomSummary], Field(max_length=MAX_PAGE)]
     """The rooms."""
     next_cursor: Cursor | None = None
-    """Send it back in ``list_rooms`` for the next page; null on the last page."""
+    """Send it as ``cursor`` in ``list_rooms`` for the next page (a page may hold fewer rooms than
+    asked, even none, and still have one); absent (``null``) on the last page."""
 
 
 class Pong(Reply):
@@ -310,8 +316,9 @@ class SeatView(Strict):
     folded: bool
     """Folded in that hand."""
     dice: Dice | None
-    """The dice (empty before rolling or when not dealt in); null exactly when you may not
-    see them (another player's hidden liars' roll)."""
+    """Their dice in that hand; ``null`` exactly when you may not see them: another player's liars'
+    dice, from the start of the hand (before they roll too) until a showdown reveals them;
+    otherwise a list, empty before they roll and for a player not dealt in (Visibility)."""
     dice_count: Annotated[int, Field(ge=0, le=4)]
     """How many dice they hold in that hand, public even when ``dice`` is ``null``."""
     bet: Chips
@@ -319,7 +326,7 @@ class SeatView(Strict):
     contributed: Chips
     """Chips put into the pot during the hand, antes included."""
     bot: bool = False
-    """Whether the seat is played by a bot the server runs (protocol 2.1)."""
+    """``true`` when the seat is played by a bot the server runs (Bots)."""
 
 
 class Pot(Strict):
@@ -358,13 +365,15 @@ class HandView(Strict):
     winners: Annotated[list[PlayerId], Field(max_length=8)]
     """The players awarded a pot so far."""
     deadline: UnixMillis | None
-    """When the turn timer acts for those in ``to_act`` (the last ``waiting_for``'s
-    deadline); ``null`` when the table waits for nobody."""
+    """When the turn timer acts for those in ``to_act``: the same integer as the last
+    ``waiting_for``'s ``deadline``; ``null`` when the table waits for nobody."""
     dice_scheme: Literal["tali-fair-v1"] | None = None
-    """As in ``hand_started`` (protocol 2.2): the scheme the hand's dice follow, or null."""
+    """As in ``hand_started`` (protocol 2.2): ``"tali-fair-v1"`` when the hand's dice are committed
+    to, ``null`` for plain dice."""
     commitments: Annotated[list[Commitment], Field(max_length=8, default_factory=list)]
-    """As in ``hand_started`` (protocol 2.2): each player's commitment for this hand, so
-    that a client that joins, reloads or resumes mid-hand can check it (FAIRNESS.md §7)."""
+    """As in ``hand_started`` (protocol 2.2): ``{"player": player id, "commitment": 64 hex digits}``
+    for each player dealt in, so that a client that joins, reloads or resumes during a hand (or
+    between hands, for the last one) can check its dice after it (``FAIRNESS.md`` §7)."""
 
 
 class Snapshot(Strict):
@@ -437,7 +446,7 @@ class PlayerJoined(RoomEvent):
     stack: Chips
     """The stack brought (``starting_chips``)."""
     bot: bool = False
-    """Whether the player is a bot the server runs (protocol 2.1)."""
+    """``true`` when the player is a bot the server runs (Bots)."""
 
 
 class PlayerLeft(RoomEvent):
@@ -593,17 +602,20 @@ class HandStarted(RoomEvent):
     button: SeatIndex
     """The button."""
     players: Annotated[list[PlayerId], Field(min_length=2, max_length=8)]
-    """Dealt in, in turn order."""
+    """The players dealt in, in turn order (the first is left of the button)."""
     sitting_out: Annotated[list[SittingOut], Field(max_length=8)]
     """Seated players not dealt in: ``{"player": player id, "reason": sit-out reason}``. When
     several reasons apply, the first of ``busted``, ``not_ready``, ``short_stack`` is given
     (rules §3)."""
     antes: Annotated[list[Payment], Field(max_length=8)]
-    """The entry antes, in turn order: one per player dealt in; none in stud."""
+    """The entry antes, in turn order, one per player dealt in (empty in stud): ``{"player": player
+    id, "amount": amount, "stack": chips afterwards, "all_in": boolean}``."""
     dice_scheme: Literal["tali-fair-v1"] | None = None
-    """The provably fair scheme the hand's dice follow (FAIRNESS.md); null for none."""
+    """``"tali-fair-v1"``: the hand's dice are committed to (``FAIRNESS.md``); ``null`` for plain
+    dice (this server always commits)."""
     commitments: Annotated[list[Commitment], Field(max_length=8, default_factory=list)]
-    """Each player's commitment to their dice for this hand, before anyone acts."""
+    """One per player dealt in, before anyone acts: ``{"player": player id, "commitment": 64
+    lowercase hex digits}``; keep them to check the openings after the hand."""
 
 
 class AntePaid(RoomEvent):
@@ -841,14 +853,16 @@ class HandEnded(RoomEvent):
     stacks: Annotated[list[StackView], Field(max_length=8)]
     """The stack of every player seated when the hand ended, in seat order: those dealt in, those
     who sat it out and those who sat down during it; a player who left during the hand is not
-    seated (their ``player_left`` said what they took): ``{"player": player id, "stack":
-    chips}``."""
+    seated, even when their leaving is what ended it (their ``player_left`` comes after this
+    ``hand_ended`` and says what they took): ``{"player": player id, "stack": chips}``."""
     next_hand_at: UnixMillis | None = None
     """When the next hand is due (server clock), if one is scheduled: present when, at the end of
-    this hand, at least two seated players are ready and can pay; absent or ``null`` otherwise."""
+    this hand, at least two seated players are ready and can pay, a leaver who ended the hand not
+    counted; absent or ``null`` otherwise."""
     openings: Annotated[list[DiceOpening], Field(max_length=8, default_factory=list)]
-    """The openings of the players whose dice were shown anyway (every player in simple,
-    draw and stud; those revealed at a liars' showdown)."""
+    """The secrets of the players whose dice were shown anyway (every player dealt in, in simple,
+    draw and stud; the players revealed at a liars' showdown), with every roll made from them; a
+    liars' player whose dice stayed hidden gets theirs alone, in ``dice_opened``."""
 
 
 HandEvent = Annotated[

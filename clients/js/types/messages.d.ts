@@ -221,8 +221,8 @@ export interface Chat {
   room: string;
   type: "chat";
   /**
-   * 1..280 characters; tab and line feed (`
-   * `) allowed, no other control character.
+   * 1..280 characters; tab and line feed (`\n`) allowed, no other control character (see Field
+   * types).
    * (1..280 characters, pattern ^[^\x00-\x08\x0b-\x1f\x7f]+$)
    */
   text: string;
@@ -336,7 +336,8 @@ export interface CreateRoom {
   /** The room's settings; omitted settings take their defaults. */
   settings: RoomSettings;
   /**
-   * A name for the lobby to show; names follow the rules of player names.
+   * A name for the lobby to show; held to the rules of player names (normalised, no control or
+   * direction characters, something visible), else `invalid_name`.
    * (1..40 characters, pattern ^[^\x00-\x1f\x7f]+$)
    */
   name?: string | null;
@@ -546,12 +547,15 @@ export interface Error {
   /** `true` when the server closes the connection after this error. */
   closes?: boolean;
   /**
-   * The room the failed request named, if any.
+   * The room the failed request named (the `room` field of a room request that passed the
+   * schema check), so that a client with several rooms knows which one the error concerns; absent
+   * or `null` otherwise (see Requests and replies).
    * (pattern ^[A-Za-z0-9_-]{1,32}$)
    */
   room?: string | null;
   /**
-   * With `room_elsewhere`: the WebSocket URL of the node that plays the room.
+   * With `room_elsewhere`: the `ws://` or `wss://` URL of the node that plays the room
+   * (Connection lifecycle, step 7); absent or `null` otherwise.
    * (pattern ^wss?://[^\s]{1,2000}$)
    */
   url?: string | null;
@@ -642,20 +646,22 @@ export interface HandEnded {
   /**
    * The stack of every player seated when the hand ended, in seat order: those dealt in, those
    * who sat it out and those who sat down during it; a player who left during the hand is not
-   * seated (their `player_left` said what they took): `{"player": player id, "stack":
-   * chips}`.
+   * seated, even when their leaving is what ended it (their `player_left` comes after this
+   * `hand_ended` and says what they took): `{"player": player id, "stack": chips}`.
    * (0..8 items)
    */
   stacks: Array<StackView>;
   /**
    * When the next hand is due (server clock), if one is scheduled: present when, at the end of
-   * this hand, at least two seated players are ready and can pay; absent or `null` otherwise.
+   * this hand, at least two seated players are ready and can pay, a leaver who ended the hand not
+   * counted; absent or `null` otherwise.
    * (0..9007199254740991)
    */
   next_hand_at?: number | null;
   /**
-   * The openings of the players whose dice were shown anyway (every player in simple,
-   * draw and stud; those revealed at a liars' showdown).
+   * The secrets of the players whose dice were shown anyway (every player dealt in, in simple,
+   * draw and stud; the players revealed at a liars' showdown), with every roll made from them; a
+   * liars' player whose dice stayed hidden gets theirs alone, in `dice_opened`.
    * (0..8 items)
    */
   openings?: Array<DiceOpening>;
@@ -732,7 +738,7 @@ export interface HandStarted {
    */
   button: number;
   /**
-   * Dealt in, in turn order.
+   * The players dealt in, in turn order (the first is left of the button).
    * (2..8 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
    */
   players: Array<string>;
@@ -744,14 +750,19 @@ export interface HandStarted {
    */
   sitting_out: Array<SittingOut>;
   /**
-   * The entry antes, in turn order: one per player dealt in; none in stud.
+   * The entry antes, in turn order, one per player dealt in (empty in stud): `{"player": player
+   * id, "amount": amount, "stack": chips afterwards, "all_in": boolean}`.
    * (0..8 items)
    */
   antes: Array<Payment>;
-  /** The provably fair scheme the hand's dice follow (FAIRNESS.md); null for none. */
+  /**
+   * `"tali-fair-v1"`: the hand's dice are committed to (`FAIRNESS.md`); `null` for plain
+   * dice (this server always commits).
+   */
   dice_scheme?: "tali-fair-v1" | null;
   /**
-   * Each player's commitment to their dice for this hand, before anyone acts.
+   * One per player dealt in, before anyone acts: `{"player": player id, "commitment": 64
+   * lowercase hex digits}`; keep them to check the openings after the hand.
    * (0..8 items)
    */
   commitments?: Array<Commitment>;
@@ -813,16 +824,20 @@ export interface HandView {
    */
   winners: Array<string>;
   /**
-   * When the turn timer acts for those in `to_act` (the last `waiting_for`'s
-   * deadline); `null` when the table waits for nobody.
+   * When the turn timer acts for those in `to_act`: the same integer as the last
+   * `waiting_for`'s `deadline`; `null` when the table waits for nobody.
    * (0..9007199254740991)
    */
   deadline: number | null;
-  /** As in `hand_started` (protocol 2.2): the scheme the hand's dice follow, or null. */
+  /**
+   * As in `hand_started` (protocol 2.2): `"tali-fair-v1"` when the hand's dice are committed
+   * to, `null` for plain dice.
+   */
   dice_scheme?: "tali-fair-v1" | null;
   /**
-   * As in `hand_started` (protocol 2.2): each player's commitment for this hand, so
-   * that a client that joins, reloads or resumes mid-hand can check it (FAIRNESS.md §7).
+   * As in `hand_started` (protocol 2.2): `{"player": player id, "commitment": 64 hex digits}`
+   * for each player dealt in, so that a client that joins, reloads or resumes during a hand (or
+   * between hands, for the last one) can check its dice after it (`FAIRNESS.md` §7).
    * (0..8 items)
    */
   commitments?: Array<Commitment>;
@@ -838,8 +853,7 @@ export interface Hello {
   id?: number | string | null;
   type: "hello";
   /**
-   * The protocol version the client speaks (this document's, e.g. `"2.1"`); any `2.x` is
-   * accepted.
+   * The version the client speaks: `"2.2"`.
    * (pattern ^[0-9]{1,3}\.[0-9]{1,3}$)
    */
   protocol: string;
@@ -876,7 +890,8 @@ export interface JoinRoom {
   /** `player` to sit down with a fresh stack of `starting_chips`; `spectator` to watch. */
   role?: Role;
   /**
-   * Players only: the seat to take; without it, the lowest-numbered free seat.
+   * Players only: the seat to take; without it, the lowest-numbered free seat. With `role:
+   * "spectator"` it must be absent or `null` (the schema says so with an `if`/`then`).
    * (0..7)
    */
   seat?: number | null;
@@ -956,32 +971,33 @@ export interface LegalActions {
 /** The limits this server holds every connection to, so that a client can pace itself. */
 export interface Limits {
   /**
-   * The largest client frame, in bytes of UTF-8; larger ones close the connection.
+   * The largest frame you may send, in bytes of UTF-8; a larger one closes the connection (1009).
+   *
    * (1..1048576)
    */
   max_frame_bytes: number;
   /**
-   * Messages a connection may send per second, sustained (a token bucket).
+   * Messages you may send per second, sustained (the refill rate of your token bucket).
    * (..10000, > 0)
    */
   messages_per_second: number;
   /**
-   * Messages a connection may send at once, after a quiet spell (the bucket's size).
+   * Messages you may send at once after a quiet spell (the bucket's size).
    * (1..100000)
    */
   message_burst: number;
   /**
-   * Dropped (rate-limited) messages within 10 seconds that close the connection.
+   * Rate-limited messages within 10 seconds that close the connection (1008).
    * (1..100000)
    */
   abuse_limit: number;
   /**
-   * Chat messages a member may send per room in any 60 seconds.
+   * `chat` messages you may send per room in any 60 seconds.
    * (1..10000)
    */
   chat_per_minute: number;
   /**
-   * Open rooms one session may have created.
+   * Open rooms you may have created at once.
    * (1..10000)
    */
   max_rooms_per_player: number;
@@ -998,15 +1014,15 @@ export interface ListRooms {
   type: "list_rooms";
   /** Only rooms of this variant. */
   variant?: Variant | null;
-  /** Only rooms with a free seat (true) or only full ones (false). */
+  /** `true`: only rooms with a free seat; `false`: only full ones. */
   has_seat?: boolean | null;
   /**
-   * At most this many rooms (default and maximum 100).
+   * At most this many rooms (default 100).
    * (1..100)
    */
   limit?: number | null;
   /**
-   * The `next_cursor` of the previous page: continue after it.
+   * The `next_cursor` of the previous `room_list`: the page after it.
    * (pattern ^[A-Za-z0-9_-]{1,64}$)
    */
   cursor?: string | null;
@@ -1227,7 +1243,7 @@ export interface PlayerJoined {
    * (0..1000000000000)
    */
   stack: number;
-  /** Whether the player is a bot the server runs (protocol 2.1). */
+  /** `true` when the player is a bot the server runs (Bots). */
   bot?: boolean;
 }
 
@@ -1543,8 +1559,10 @@ export interface Roll {
   room: string;
   type: "roll";
   /**
-   * Your own contribution to your dice, mixed with the secret the server committed to
-   * (FAIRNESS.md): with it, the server cannot have chosen them.
+   * Your own contribution to the dice you roll: 1..64 characters of `A-Z a-z 0-9 _ -`, drawn
+   * fresh at random by your client after the hand's commitments arrived (`FAIRNESS.md`); with
+   * it, the server cannot have chosen your dice. Send the same one again if you must send the
+   * same decision again.
    * (pattern ^[A-Za-z0-9_-]{1,64}$)
    */
   entropy?: string | null;
@@ -1621,7 +1639,8 @@ export interface RoomList {
    */
   rooms: Array<RoomSummary>;
   /**
-   * Send it back in `list_rooms` for the next page; null on the last page.
+   * Send it as `cursor` in `list_rooms` for the next page (a page may hold fewer rooms than
+   * asked, even none, and still have one); absent (`null`) on the last page.
    * (pattern ^[A-Za-z0-9_-]{1,64}$)
    */
   next_cursor?: string | null;
@@ -1679,11 +1698,12 @@ export interface RoomSettings {
    */
   next_hand_delay_seconds?: number | null;
   /**
-   * Once a person is seated, bots take the empty seats after this long (0: never).
+   * Once a person is seated, bots take every empty seat after this many seconds (Bots); 0: never
+   * (default: 0).
    * (0..600)
    */
   bot_fill_seconds?: number | null;
-  /** How well the bots that fill seats play. */
+  /** How well the bots that fill seats play (default: `expert`). */
   bot_fill_level?: BotLevel | null;
 }
 
@@ -1718,7 +1738,7 @@ export interface RoomSummary {
    */
   players: Array<string>;
   /**
-   * For each of `players`, whether it is a bot (protocol 2.1).
+   * For each of `players`, whether it is a bot (Bots).
    * (0..8 items)
    */
   bots?: Array<boolean>;
@@ -1767,8 +1787,9 @@ export interface SeatView {
   /** Folded in that hand. */
   folded: boolean;
   /**
-   * The dice (empty before rolling or when not dealt in); null exactly when you may not
-   * see them (another player's hidden liars' roll).
+   * Their dice in that hand; `null` exactly when you may not see them: another player's liars'
+   * dice, from the start of the hand (before they roll too) until a showdown reveals them;
+   * otherwise a list, empty before they roll and for a player not dealt in (Visibility).
    * (0..4 items, each 1..6)
    */
   dice: Array<number> | null;
@@ -1787,7 +1808,7 @@ export interface SeatView {
    * (0..1000000000000)
    */
   contributed: number;
-  /** Whether the seat is played by a bot the server runs (protocol 2.1). */
+  /** `true` when the seat is played by a bot the server runs (Bots). */
   bot?: boolean;
 }
 
@@ -2097,7 +2118,8 @@ export interface Welcome {
   /** `true` when `hello` resumed an earlier session. */
   resumed: boolean;
   /**
-   * Rooms this session is in (after a resume: a `snapshot` of each follows).
+   * The rooms this session is in; after a resume a `snapshot` of each follows (preceded by
+   * `player_reconnected` unless the session was taken over from a live connection).
    * (0..64 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
    */
   rooms: Array<string>;
