@@ -135,7 +135,7 @@ client.on("room_event", (event) => {
   else if (what) render();
   if (what && event.type === "hand_ended") {
     checkCurrent();
-    loadHistory(1);
+    loadHistory(state.history.toAsk(event.hand));
   }
 });
 client.on("dice_opened", (message) => {

@@ -111,6 +111,14 @@ export class HandHistory {
     this.hands = [...byHand.values()].sort((a, b) => a.hand - b.hand).slice(-LIMIT);
   }
 
+  /**
+   * How many of the room's latest hands to ask for now that `hand` has ended: it and
+   * every hand since the newest held, as more than one can end before an answer comes.
+   */
+  toAsk(hand) {
+    return Math.min(LIMIT, Math.max(1, hand - (this.hands.at(-1)?.hand ?? 0)));
+  }
+
   /** The hands to show, newest first. */
   finished() {
     return [...this.hands].reverse();

@@ -1,4 +1,14 @@
-"""Real Chromium (Debian's /usr/bin/chromium) driven by Playwright against the real server."""
+"""Real Chromium (Debian's /usr/bin/chromium) driven by Playwright against the real server.
+
+One Chromium per test session (per pytest-xdist worker), a fresh browser context for
+every player of every test, closed when the test ends. Every browser test runs in the
+session's event loop, where that Chromium lives (``pytest_collection_modifyitems``).
+
+The server's game time is a ``ManualClock``: a turn, a grace or the pause before the
+next hand lasts until the test moves the clock on (``advance``), so nothing a test
+asserts can change because the machine stalled. Only timers of at most a second
+(lobby updates, the spectator count, a bot's think time) run by themselves.
+"""
 
 from __future__ import annotations
 
@@ -11,24 +21,50 @@ import pytest_asyncio
 from playwright.async_api import Browser, async_playwright
 
 from server.app import TaliServer
-from tests.integration.conftest import UNBUDGETED, config, running
+from tests.integration.conftest import UNBUDGETED, running
+from tests.integration.conftest import advance as advance  # the browser tests' too
+from tests.integration.conftest import make_server as make_integration_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
-# Game time runs 50 times faster: a 600 s turn is 12 s, a 60 s pause 1.2 s.
-SCALE = 0.02
+# The tests' rooms (tests/browser/players.py opens them with these): a turn, and the pause
+# before the next hand, last until the test moves the game clock on.
+TURN = 600
+NEXT_HAND = 60
 
 
-@pytest_asyncio.fixture
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run every asyncio test of this directory in the session's event loop."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here) and item.get_closest_marker("asyncio"):
+            item.add_marker(pytest.mark.asyncio(loop_scope="session"))
+
+
+def make_server(**overrides: object) -> TaliServer:
+    """The real server on game time the test moves (``advance``), with room for a page's
+    bursts of requests; rooms made without the form's settings get the tests' turn and
+    pause too (every next hand waits for the test: ``players.next_hand``)."""
+    settings: dict[str, object] = {
+        "rate_per_second": 200,
+        "rate_burst": 400,
+        **UNBUDGETED,
+        "default_turn_seconds": TURN,
+        "default_next_hand_delay_seconds": NEXT_HAND,
+        **overrides,
+    }
+    return make_integration_server(**settings)
+
+
+@pytest_asyncio.fixture(loop_scope="session")
 async def server() -> AsyncIterator[TaliServer]:
-    async for app in running(
-        TaliServer(config(time_scale=SCALE, rate_per_second=200, rate_burst=400, **UNBUDGETED))
-    ):
+    async for app in running(make_server()):
         yield app
 
 
-@pytest_asyncio.fixture
-async def browser() -> AsyncIterator[Browser]:
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def chromium() -> AsyncIterator[Browser]:
+    """The session's Chromium (one per xdist worker)."""
     assert Path(CHROMIUM).exists(), "make test installs Debian's chromium"
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
@@ -47,6 +83,16 @@ async def browser() -> AsyncIterator[Browser]:
             yield browser
         finally:
             await browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def browser(chromium: Browser) -> AsyncIterator[Browser]:
+    """The session's Chromium for one test: every context the test opened (a context per
+    player: its own storage) is closed when it ends."""
+    assert not chromium.contexts, "a context outlived its test"
+    yield chromium
+    for context in chromium.contexts:
+        await context.close()
 
 
 @pytest.fixture(params=["desktop", "phone"])

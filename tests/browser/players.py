@@ -1,20 +1,28 @@
 """A player at the sample client: one browser context, driven through the UI only.
-Beside them, bots: protocol clients (tests/integration/harness.py) that fill seats cheaply."""
+Beside them, bots: protocol clients (tests/integration/harness.py) that fill seats cheaply.
+
+What a test reads from a page it first waits for (Playwright's ``expect``, or a locator's
+``wait_for``): a page draws what it hears a moment after a bot or the server has moved on.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Browser, Locator, Page
+from playwright.async_api import Browser, Locator, Page, expect
 
 from server.app import TaliServer
 from tests.integration.harness import Client, player
 
-TIMEOUT = 15_000  # ms
+from .conftest import NEXT_HAND, TURN, advance
+
+TIMEOUT = 15_000  # ms: how long any one thing a test waits for on a page may take
+expect.set_options(timeout=TIMEOUT)
 VIEWPORTS = {"desktop": {"width": 1000, "height": 800}, "phone": {"width": 390, "height": 844}}
 AXE = (
     Path(__file__).resolve().parents[2]
@@ -75,11 +83,10 @@ class Player:
     async def open_room(self, variant: str, **settings: object) -> None:
         form = self.page.get_by_test_id("create-form")
         await self.page.get_by_test_id("variant").select_option(variant)
-        # A grace of 12 s (600 s scaled), not 1.2 s: a reload on a loaded machine can take
-        # longer than that, and the seat would be gone when the page came back.
+        # A turn, a grace and the pause before the next hand last until the test says.
         defaults = {
-            "turn_seconds": 600,
-            "next_hand_delay_seconds": 60,
+            "turn_seconds": TURN,
+            "next_hand_delay_seconds": NEXT_HAND,
             "reconnect_grace_seconds": 600,
         }
         for name, value in {**defaults, **settings}.items():
@@ -98,32 +105,33 @@ class Player:
     def seat(self, player_id: str) -> Locator:
         return self.page.get_by_test_id(f"seat-{player_id}")
 
+    def dice(self, player_id: str) -> Locator:
+        """The dice whose faces this page shows for a player (none when covered)."""
+        return self.page.get_by_test_id(f"dice-{player_id}").locator("[data-face]")
+
     async def faces(self, player_id: str) -> list[int]:
-        """The die faces this page shows for a player (none when covered)."""
-        dice = self.page.get_by_test_id(f"dice-{player_id}").locator("[data-face]")
+        """The four die faces this page shows for a player, once it shows them."""
+        dice = self.dice(player_id)
+        await expect(dice).to_have_count(4)
         return [int(v) for v in await dice.evaluate_all("nodes => nodes.map(n => n.dataset.face)")]
 
-    async def covered(self, player_id: str) -> int:
-        return (
-            await self.page.get_by_test_id(f"dice-{player_id}")
-            .get_by_test_id("covered-die")
-            .count()
-        )
+    def covered(self, player_id: str) -> Locator:
+        """The covered dice this page shows for a player."""
+        return self.page.get_by_test_id(f"dice-{player_id}").get_by_test_id("covered-die")
 
-    async def my_turn(self) -> bool:
-        return await self.page.get_by_test_id("actions").locator("button").count() > 0
+    def offered(self) -> Locator:
+        """The buttons of the action bar: there are some when it is this player's turn."""
+        return self.page.get_by_test_id("actions").locator("button")
 
     async def click(self, action: str) -> None:
         await self.page.get_by_test_id(f"action-{action}").click()
 
     async def click_when_ready(self, action: str) -> None:
-        """Click an action as soon as it is offered (a hand starts 1.2 s after two sit down)."""
-        await self.page.get_by_test_id(f"action-{action}").click(timeout=20_000)
+        """Click an action as soon as it is offered."""
+        await self.page.get_by_test_id(f"action-{action}").click()
 
     async def sit_out(self) -> None:
-        """Sit out the coming hands, through the table's button. Tests that read a finished
-        hand do this first: the next hand starts 1.2 s (60 s scaled) after one ends and
-        clears the result, and a loaded machine can take longer than that to look."""
+        """Sit out the coming hands, through the table's button."""
         await self.page.get_by_test_id("toggle-ready").click()
         await self.page.get_by_test_id("toggle-ready").get_by_text("Sit in").wait_for()
 
@@ -135,12 +143,14 @@ class Player:
         )
         return [i.removeprefix("action-") for i in ids]
 
-    async def result(self) -> str:
-        return await self.page.get_by_test_id("result").inner_text()
+    def result(self) -> Locator:
+        """The hand's result: who won what, and why."""
+        return self.page.get_by_test_id("result")
 
     async def wait_result(self) -> str:
-        await self.page.get_by_test_id("result").get_by_text(re.compile("wins")).first.wait_for()
-        return await self.result()
+        """The result's text, once it says who wins (the refunds, which come first, with it)."""
+        await self.result().get_by_text(re.compile("wins")).first.wait_for()
+        return await self.result().inner_text()
 
     async def focused(self) -> str | None:
         """The test id of the focused element."""
@@ -208,3 +218,28 @@ def only_room(server: TaliServer) -> str:
 
 def is_prompt(phase: str) -> Any:
     return lambda f: f["type"] == "your_turn" and f["phase"] == phase
+
+
+async def next_hand(server: TaliServer, room: str) -> None:
+    """Start the room's next hand: once the table is between hands with one to start
+    (whatever the test did before has reached the server), the pause before it passes."""
+    table = server.lobby.rooms[room]
+    game = table.game
+    async with asyncio.timeout(TIMEOUT / 1000):
+        while game.hand_in_progress or not game.can_start_hand():
+            await asyncio.sleep(0.01)
+    # Exactly the pause: a moment more could run out the new hand's first turn.
+    advance(server, table.settings.next_hand_delay_seconds * server.config.time_scale)
+    assert game.hand_in_progress, "no hand started"
+
+
+async def whose_turn(players: list[Player]) -> Player:
+    """The one of ``players`` whose page offers actions, once one does."""
+    waits = {asyncio.ensure_future(p.offered().first.wait_for()): p for p in players}
+    done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    first = next(iter(done))
+    first.result()  # a timeout fails the test here
+    return waits[first]

@@ -3,18 +3,18 @@ bots, marked as such, and a hand played against them through the UI."""
 
 from __future__ import annotations
 
-import asyncio
+import re
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser
+from playwright.async_api import Browser, expect
 
 from server.app import TaliServer
-from tests.integration.conftest import config, running
+from tests.integration.conftest import running
 
-from .conftest import ARTIFACTS, SCALE
-from .players import Player
+from .conftest import ARTIFACTS, make_server
+from .players import Player, next_hand
 
 pytestmark = pytest.mark.asyncio
 
@@ -22,17 +22,12 @@ pytestmark = pytest.mark.asyncio
 PREFERRED = ("roll", "check", "call", "pass", "ante")
 
 
-@pytest_asyncio.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def server() -> AsyncIterator[TaliServer]:
-    """Rooms made without a turn time get 600 s (12 s here): the page, not the timer, acts."""
-    # Bots think 0.1-0.3 s (their think time is not scaled): a hand of four takes seconds;
-    # its result stays on the table 1.2 s (60 s scaled), not 0.1 s, for the test to read.
-    settings = config(
-        time_scale=SCALE, rate_per_second=200, rate_burst=400, default_turn_seconds=600,
-        bot_think_min_seconds=0.1, bot_think_max_seconds=0.3,
-        default_next_hand_delay_seconds=60,
-    )  # fmt: skip
-    async for app in running(TaliServer(settings)):
+    """Rooms made without a turn time get the tests' (it lasts until the test says): the
+    page, not the timer, acts. Bots think 0.1-0.3 s of game time (a second or less: the
+    clock runs that by itself); the result stays until the test starts the next hand."""
+    async for app in running(make_server(bot_think_min_seconds=0.1, bot_think_max_seconds=0.3)):
         yield app
 
 
@@ -40,31 +35,33 @@ async def test_one_click_to_a_table_of_bots_and_a_hand_against_them(
     server: TaliServer, browser: Browser
 ) -> None:
     aulus = await Player.arrive(browser, server, "Aulus")
-    await aulus.page.get_by_test_id("play-bots").click()
-    await aulus.page.get_by_test_id("seats").wait_for()
+    page = aulus.page
+    await page.get_by_test_id("play-bots").click()
+    await page.get_by_test_id("seats").wait_for()
     (room,) = server.lobby.rooms.values()
     assert room.settings.variant.value == "liars"  # the form's variant
-    bots = aulus.page.locator(".seat .bot")
-    for _ in range(100):
-        if await bots.count() == 3:
-            break
-        await asyncio.sleep(0.05)
-    assert await bots.count() == 3, "three seats marked as the computer's"
-    assert await aulus.page.locator(".seat").count() == 4
+    await expect(page.locator(".seat .bot")).to_have_count(3)  # seats marked as the computer's
+    await expect(page.locator(".seat")).to_have_count(4)
     me = next(s.player_id for s in server.presence if s.name == "Aulus")
-    assert await aulus.page.get_by_test_id(f"bot-{me}").count() == 0
+    assert await page.get_by_test_id(f"bot-{me}").count() == 0
+    await next_hand(server, room.id)
 
     # A hand through the UI: whatever is offered, a passive choice, until someone wins.
-    for _ in range(400):
-        if "wins" in await aulus.result():
+    won = aulus.result().get_by_text(re.compile("wins"))
+    for _ in range(100):
+        await aulus.offered().or_(won).first.wait_for()
+        if await won.count():
             break
         offered = await aulus.actions()
-        choice = next((a for a in PREFERRED if a in offered), offered[0] if offered else None)
-        if choice is not None and choice != "fold":
-            await aulus.click(choice)
-        await asyncio.sleep(0.05)
-    result = await aulus.result()
-    log = await aulus.page.get_by_test_id("log").inner_text()
+        if not offered:
+            continue  # the bar went meanwhile
+        choice = next((a for a in PREFERRED if a in offered), offered[0])
+        # No turn timer acts here (the game clock stands still): the page must.
+        assert choice != "fold", offered
+        # The bar goes at once (the page's own doing): the next pass waits for a new one.
+        await aulus.click(choice)
+    result = await aulus.result().inner_text()
+    log = await page.get_by_test_id("log").inner_text()
     assert "wins" in result, (result, await aulus.actions(), log[-1500:])
     stats = server.bots.stats
     assert stats.decisions >= 3

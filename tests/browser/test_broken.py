@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Page, expect
 
 from server.app import TaliServer
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, is_prompt, only_room, pid
+from .players import Player, bot, is_prompt, next_hand, only_room, pid
 
 pytestmark = pytest.mark.asyncio
 
@@ -26,8 +26,9 @@ async def test_typing_never_plays_for_you_and_redraws_keep_what_you_typed(
     await aulus.open_room("liars")
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
+    await next_hand(server, room)
     page = aulus.page
-    await page.get_by_test_id("action-roll").wait_for(timeout=20_000)
+    await page.get_by_test_id("action-roll").wait_for()
 
     # Aulus chats on his turn while the table changes under him (Brutus rolls).
     chat = page.get_by_test_id("chat-input")
@@ -39,9 +40,13 @@ async def test_typing_never_plays_for_you_and_redraws_keep_what_you_typed(
     assert await chat.input_value() == "world, okay"
     assert await aulus.focused() == "chat-input"
     assert await page.get_by_test_id("action-roll").count() == 1, "a key played for Aulus"
-    assert not [f for f in brutus.frames if f["type"] == "rolled_in_secret"]
     await page.keyboard.press("Enter")
     await page.get_by_test_id("chat-log").get_by_text("world, okay").wait_for()
+    # Anything a key had sent would have reached Brutus before the chat line sent after it.
+    said = await brutus.wait(lambda f: f["type"] == "chat" and f["text"] == "world, okay")
+    assert not [
+        f for f in brutus.frames[: brutus.frames.index(said)] if f["type"] == "rolled_in_secret"
+    ]
 
     # A typed amount survives someone sitting down, keeps the focus, and Enter bets it.
     since = len(brutus.frames)
@@ -52,8 +57,8 @@ async def test_typing_never_plays_for_you_and_redraws_keep_what_you_typed(
     await amount.fill("7")
     await bot(server, "Cassia", room)
     await page.get_by_test_id("log").get_by_text("Cassia sits down").wait_for()
-    assert await amount.input_value() == "7"
-    assert await aulus.focused() == "amount-bet"
+    await expect(amount).to_have_value("7")
+    await expect(amount).to_be_focused()
     await page.keyboard.press("Enter")
     await page.get_by_test_id("log").get_by_text("Aulus bets 7").wait_for()
     await aulus.assert_accessible()
@@ -99,8 +104,8 @@ async def test_the_hand_log_and_the_chat_show_their_newest_line(
     await aulus.open_room("liars", max_players=8)
     room = only_room(server)
     page = aulus.page
-    # Nobody stays ready beside one other: no hand starts (and clears the log) while
-    # the lines pile up.
+    # Everyone sits out: a line each in the log, and no hand starts (and clears the log)
+    # while the lines pile up.
     await aulus.sit_out()
     await page.get_by_test_id("log").get_by_text("Aulus sits out").wait_for()
     bots = []
@@ -126,9 +131,10 @@ async def test_the_countdown_is_never_blank_after_a_reload_or_a_late_join(
     await aulus.open_room("liars")
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
+    await next_hand(server, room)
     page = aulus.page
     since = len(brutus.frames)
-    await page.get_by_test_id("action-roll").click(timeout=20_000)
+    await page.get_by_test_id("action-roll").click()
     await brutus.request("roll", room=room)
     await brutus.wait(is_prompt("betting"), since=since)
     brutus_id = pid(server, "Brutus")
@@ -136,7 +142,7 @@ async def test_the_countdown_is_never_blank_after_a_reload_or_a_late_join(
     async def counts_down(player: Player) -> None:
         """Brutus's seat shows the seconds he has left (the snapshot's hand.deadline after a reload)."""
         timer = player.seat(brutus_id).get_by_test_id(f"timer-{brutus_id}")
-        await timer.locator(".countdown").get_by_text(re.compile(r"^\d+$")).wait_for(timeout=5_000)
+        await timer.locator(".countdown").get_by_text(re.compile(r"^\d+$")).wait_for()
         assert await timer.get_attribute("data-deadline")
 
     await counts_down(aulus)
@@ -149,8 +155,8 @@ async def test_the_countdown_is_never_blank_after_a_reload_or_a_late_join(
     # Aulus's own turn, after his reload: the time left is known and shown.
     await brutus.request("check", room=room)
     await page.get_by_test_id("your-turn").get_by_text(re.compile(r"\d+ s left")).wait_for()
-    own = str(await aulus.seat(pid(server, "Aulus")).text_content())
-    assert re.search(r"to act:?\s*\d+\s*s", own, re.IGNORECASE), own
+    own = aulus.seat(pid(server, "Aulus"))
+    await expect(own).to_contain_text(re.compile(r"to act:?\s*\d+\s*s", re.IGNORECASE))
     assert aulus.errors == cassia.errors == []
 
 
@@ -177,17 +183,28 @@ async def test_a_closed_tab_resumes_its_seat(
     assert len(server.lobby.rooms[room].game.state.seats) == 2
     assert await page.get_by_test_id("name-input").is_hidden()
     # The conversation is still there.
-    assert await page.get_by_test_id("chat-log").get_by_text("see you after the break").count() == 1
+    await expect(
+        page.get_by_test_id("chat-log").get_by_text("see you after the break")
+    ).to_have_count(1)
 
 
 async def test_a_second_tab_takes_over_and_play_here_takes_it_back(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    async def clock(page: Page) -> None:
+        """The page's timers run as ever, and can be run ahead; it counts the sockets it opens."""
+        await page.clock.install()
+        await page.add_init_script(
+            "window.__sockets = 0; const Real = WebSocket; window.WebSocket = class extends Real {"
+            " constructor(...args) { super(...args); window.__sockets += 1; } };"
+        )
+
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport, setup=clock)
     await aulus.open_room("liars")
     aulus_id = pid(server, "Aulus")
     first = aulus.page
     second = await first.context.new_page()
+    await clock(second)
     await second.goto(f"http://127.0.0.1:{server.port}/")
     await second.get_by_test_id(f"seat-{aulus_id}").wait_for()
 
@@ -199,7 +216,14 @@ async def test_a_second_tab_takes_over_and_play_here_takes_it_back(
     await first.get_by_test_id(f"seat-{aulus_id}").wait_for()
     await second.get_by_test_id("play-here").wait_for()
     assert await second.get_by_test_id("seats").is_hidden()
-    # Neither tab fights back by itself: one session, still one seat.
-    await first.wait_for_timeout(500)
+    # Neither tab fights back by itself: 15 s of each tab's timers run at once (longer than
+    # the client's longest wait before a reconnect, 12.5 s), and no tab opens a socket;
+    # one session, still one seat.
+    for page in (first, second):
+        sockets = await page.evaluate("window.__sockets")
+        await page.clock.run_for(15_000)
+        assert await page.evaluate("window.__sockets") == sockets, "a tab reconnected"
+    assert await first.get_by_test_id("status").get_attribute("data-state") == "open"
+    assert await second.get_by_test_id("status").get_attribute("data-state") == "replaced"
     assert await first.get_by_test_id("replaced").is_hidden()
     assert [s.name for s in server.presence].count("Aulus") == 1

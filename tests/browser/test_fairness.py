@@ -12,13 +12,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, WebSocketRoute
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
 from server.app import TaliServer
 from tests.integration.harness import Client
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, is_prompt, only_room, pid, recorder
+from .players import Player, bot, is_prompt, next_hand, only_room, pid, recorder
 
 pytestmark = pytest.mark.asyncio
 
@@ -52,7 +52,7 @@ async def play_a_hand(variant: str, aulus: Player, brutus: Client, room: str) ->
     if variant == "draw":  # Brutus passes, Aulus rerolls a die
         await asked(brutus, "draw", since)
         await brutus.request("pass", room=room)
-        await aulus.page.get_by_test_id("reroll-0").click(timeout=20_000)
+        await aulus.page.get_by_test_id("reroll-0").click()
 
 
 @pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
@@ -65,8 +65,8 @@ async def test_every_roll_carries_fresh_entropy_and_the_hand_is_verified(
     await aulus.open_room(variant, **settings)
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
-    await aulus.page.get_by_test_id("action-roll").wait_for(timeout=20_000)
-    await brutus.request("set_ready", room=room, ready=False)  # one hand only: the table stays
+    await next_hand(server, room)  # one hand only: the next waits for the test's clock
+    await aulus.page.get_by_test_id("action-roll").wait_for()
     watcher = await Player.arrive(browser, server, "Watcher")
     await watcher.join(room, "spectator")
     await play_a_hand(variant, aulus, brutus, room)
@@ -76,11 +76,9 @@ async def test_every_roll_carries_fresh_entropy_and_the_hand_is_verified(
     assert "mixed with your own entropy" in await check.inner_text()
     # A spectator checks what was shown to everyone (in liars', nothing: won by folds).
     seen = watcher.page.get_by_test_id("dice-check")
-    await seen.and_(
-        watcher.page.locator("[data-status=verified], [data-status=unchecked]")
-    ).wait_for()
-    status = await seen.get_attribute("data-status")
-    assert status == ("unchecked" if variant == "liars" else "verified")
+    await expect(seen).to_have_attribute(
+        "data-status", "unchecked" if variant == "liars" else "verified"
+    )
     assert "mixed with your own entropy" not in await seen.inner_text()
     assert await aulus.page.get_by_test_id("fair-alert").is_hidden()
     rolls = [f for f in sent if f["type"] in ("roll", "reroll")]
@@ -150,19 +148,19 @@ async def test_a_tampered_hand_raises_a_loud_warning(
     await aulus.open_room("simple")
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
-    await aulus.page.get_by_test_id("action-roll").wait_for(timeout=20_000)
-    await brutus.request("set_ready", room=room, ready=False)
+    await next_hand(server, room)
     await play_a_hand("simple", aulus, brutus, room)
 
     page = aulus.page
     alert = page.get_by_test_id("fair-alert")
     await alert.wait_for()
-    text = await alert.inner_text()
-    assert "Warning: the dice failed the fairness check" in text
-    assert f"Hand 1, {WARNINGS[mode]}" in text, text
+    await expect(alert).to_contain_text(
+        "Warning: the dice failed the fairness check", use_inner_text=True
+    )
+    await expect(alert).to_contain_text(f"Hand 1, {WARNINGS[mode]}", use_inner_text=True)
     assert await alert.get_attribute("role") == "alert"
     check = page.get_by_test_id("dice-check")
-    assert await check.get_attribute("data-status") == "failed"
+    await expect(check).to_have_attribute("data-status", "failed")
     await page.get_by_test_id("history-check-1").get_by_text("dice check failed").wait_for()
     # Unmissable: on screen at the top of the table, in red, and it stays.
     await alert.scroll_into_view_if_needed()
@@ -170,6 +168,8 @@ async def test_a_tampered_hand_raises_a_loud_warning(
     assert colour == "rgb(176, 0, 0)", colour
     await aulus.assert_accessible()
     await aulus.screenshot(ARTIFACTS / f"dice-check-failed-{mode.replace(' ', '-')}-{viewport}.png")
-    await page.wait_for_timeout(300)
+    # Still there once the page has drawn the table again (for a chat line).
+    await brutus.request("chat", room=room, text="after the warning")
+    await page.get_by_test_id("chat-log").get_by_text("after the warning").wait_for()
     assert await alert.is_visible()
     assert aulus.errors == []

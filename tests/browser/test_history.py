@@ -4,13 +4,17 @@ for a spectator who arrives later (who sees no one's hidden dice)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
+
 import pytest
-from playwright.async_api import Browser, Locator
+from playwright.async_api import Browser, Locator, Page, WebSocketRoute, expect
 
 from server.app import TaliServer
 
-from .conftest import ARTIFACTS
-from .players import VIEWPORTS, Player, bot, is_prompt, only_room, pid
+from .conftest import ARTIFACTS, advance
+from .players import TIMEOUT, VIEWPORTS, Player, bot, is_prompt, next_hand, only_room, pid
 
 pytestmark = pytest.mark.asyncio
 
@@ -26,12 +30,15 @@ async def test_earlier_hands_come_from_the_server_on_a_new_device(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
     aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
-    await aulus.open_room("liars")  # a grace of 12 s: the new device below finds the seat
+    await aulus.open_room(
+        "liars"
+    )  # the grace lasts until the test says: the new device below finds the seat
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
     aulus_id = pid(server, "Aulus")
 
     # Hand 1: Brutus bets, Aulus folds: his dice stay his, Brutus's stay Brutus's.
+    await next_hand(server, room)
     since = len(brutus.frames)
     await aulus.click_when_ready("roll")
     await brutus.request("roll", room=room)
@@ -39,9 +46,9 @@ async def test_earlier_hands_come_from_the_server_on_a_new_device(
     await brutus.request("bet", room=room, amount=5)
     mine = await aulus.faces(aulus_id)
     await aulus.click_when_ready("fold")
-    # Hand 2: both check: a showdown.
-    await aulus.page.get_by_test_id("log").get_by_text("Hand 2 begins").wait_for(timeout=20_000)
-    await brutus.request("set_ready", room=room, ready=False)  # no third hand
+    # Hand 2: both check: a showdown (and no third hand: the test's clock does not move on).
+    await next_hand(server, room)
+    await aulus.page.get_by_test_id("log").get_by_text("Hand 2 begins").wait_for()
     since = len(brutus.frames)
     await aulus.click_when_ready("roll")
     await brutus.request("roll", room=room)
@@ -62,7 +69,7 @@ async def test_earlier_hands_come_from_the_server_on_a_new_device(
     again = Player(page, "Aulus")
     # Between hands, the hand on the table is told again from the server's record.
     await page.get_by_test_id("log").get_by_text("Hand 2 is over").wait_for()
-    assert "wins the pot (2)" in await again.result()
+    await expect(again.result()).to_contain_text("wins the pot (2)", use_inner_text=True)
     history = page.get_by_test_id("history")
     first = await opened(history, 1)
     assert "Aulus rolls " + " ".join(map(str, mine)) in first, first
@@ -91,3 +98,57 @@ async def test_earlier_hands_come_from_the_server_on_a_new_device(
     assert "only you see this" not in seen
     assert await watcher.page.get_by_test_id("history-hand-1").locator(".faces").count() == 0
     assert again.errors == watcher.errors == []
+
+
+async def test_hands_that_end_before_the_page_asks_for_the_first_are_all_kept(
+    server: TaliServer, browser: Browser
+) -> None:
+    """The page asks for each hand when it ends (hand_history); a second hand can end
+    before that answer comes (a short pause, a quick hand, a slow link): both are kept."""
+    held: list[tuple[WebSocketRoute, str | bytes]] = []
+    hold = False
+    answered = asyncio.Event()  # the page's first hand_history (on entering the room)
+    asked = asyncio.Event()  # the page has asked after both hands
+
+    async def setup(page: Page) -> None:
+        def route(ws: WebSocketRoute) -> None:
+            upstream = ws.connect_to_server()
+
+            def up(message: str | bytes) -> None:
+                if hold and json.loads(message).get("type") == "hand_history":
+                    held.append((upstream, message))
+                    if len(held) == 2:
+                        asked.set()
+                else:
+                    upstream.send(message)
+
+            def down(message: str | bytes) -> None:
+                if json.loads(message).get("type") == "hand_history":
+                    answered.set()
+                ws.send(message)
+
+            ws.on_message(up)
+            upstream.on_message(down)
+
+        await page.route_web_socket(re.compile(".*"), route)
+
+    aulus = await Player.arrive(browser, server, "Aulus", setup=setup)
+    await aulus.open_room("simple", turn_seconds=5)
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    await asyncio.wait_for(answered.wait(), TIMEOUT / 1000)
+    hold = True
+    for hand in (1, 2):  # the timer rolls for both
+        await next_hand(server, room)
+        advance(server, 5)
+        await aulus.page.get_by_test_id("log").get_by_text(f"Hand {hand} is over").wait_for()
+    assert brutus.of_type("hand_ended")[-1]["hand"] == 2
+    # Both hands are over before the server hears the page's questions.
+    await asyncio.wait_for(asked.wait(), TIMEOUT / 1000)
+    hold = False
+    for upstream, message in held:
+        upstream.send(message)
+    history = aulus.page.get_by_test_id("history")
+    await expect(history.locator("[data-testid^=history-hand-]")).to_have_count(2)
+    await history.get_by_test_id("history-hand-1").get_by_text("Hand 1:").wait_for()
+    assert aulus.errors == []

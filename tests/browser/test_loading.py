@@ -25,7 +25,9 @@ async def test_a_page_that_did_not_load_completely_says_so(
 
     broken = await Player.open(browser, server, "Aulus", setup=setup)
     loading = broken.page.get_by_test_id("loading")
-    await broken.page.wait_for_timeout(500)
+    # The load event comes after every module script has run, or failed to load: what
+    # the page shows now, it keeps (only app.js hides the notice, and it cannot run).
+    await broken.page.wait_for_load_state("load")
     assert await loading.is_visible()
     assert "reload" in await loading.inner_text()
     fine = await Player.arrive(browser, server, "Brutus")

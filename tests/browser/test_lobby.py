@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser
+from playwright.async_api import Browser, expect
 
 from server.app import TaliServer
-from tests.integration.conftest import config, running
+from tests.integration.conftest import running
 
-from .conftest import SCALE
+from .conftest import make_server
 from .players import Player, bot
 
 pytestmark = pytest.mark.asyncio
@@ -20,17 +20,11 @@ pytestmark = pytest.mark.asyncio
 ROOMS = 130  # more than one room_list holds (100)
 
 
-@pytest_asyncio.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def crowded() -> AsyncIterator[TaliServer]:
     """A server that lets one address open many rooms."""
-    app = TaliServer(
-        config(
-            time_scale=SCALE,
-            rate_per_second=500,
-            rate_burst=1000,
-            max_rooms_per_address=1000,
-            max_rooms_per_player=100,
-        )
+    app = make_server(
+        rate_per_second=500, rate_burst=1000, max_rooms_per_address=1000, max_rooms_per_player=100
     )
     async for running_app in running(app):
         yield running_app
@@ -60,12 +54,17 @@ async def test_a_lobby_of_more_than_a_hundred_rooms_is_browsed_page_by_page(
     more = page.get_by_test_id("more-rooms")
     await page.get_by_test_id(f"room-{rooms[49]}").wait_for()
     assert await listed(aulus) == rooms[:50]
-    assert "more to come" in await page.get_by_test_id("room-count").inner_text()
+    await expect(page.get_by_test_id("room-count")).to_contain_text(
+        "more to come", use_inner_text=True
+    )
 
     # A room further down changes, and a new one opens: not listed out of order meanwhile.
     await bot(crowded, "Brutus", rooms[120])
     late = (await owners[0].request("create_room", settings={"variant": "simple"}))["room"]
-    await page.wait_for_timeout(1200)  # two lobby_updates' worth
+    # Then a listed room changes: once the page shows that, it has had the lobby_updates
+    # that told of the two before (the server sends them in order).
+    await bot(crowded, "Eppia", rooms[10])
+    await page.get_by_test_id(f"room-{rooms[10]}").get_by_text("1/2 seats taken").wait_for()
     assert await listed(aulus) == rooms[:50]
 
     await more.click()
@@ -73,9 +72,13 @@ async def test_a_lobby_of_more_than_a_hundred_rooms_is_browsed_page_by_page(
     await more.click()
     await page.get_by_test_id(f"room-{late}").wait_for()
     assert await listed(aulus) == [*rooms, late]
-    assert await more.is_hidden()
-    assert await page.get_by_test_id("room-count").inner_text() == f"{ROOMS + 1} rooms"
-    assert "1/2 seats taken" in await page.get_by_test_id(f"room-{rooms[120]}").inner_text()
+    await expect(more).to_be_hidden()
+    await expect(page.get_by_test_id("room-count")).to_have_text(
+        f"{ROOMS + 1} rooms", use_inner_text=True
+    )
+    await expect(page.get_by_test_id(f"room-{rooms[120]}")).to_contain_text(
+        "1/2 seats taken", use_inner_text=True
+    )
 
     # Now the list is complete, changes and new rooms show up at once.
     await bot(crowded, "Cassia", rooms[3])
@@ -89,7 +92,9 @@ async def test_a_lobby_of_more_than_a_hundred_rooms_is_browsed_page_by_page(
     await page.get_by_test_id(f"room-{rooms[3]}").wait_for(state="detached")
     await page.get_by_test_id("filter-variant").select_option("liars")
     await page.get_by_test_id(f"room-{rooms[0]}").wait_for(state="detached")
+    await expect(page.get_by_test_id("room-count")).to_have_text(
+        "1 room matches", use_inner_text=True
+    )
     assert await listed(aulus) == [newest]
-    assert await page.get_by_test_id("room-count").inner_text() == "1 room matches"
     await aulus.assert_accessible()
     assert aulus.errors == []

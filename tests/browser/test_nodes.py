@@ -6,15 +6,16 @@ server under another host name."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
 import pytest
-from playwright.async_api import Browser, Page, WebSocketRoute
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
 from server.app import TaliServer
 
-from .players import Player, bot, pid
+from .players import TIMEOUT, Player, bot, next_hand, pid
 
 pytestmark = pytest.mark.asyncio
 
@@ -65,9 +66,10 @@ async def test_a_room_played_at_another_node_is_followed_there(
     assert opened[-1] == elsewhere, opened
     assert [s.name for s in server.presence].count("Aulus") == 1
     assert pid(server, "Aulus") in server.lobby.rooms[room].game.state.seats
-    assert await aulus.page.get_by_test_id("notice").is_hidden()
+    await expect(aulus.page.get_by_test_id("notice")).to_be_hidden()
     # Play goes on there.
     await bot(server, "Brutus", room)
+    await next_hand(server, room)
     await aulus.click_when_ready("roll")
     assert aulus.errors == []
 
@@ -80,10 +82,12 @@ async def test_a_node_that_closes_1012_sends_the_page_back_to_its_address(
     its session and keeps its seat."""
     elsewhere = f"ws://localhost:{server.port}/"
     routes: list[WebSocketRoute] = []
+    opened = asyncio.Event()
 
     async def setup(page: Page) -> None:
         def route(ws: WebSocketRoute) -> None:
             routes.append(ws)
+            opened.set()
             node = ws.connect_to_server()
             sent_on = False
 
@@ -114,14 +118,13 @@ async def test_a_node_that_closes_1012_sends_the_page_back_to_its_address(
     assert routes[-1].url == elsewhere
     before = len(routes)
 
+    opened.clear()
     await routes[-1].close(code=1012, reason="room moved to another node")
-    for _ in range(200):
-        if len(routes) > before:
-            break
-        await aulus.page.wait_for_timeout(50)
+    await asyncio.wait_for(opened.wait(), TIMEOUT / 1000)
     assert [r.url for r in routes[before:]] == [home], "reconnected to the node that left"
     await aulus.seat(pid(server, "Aulus")).get_by_test_id("you-badge").wait_for()
     assert [s.name for s in server.presence].count("Aulus") == 1
     await bot(server, "Brutus", room)
+    await next_hand(server, room)
     await aulus.click_when_ready("roll")
     assert aulus.errors == []

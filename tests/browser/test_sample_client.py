@@ -7,34 +7,28 @@ import asyncio
 import http.client
 
 import pytest
-from playwright.async_api import Browser
+from playwright.async_api import Browser, expect
 
 from server.app import TaliServer
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, only_room, pid
+from .players import Player, bot, next_hand, only_room, pid, whose_turn
 
 pytestmark = pytest.mark.asyncio
-
-
-async def whose_turn(players: list[Player], seconds: float = 15) -> Player:
-    for _ in range(int(seconds / 0.05)):
-        for player in players:
-            if await player.my_turn():
-                return player
-        await asyncio.sleep(0.05)
-    raise AssertionError("nobody was prompted")
 
 
 async def assert_no_foreign_dice(
     server: TaliServer, players: list[Player], watchers: list[Player], hidden: set[str]
 ) -> None:
-    """No page shows the faces of a hidden roll that is not its own."""
+    """No page shows the faces of a hidden roll that is not its own (as the pages are now:
+    callers first wait for what each page draws of the hand)."""
     for page in players + watchers:
         for name in hidden:
             if page.name == name:
                 continue
-            assert await page.faces(pid(server, name)) == [], f"{page.name} sees {name}'s dice"
+            assert await page.dice(pid(server, name)).count() == 0, (
+                f"{page.name} sees {name}'s dice"
+            )
             html = await page.page.get_by_test_id(f"dice-{pid(server, name)}").inner_html()
             assert "data-face" not in html
 
@@ -51,19 +45,20 @@ async def test_a_liars_hand_through_the_ui(server: TaliServer, browser: Browser)
     await cassia.join(room)
     await watcher.join(room, "spectator")
     players = [aulus, brutus, cassia]
+    await next_hand(server, room)
 
     # Everyone rolls in secret; each page shows its own dice, marked private, the rest covered.
     for player in players:
-        await player.page.get_by_test_id("action-roll").click(timeout=20_000)
-    for player in players:
-        await player.page.get_by_text("Betting begins").wait_for()
+        await player.page.get_by_test_id("action-roll").click()
+    for page in [*players, watcher]:
+        await page.page.get_by_text("Betting begins").wait_for()
     own = {p.name: await p.faces(pid(server, p.name)) for p in players}
     assert all(len(faces) == 4 for faces in own.values())
-    assert await aulus.page.locator(".die.private").count() == 4
+    await expect(aulus.page.locator(".die.private")).to_have_count(4)
     for page in [*players, watcher]:
         for other in players:
             if other is not page:
-                assert await page.covered(pid(server, other.name)) == 4
+                await expect(page.covered(pid(server, other.name))).to_have_count(4)
     await assert_no_foreign_dice(server, players, [watcher], {p.name for p in players})
 
     # The first to act bets through the amount control.
@@ -78,20 +73,15 @@ async def test_a_liars_hand_through_the_ui(server: TaliServer, browser: Browser)
     await second.page.get_by_test_id("action-call").wait_for()
     assert await second.faces(pid(server, second.name)) == own[second.name]
     assert server.lobby.rooms[room].game.state.seats[pid(server, second.name)].stack == 98
-    # Called before the page-by-page scan below: the turn lasts 12 s, a loaded machine is slow.
-    await second.click("call")
     await assert_no_foreign_dice(server, players, [watcher], {p.name for p in players})
+    await second.click("call")
     third = await whose_turn([p for p in players if p not in (first, second)])
-    # Two of three sit out the coming hands: no next hand clears the result while we look.
-    await first.sit_out()
-    await third.sit_out()
     await third.click("fold")
 
     for page in [*players, watcher]:
         await page.wait_result()
-    result = await watcher.result()
-    assert "wins" in result
-    assert "beats" in result
+    await expect(watcher.result()).to_contain_text("wins", use_inner_text=True)
+    await expect(watcher.result()).to_contain_text("beats", use_inner_text=True)
     # The showdown revealed the two players still in; the folded roll stays covered everywhere.
     for page in [first, second, watcher]:
         for shown in (first, second):
@@ -113,10 +103,10 @@ async def test_a_draw_hand_with_a_reroll(server: TaliServer, browser: Browser) -
     await aulus.open_room("draw", max_draw_rounds=1)
     brutus = await Player.arrive(browser, server, "Brutus")
     await brutus.join(only_room(server))
+    await next_hand(server, only_room(server))
     for player in (aulus, brutus):
-        await player.page.get_by_test_id("action-roll").click(timeout=20_000)
+        await player.page.get_by_test_id("action-roll").click()
     first = await whose_turn([aulus, brutus])
-    await aulus.sit_out()  # one hand only: the result stays
     before = await first.faces(pid(server, first.name))
     await first.page.get_by_test_id("reroll-2").click()
     await first.page.get_by_text("rerolls a").wait_for()
@@ -128,7 +118,9 @@ async def test_a_draw_hand_with_a_reroll(server: TaliServer, browser: Browser) -
     await other.click("pass")
     text = await aulus.wait_result()
     assert "wins" in text
-    assert await aulus.page.get_by_test_id("log").get_by_text("pays 1 and rerolls").count() == 1
+    await expect(aulus.page.get_by_test_id("log").get_by_text("pays 1 and rerolls")).to_have_count(
+        1
+    )
 
 
 async def test_a_stud_hand_won_by_a_fold(server: TaliServer, browser: Browser) -> None:
@@ -136,10 +128,10 @@ async def test_a_stud_hand_won_by_a_fold(server: TaliServer, browser: Browser) -
     await aulus.open_room("stud")
     brutus = await Player.arrive(browser, server, "Brutus")
     await brutus.join(only_room(server))
+    await next_hand(server, only_room(server))
     for player in (aulus, brutus):
-        await player.page.get_by_test_id("action-roll").click(timeout=20_000)
+        await player.page.get_by_test_id("action-roll").click()
     first = await whose_turn([aulus, brutus])
-    await aulus.sit_out()  # one hand only: the result stays
     assert set(await first.actions()) == {"ante", "fold"}
     await first.click("ante")
     second = await whose_turn([aulus, brutus])
@@ -247,7 +239,8 @@ async def test_a_dropped_connection_resumes_and_keeps_the_log_and_chat(
     await brutus.request("chat", room=room, text="before the drop")
     page = aulus.page
     await page.get_by_test_id("chat-log").get_by_text("before the drop").wait_for()
-    await page.get_by_test_id("action-roll").wait_for(timeout=20_000)
+    await next_hand(server, room)
+    await page.get_by_test_id("action-roll").wait_for()
     session = next(s for s in server.presence if s.name == "Aulus")
     session.outbox.close(1011, "dropped by the test")  # type: ignore[union-attr]
     await brutus.request("roll", room=room)  # happens while Aulus is away
