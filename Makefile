@@ -10,19 +10,23 @@ STAMP := $(VENV)/.installed-stamp
 NODE_TOOLS := tools/node
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed-stamp
 ESLINT := $(NODE_TOOLS)/node_modules/.bin/eslint
+# The JavaScript client library (clients/js): its dev dependencies (ws, typescript).
+JS_CLIENT := clients/js
+JS_STAMP := $(JS_CLIENT)/node_modules/.installed-stamp
 
 # The lowest websockets release we support: the lower bound in pyproject.toml.
 WEBSOCKETS_MIN := $(shell sed -n 's/^ *"websockets>=\([0-9.]*\),.*/\1/p' pyproject.toml)
 MIN_VENV := .venv-websockets-min
 MIN_STAMP := $(MIN_VENV)/.installed-stamp
 
-# The tests of the transport and connection layer: what the lowest websockets release we
-# support can change (the rest of the suite runs once, on the newest).
+# The tests of the transport and connection layer, and of the Python client library (it
+# supports the same websockets releases): what the lowest websockets release we support
+# can change (the rest of the suite runs once, on the newest).
 WEBSOCKETS_TESTS := tests/server/test_transport.py tests/server/test_http.py \
 	tests/server/test_http_head.py tests/server/test_outgoing.py \
 	tests/integration/test_transport.py tests/integration/test_bad_input.py \
 	tests/integration/test_sessions.py tests/integration/test_costs.py \
-	tests/integration/test_operations.py
+	tests/integration/test_operations.py tests/clients/test_python.py
 # Tests run on every core (pytest-xdist); the slowest are listed at the end of a run.
 PYTEST_PARALLEL := -n auto --dist worksteal
 
@@ -38,9 +42,10 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[uvloop]'
 	touch $(RUN_STAMP)
 
-# The test tools (the dev extra includes uvloop, so it serves `make run` too).
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# The test tools (the dev extra includes uvloop, so it serves `make run` too), and
+# the Python client library and the conformance kit, editable, for their tests.
+$(STAMP): pyproject.toml clients/python/pyproject.toml conformance/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -e clients/python -e conformance
 	touch $(STAMP) $(RUN_STAMP)
 
 # The npm tools: the AsyncAPI and Compose validators, ESLint and axe-core,
@@ -48,6 +53,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 $(NODE_STAMP): $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json | system-packages
 	cd $(NODE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
+
+# The JavaScript client library's dev dependencies, pinned by its package-lock.json.
+$(JS_STAMP): $(JS_CLIENT)/package.json $(JS_CLIENT)/package-lock.json | system-packages
+	cd $(JS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(JS_STAMP)
 
 run: $(RUN_STAMP)
 	@echo "Tali: play at http://localhost:$${TALI_PORT:-8765}/ (Ctrl-C stops the server)"
@@ -58,36 +68,38 @@ test: lint typecheck pytest test-websockets-min
 # The edit-test loop: lint, types and the unit tests (no server, socket or service).
 check: lint typecheck unit
 
-lint: $(STAMP) $(NODE_STAMP)
-	$(ESLINT) --config $(NODE_TOOLS)/eslint.config.mjs clients/sample_js
+lint: $(STAMP) $(NODE_STAMP) $(JS_STAMP)
+	$(ESLINT) --config $(NODE_TOOLS)/eslint.config.mjs clients/sample_js $(JS_CLIENT)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m protocol.generate --check
 	$(BIN)/python -m server.client_facts --check
 	$(BIN)/python -m protocol.fairness_vectors --check
+	cd $(JS_CLIENT) && node scripts/check-types.mjs
 	$(BIN)/hadolint Dockerfile
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict server protocol
+	$(BIN)/mypy --strict clients/python/src/tali_client conformance/src/tali_conformance
 
 # Debian packages the tests use (node, npm, nginx, openssl, chromium, redis-server,
 # postgresql): installed if missing.
 system-packages:
 	scripts/ensure-system-packages
 
-pytest: $(STAMP) system-packages $(NODE_STAMP)
+pytest: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
 	$(BIN)/pytest $(PYTEST_PARALLEL) --durations=25
 
 unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest $(PYTEST_PARALLEL) -q -m unit
 
-# The transport and connection tests again, on the lowest websockets release supported,
-# in a second environment (the test extra only).
-$(MIN_STAMP): pyproject.toml
+# The transport and connection tests again, and the Python client library's, on the
+# lowest websockets release supported, in a second environment (the test extra only).
+$(MIN_STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(MIN_VENV)
 	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(MIN_VENV)/bin/python -m pip install --quiet -e '.[test]' 'websockets==$(WEBSOCKETS_MIN)'
+	$(MIN_VENV)/bin/python -m pip install --quiet -e '.[test]' -e clients/python 'websockets==$(WEBSOCKETS_MIN)'
 	touch $(MIN_STAMP)
 
 test-websockets-min: $(MIN_STAMP) system-packages $(NODE_STAMP)
@@ -108,4 +120,4 @@ bench-bots: $(STAMP)
 	$(BIN)/python -m benchmarks.bots
 
 clean:
-	rm -rf $(VENV) $(MIN_VENV) $(NODE_TOOLS)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(MIN_VENV) $(NODE_TOOLS)/node_modules $(JS_CLIENT)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -47,12 +47,15 @@ class Request(Strict):
     """Base of every client message: an optional ``id`` the direct reply echoes."""
 
     id: RequestId | None = None
+    """Copied into the direct reply (or error) to this message, so that replies can be matched
+    to requests; the server never interprets it."""
 
 
 class RoomRequest(Request):
     """Base of the requests about one room."""
 
     room: RoomId
+    """The room."""
 
 
 class Hello(Request):
@@ -60,8 +63,11 @@ class Hello(Request):
 
     type: Literal["hello"]
     protocol: ProtocolVersion
+    """The version the client speaks: ``"2.2"``."""
     name: Name | None = None
+    """The display name to use."""
     token: SessionToken | None = None
+    """Resume the session this token belongs to."""
 
 
 class ListRooms(Request):
@@ -71,11 +77,11 @@ class ListRooms(Request):
     variant: Variant | None = None
     """Only rooms of this variant."""
     has_seat: bool | None = None
-    """Only rooms with a free seat (true) or only full ones (false)."""
+    """``true``: only rooms with a free seat; ``false``: only full ones."""
     limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] | None = None
-    """At most this many rooms (default and maximum 100)."""
+    """At most this many rooms (default 100)."""
     cursor: Cursor | None = None
-    """The ``next_cursor`` of the previous page: continue after it."""
+    """The ``next_cursor`` of the previous ``room_list``: the page after it."""
 
 
 class SubscribeLobby(Request):
@@ -94,20 +100,32 @@ class RoomSettings(Strict):
     """Settings of a new room (rules §7). Omitted fields take their defaults."""
 
     variant: Variant
+    """The game: ``simple``, ``liars``, ``draw`` or ``stud`` (rules §4)."""
     max_players: MaxPlayersSetting | None = None
+    """Seats (default: 6)."""
     starting_chips: StartingChipsSetting | None = None
+    """Stack brought when sitting down (default: 100)."""
     ante: AnteSetting | None = None
+    """Entry ante; draw reroll price; stud street ante; liars' minimum bet (default: 1)."""
     betting_structure: BettingStructure | None = None
+    """How bets are sized (default: ``no_limit``)."""
     bet_size: BetSizeSetting | None = None
+    """Fixed bet and raise size (default: twice ``ante``, at most ``starting_chips``)."""
     max_raises: MaxRaisesSetting | None = None
+    """Raises per betting round (default: 3)."""
     max_draw_rounds: MaxDrawRoundsSetting | None = None
+    """Draw rounds; 0 = until a round without a reroll (at most 20) (default: 3)."""
     turn_seconds: TurnSecondsSetting | None = None
+    """Time per decision (default: 30)."""
     reconnect_grace_seconds: ReconnectGraceSecondsSetting | None = None
+    """How long a dropped player's seat is held (default: 60)."""
     next_hand_delay_seconds: NextHandDelaySecondsSetting | None = None
+    """Pause between hands (default: 5)."""
     bot_fill_seconds: BotFillSecondsSetting | None = None
-    """Once a person is seated, bots take the empty seats after this long (0: never)."""
+    """Once a person is seated, bots take every empty seat after this many seconds (Bots); 0: never
+    (default: 0)."""
     bot_fill_level: BotLevel | None = None
-    """How well the bots that fill seats play."""
+    """How well the bots that fill seats play (default: ``expert``)."""
 
 
 class CreateRoom(Request):
@@ -115,8 +133,10 @@ class CreateRoom(Request):
 
     type: Literal["create_room"]
     settings: RoomSettings
+    """The room's settings; omitted settings take their defaults."""
     name: RoomName | None = None
-    """A name for the lobby to show; names follow the rules of player names."""
+    """A name for the lobby to show; held to the rules of player names (normalised, no control or
+    direction characters, something visible), else ``invalid_name``."""
 
 
 class JoinRoom(RoomRequest):
@@ -135,7 +155,10 @@ class JoinRoom(RoomRequest):
 
     type: Literal["join_room"]
     role: Role = Role.PLAYER
+    """``player`` to sit down with a fresh stack of ``starting_chips``; ``spectator`` to watch."""
     seat: SeatIndex | None = None
+    """Players only: the seat to take; without it, the lowest-numbered free seat. With ``role:
+    "spectator"`` it must be absent or ``null`` (the schema says so with an ``if``/``then``)."""
 
     @model_validator(mode="after")
     def _spectators_take_no_seat(self) -> JoinRoom:
@@ -155,6 +178,7 @@ class SetReady(RoomRequest):
 
     type: Literal["set_ready"]
     ready: bool
+    """Whether you want to be dealt into coming hands."""
 
 
 class Resync(RoomRequest):
@@ -176,7 +200,10 @@ class AddBot(RoomRequest):
 
     type: Literal["add_bot"]
     seat: SeatIndex | None = None
+    """The seat the bot takes; without it, the lowest-numbered free seat."""
     level: BotLevel = BotLevel.EXPERT
+    """How well it plays: ``beginner`` plays loose and makes mistakes on purpose; ``expert`` plays
+    from the exact odds, reads bets and bluffs."""
 
 
 class RemoveBot(RoomRequest):
@@ -184,6 +211,7 @@ class RemoveBot(RoomRequest):
 
     type: Literal["remove_bot"]
     player: PlayerId
+    """The bot."""
 
 
 class Roll(RoomRequest):
@@ -191,8 +219,10 @@ class Roll(RoomRequest):
 
     type: Literal["roll"]
     entropy: Entropy | None = None
-    """Your own contribution to your dice, mixed with the secret the server committed to
-    (FAIRNESS.md): with it, the server cannot have chosen them."""
+    """Your own contribution to the dice you roll: 1..64 characters of ``A-Z a-z 0-9 _ -``, drawn
+    fresh at random by your client after the hand's commitments arrived (``FAIRNESS.md``); with
+    it, the server cannot have chosen your dice. Send the same one again if you must send the
+    same decision again."""
 
 
 class Check(RoomRequest):
@@ -206,6 +236,7 @@ class Bet(RoomRequest):
 
     type: Literal["bet"]
     amount: Amount
+    """Your total for the round, within ``legal.bet_min``..``legal.bet_max``."""
 
 
 class Call(RoomRequest):
@@ -219,6 +250,7 @@ class Raise(RoomRequest):
 
     type: Literal["raise"]
     to: Amount
+    """Your new total for the round, within ``legal.raise_min``..``legal.raise_max``."""
 
 
 class AllIn(RoomRequest):
@@ -238,6 +270,7 @@ class Reroll(RoomRequest):
 
     type: Literal["reroll"]
     die: DieIndex
+    """Which die: its position 0..3 in your ``dice`` list."""
     entropy: Entropy | None = None
     """As in ``roll``: your own contribution to the new die."""
 
@@ -259,6 +292,8 @@ class Chat(RoomRequest):
 
     type: Literal["chat"]
     text: ChatText
+    """1..280 characters; tab and line feed (``\\n``) allowed, no other control character (see Field
+    types)."""
 
 
 class Ping(Request):
@@ -266,6 +301,7 @@ class Ping(Request):
 
     type: Literal["ping"]
     data: Annotated[str, Field(max_length=64)] | None = None
+    """Anything; returned unchanged in ``pong``."""
 
 
 ActionMessage = Roll | Check | Bet | Call | Raise | AllIn | Fold | Reroll | Pass | Ante

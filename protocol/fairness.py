@@ -28,7 +28,7 @@ the entropy your first roll used::
 
 This is the readable reference: ``server.engine.fair`` computes the same dice
 faster for the server (the engine may not import this package), and
-``clients/sample_js/fairness.js`` in JavaScript. All three are checked against
+``clients/js/src/fairness.js`` (the JavaScript client library). All three are checked against
 ``fairness-vectors.json``.
 """
 

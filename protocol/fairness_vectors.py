@@ -26,7 +26,7 @@ from protocol import fairness
 HERE = Path(__file__).resolve().parent
 VECTORS = HERE / "fairness-vectors.json"
 
-# The liars' example of the spec (protocol/README.md): room r_7Hq2, hand 3, Aulus.
+# The liars' example of the spec (protocol/messages.md): room r_7Hq2, hand 3, Aulus.
 ROOM, HAND, AULUS, BRUTUS = "r_7Hq2", 3, "p_4kT9xQ2m", "p_Zr8w1LcQ"
 E1, E2, E3 = "hUHimFxCrwBaDD3TBg9mTg", "Q2m-8wL_cQ", "x"
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"

@@ -19,11 +19,25 @@ from pydantic import BaseModel, TypeAdapter
 
 from protocol.client import CLIENT_MESSAGES, ClientMessage
 from protocol.codec import PROTOCOL_VERSION
+from protocol.reference import render as reference
 from protocol.server import SERVER_MESSAGES, ServerMessage
+from protocol.typescript import constants_js, messages_dts
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_DIR = HERE / "schema"
 ASYNCAPI = HERE / "asyncapi.json"
+REFERENCE = HERE / "reference.md"
+# What the client libraries take from the models, relative to the repository (ROOT).
+ROOT = HERE.parent
+JS_MESSAGES = "clients/js/types/messages.d.ts"
+JS_CONSTANTS = "clients/js/src/protocol.js"
+PY_COPY = "clients/python/src/tali_client/protocol"
+"""The Python library's copy of the models: the same modules, imports renamed."""
+KIT_SPEC = "conformance/src/tali_conformance/spec"
+"""The conformance kit's copy of the published documents it checks against."""
+MODELS = HERE
+"""Where the copied modules are read from (this package)."""
+COPIED = ("__init__", "types", "errors", "client", "server", "codec", "fairness")
 SCHEMA_DIALECT = "http://json-schema.org/draft-07/schema#"
 # Draft-07 is what the AsyncAPI 3.0 parser (and most client tooling) understands.
 REF_TEMPLATE = "#/definitions/{model}"
@@ -35,8 +49,20 @@ def message_type(model: type[BaseModel]) -> str:
     return str(value)
 
 
+def _standard(node: Any) -> Any:
+    """The schema without OpenAPI's ``discriminator``, which standard validators ignore
+    (draft-07) or refuse (Ajv's strict mode). A union stays a ``oneOf`` whose branches
+    each require their own ``const`` type tag, so exactly one branch can match."""
+    if isinstance(node, dict):
+        return {k: _standard(v) for k, v in node.items() if k != "discriminator"}
+    if isinstance(node, list):
+        return [_standard(v) for v in node]
+    return node
+
+
 def _schema(generated: dict[str, Any], title: str, description: str) -> dict[str, Any]:
     """A draft-07 document: pydantic's ``$defs`` become ``definitions``."""
+    generated = _standard(generated)
     body = {k: v for k, v in generated.items() if k not in ("title", "description", "$defs")}
     out = {"$schema": SCHEMA_DIALECT, "title": title, "description": description, **body}
     if "$defs" in generated:
@@ -82,10 +108,48 @@ def build() -> dict[Path, str]:
         },
     }
     files[ASYNCAPI] = asyncapi(directions)
-    return {
+    out = {
         path: json.dumps(content, indent=2, ensure_ascii=False) + "\n"
         for path, content in files.items()
     }
+    unions = {d: files[SCHEMA_DIR / f"{d}.json"] for d in ("client", "server")}
+    out[HERE / REFERENCE.name] = reference(PROTOCOL_VERSION, unions, MODELS / "transcripts")
+    by_direction: dict[str, tuple[type[BaseModel], ...]] = {
+        "client": CLIENT_MESSAGES,
+        "server": SERVER_MESSAGES,
+    }
+    out[ROOT / JS_MESSAGES] = messages_dts(PROTOCOL_VERSION, unions, by_direction)
+    out[ROOT / JS_CONSTANTS] = constants_js(PROTOCOL_VERSION, by_direction)
+    for name in COPIED:
+        out[ROOT / PY_COPY / f"{name}.py"] = python_copy(name)
+    out[ROOT / KIT_SPEC / "client.json"] = out[SCHEMA_DIR / "client.json"]
+    out[ROOT / KIT_SPEC / "server.json"] = out[SCHEMA_DIR / "server.json"]
+    for path in sorted((MODELS / "transcripts").glob("*.json")):
+        out[ROOT / KIT_SPEC / "transcripts" / path.name] = path.read_text()
+    return out
+
+
+def python_copy(name: str) -> str:
+    """A module of this package as the Python client library carries it."""
+    text = (MODELS / f"{name}.py").read_text()
+    if name == "__init__":
+        text = '"""The tali protocol\'s models, as the server publishes them."""\n'
+    if name == "types":
+        # A client reads what a newer minor version sends: unknown fields ignored
+        # (the versioning policy), not refused as the server refuses them.
+        strict = 'extra="forbid", strict=True,'
+        if strict not in text:
+            raise ValueError("protocol/types.py: Strict's model_config has changed")
+        text = text.replace(strict, 'extra="ignore",').replace(
+            "unknown fields are refused, types are exact.",
+            "in this client's copy, unknown fields are ignored.",
+        )
+    text = text.replace("from protocol.", "from tali_client.protocol.")
+    text = text.replace("from protocol import", "from tali_client.protocol import")
+    return (
+        f"# A copy of protocol/{name}.py made by `python -m protocol.generate`: edit the"
+        " original.\n" + text
+    )
 
 
 def asyncapi(directions: list[tuple[str, tuple[type[BaseModel], ...], str]]) -> dict[str, Any]:
@@ -162,12 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     wanted = build()
     existing = set(SCHEMA_DIR.rglob("*.json")) | ({ASYNCAPI} if ASYNCAPI.exists() else set())
+    existing |= set((ROOT / PY_COPY).glob("*.py")) | set((ROOT / KIT_SPEC).rglob("*.json"))
     stale = sorted(
-        str(p.relative_to(HERE))
+        str(p.relative_to(ROOT))
         for p, text in wanted.items()
         if not p.exists() or p.read_text() != text
     )
-    extra = sorted(str(p.relative_to(HERE)) for p in existing - set(wanted))
+    extra = sorted(str(p.relative_to(ROOT)) for p in existing - set(wanted))
     if args.check:
         if stale or extra:
             print("generated protocol files are out of date; run: python -m protocol.generate")
@@ -179,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(wanted)} generated protocol files are current")
         return 0
     for name in extra:
-        (HERE / name).unlink()
+        (ROOT / name).unlink()
     for path, text in wanted.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

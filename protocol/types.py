@@ -123,7 +123,9 @@ BotFillSecondsSetting = Annotated[int, _bounded("bot_fill_seconds")]
 class Strict(BaseModel):
     """Base of every protocol model: unknown fields are refused, types are exact."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True
+    )
 
 
 class Variant(StrEnum):

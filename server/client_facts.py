@@ -1,11 +1,17 @@
-"""Generate the sample client's shared facts from their one source: ``facts.js``.
+"""Generate the sample client's shared files: ``facts.js`` and its copy of the library.
 
-    python -m server.client_facts          # write clients/sample_js/facts.js
-    python -m server.client_facts --check  # exit 1 if the checked-in file is stale
+    python -m server.client_facts          # write clients/sample_js/facts.js and tali/
+    python -m server.client_facts --check  # exit 1 if a checked-in file is stale
 
 The protocol version, the close codes, the room settings' bounds and
 defaults, and the name of every roll come from the protocol models and the
 engine; the browser client imports them instead of copying them by hand.
+
+The page also imports the JavaScript client library (``clients/js/src``). The
+server serves the page's directory only, so the library's modules are copied
+into ``clients/sample_js/tali/`` (each marked as a copy); ``--check`` fails
+when a copy differs from its source, so the page always runs the library as
+it is tested.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from server.engine import Settings, evaluate
 from server.static import default_client_dir
 
 FACTS = default_client_dir() / "facts.js"
+LIBRARY = default_client_dir().parent / "js" / "src"
+LIBRARY_COPY = default_client_dir() / "tali"
 
 
 def facts() -> dict[str, Any]:
@@ -58,21 +66,44 @@ def render() -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None, target: Path = FACTS) -> int:
+def library_copy(source: Path = LIBRARY, copy: Path = LIBRARY_COPY) -> dict[Path, str]:
+    """The page's copy of each library module, by path."""
+    return {
+        copy / path.name: (
+            f"// A copy of clients/js/src/{path.name}, made by `python -m server.client_facts`:"
+            " edit the original.\n" + path.read_text()
+        )
+        for path in sorted(source.glob("*.js"))
+    }
+
+
+def main(
+    argv: list[str] | None = None,
+    target: Path = FACTS,
+    source: Path = LIBRARY,
+    copy: Path = LIBRARY_COPY,
+) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--check", action="store_true", help="fail if the checked-in file is stale")
+    parser.add_argument("--check", action="store_true", help="fail if a checked-in file is stale")
     args = parser.parse_args(argv)
-    text = render()
+    wanted = {target: render(), **library_copy(source, copy)}
+    stale = [p for p, text in wanted.items() if not p.exists() or p.read_text() != text]
+    extra = sorted(set(copy.glob("*.js")) - set(wanted)) if copy.is_dir() else []
     if args.check:
-        if not target.exists() or target.read_text() != text:
-            print(f"{target.name} is out of date; run: python -m server.client_facts")
+        if stale or extra:
+            for path in [*stale, *extra]:
+                print(f"{path.name} is out of date; run: python -m server.client_facts")
             return 1
-        print(f"{target.name} is current")
+        print(f"{target.name} and {len(wanted) - 1} library modules are current")
         return 0
-    target.write_text(text)
-    print(f"wrote {target}")
+    copy.mkdir(exist_ok=True)
+    for path in extra:
+        path.unlink()
+    for path, text in wanted.items():
+        path.write_text(text)
+    print(f"wrote {len(stale)} files, removed {len(extra)}")
     return 0
 
 

@@ -1,18 +1,18 @@
 // The sample client's entry point: it wires the protocol client, the state,
 // the views and the input together. Where to look:
 //
-//   tali-client.js   the protocol (connect, requests, events, reconnect)
+//   tali/            the client library (clients/js, copied): connect, requests,
+//                    events, seq and resync, heartbeat, reconnect, fair dice
 //   state.js         what the page knows, and how each server message changes it
 //   room-model.js    a room kept current by its events; the hand log's lines
 //   describe.js      the game in words (pots, awards, who sits out, what's next)
 //   history.js       earlier hands (the server's hand_history), replayed for the panel
-//   fair-check.js    each hand's dice checked against the server's commitments
 //   views/*.js       drawing: lobby, table, actions, panels (log, chat, history), rules
 //   input.js         forms, buttons and keyboard shortcuts: everything that sends
 //   alerts.js        "your turn": live region, tab title, optional sound
 //   errors.js        every protocol error code in words
 
-import { TaliClient } from "./tali-client.js";
+import { TaliClient } from "./tali/client.js";
 import * as store from "./state.js";
 import { createHandlers } from "./input.js";
 import { $, keepFocus, nameNode, typing } from "./dom.js";
@@ -23,7 +23,7 @@ import { renderChat, renderHistory, renderLog } from "./views/panels.js";
 import { setUpRules } from "./views/rules.js";
 import { setUpAlerts, turnChanged } from "./alerts.js";
 import { promptHint } from "./describe.js";
-import { checkHand } from "./fair-check.js";
+import { checkHand } from "./tali/fair-hand.js";
 
 const client = new TaliClient({ url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/` });
 const state = store.createState();
@@ -63,7 +63,7 @@ function render() {
 // -- the dice check and the earlier hands ------------------------------------------
 
 /**
- * Check a finished hand's dice (fair-check.js) and keep the verdict. Our own
+ * Check a finished hand's dice (tali/fair-hand.js) and keep the verdict. Our own
  * entropy is checked when this page saw the hand, or this browser kept what it sent.
  */
 async function checkDice(room, hand, events, opening, source) {
@@ -154,7 +154,7 @@ handlers.bindForms();
 handlers.bindKeys();
 setInterval(() => tick(state), 250);
 
-if (client.token) {
+if (client.tokenStore.get()) {
   // Resume (this tab, another tab or an earlier visit): the seat is still ours.
   state.screen = "connecting";
   handlers.attempt(client.connect(localStorage.getItem("tali.name")), { keep: true });

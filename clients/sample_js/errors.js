@@ -1,4 +1,4 @@
-// Every error code of the protocol (protocol/README.md, "Error codes") as a
+// Every error code of the protocol (protocol/messages.md, "Error codes") as a
 // sentence a player understands. The server's `message` is for programmers and
 // is never shown: at most, the setting it names is looked up by its name.
 

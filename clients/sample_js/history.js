@@ -6,7 +6,7 @@
 // What the server's record lacks, this page keeps in `storage` (localStorage),
 // per player and room: the names of the players it has seen (the events carry
 // ids only), the entropy it sent with each of its rolls, so that a hand's
-// dice can be checked after a reload too (fair-check.js), and the latest chat,
+// dice can be checked after a reload too (tali/fair-hand.js), and the latest chat,
 // so that a reload does not wipe the conversation.
 
 import { applyEvent } from "./room-model.js";

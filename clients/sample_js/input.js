@@ -1,6 +1,6 @@
 // What the player does: the forms (name, new room, lobby filters, chat), the
 // buttons' handlers (act, join, leave, sit in or out, buy in again, play here)
-// and the one-key shortcuts. Each sends requests through tali-client.js and
+// and the one-key shortcuts. Each sends requests through the client library (tali/) and
 // puts any refusal into words (errors.js); the state changes come back as
 // server messages, through app.js.
 
@@ -10,7 +10,7 @@ import { SHORTCUTS } from "./views/actions.js";
 import { syncCreateForm } from "./views/lobby.js";
 import { SETTING_BOUNDS, SETTING_DEFAULTS } from "./facts.js";
 import { enterRoom, entropyFor, roomList } from "./state.js";
-import { newEntropy } from "./fairness.js";
+import { newEntropy } from "./tali/fairness.js";
 import { live } from "./describe.js";
 
 // Characters a name must not hold: controls, and invisible formatting (bidi

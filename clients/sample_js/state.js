@@ -31,7 +31,7 @@ export function createState(storage = globalThis.localStorage) {
     rollOffs: [], // this hand's roll_off events
     history: new HandHistory(storage), // earlier hands (the server's hand_history), names, sent entropy
     current: null, // the hand on the table as this page saw it, from its start: { number, events, opening }
-    verdicts: new Map(), // hand number -> its dice check (fair-check.js), in the room on screen
+    verdicts: new Map(), // hand number -> its dice check (tali/fair-hand.js), in the room on screen
     outgoing: null, // the entropy of our roll or reroll in flight: { key, room, hand, entropy }
     clockOffset: 0, // server clock minus ours, learnt from prompts
     timerTotals: new Map(), // deadline -> the whole turn's length in ms, for the time bars

@@ -21,7 +21,7 @@ async def test_a_page_that_did_not_load_completely_says_so(
         await route.fulfill(status=429, body="too many connections")
 
     async def setup(page: Page) -> None:
-        await page.route("**/fair-check.js", refuse)
+        await page.route("**/fair-hand.js", refuse)
 
     broken = await Player.open(browser, server, "Aulus", setup=setup)
     loading = broken.page.get_by_test_id("loading")

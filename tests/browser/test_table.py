@@ -19,7 +19,7 @@ from .players import Player, bot, is_prompt, next_hand, only_room, pid, recorder
 
 pytestmark = pytest.mark.asyncio
 
-README = Path(__file__).resolve().parents[2] / "protocol" / "README.md"
+README = Path(__file__).resolve().parents[2] / "protocol" / "messages.md"  # the error table
 
 
 async def asked(client: Client, phase: str, since: int) -> dict[str, Any]:

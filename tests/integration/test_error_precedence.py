@@ -1,6 +1,6 @@
 """When several error codes apply, the one the spec's precedence table names wins.
 
-One test per group of rows of "Which error wins" in protocol/README.md, over
+One test per group of rows of "Which error wins" in protocol/guides/lifecycle.md, over
 real sockets. Each request below is wrong in two (or more) ways at once.
 """
 

@@ -1,9 +1,9 @@
-// Runs clients/sample_js/fairness.js on a file of cases (the published vectors,
+// Runs clients/js/src/fairness.js on a file of cases (the published vectors,
 // or random cases written by the Python test) and prints what it computed, as
 // JSON, for the Python test to compare: node fairness_runner.mjs CASES.json
 import { readFile } from "node:fs/promises";
 
-const fairness = await import(new URL("../../clients/sample_js/fairness.js", import.meta.url));
+const fairness = await import(new URL("../../clients/js/src/fairness.js", import.meta.url));
 const cases = JSON.parse(await readFile(process.argv[2], "utf8"));
 
 const out = { valid: [], tampered: [], sampling: [], entropy: [] };

@@ -1,4 +1,4 @@
-"""The sample client's dice check (clients/sample_js/fair-check.js) on hands with a bot.
+"""The sample client's dice check (clients/js/src/fair-hand.js) on hands with a bot.
 
 A bot's opening carries ``entropy_from``: the page checks that the bot's dice
 follow from the people's entropy, and that the entropy listed for it is the

@@ -1,7 +1,7 @@
 """The fair dice verifier (protocol/fairness.py), its published vectors, and the JS verifier.
 
 The vectors are the contract between implementations: the Python verifier
-and ``clients/sample_js/fairness.js`` (run under node) must both reproduce
+and ``clients/js/src/fairness.js`` (run under node) must both reproduce
 every valid case and refuse every tampered one.
 """
 

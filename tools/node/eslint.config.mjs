@@ -1,14 +1,17 @@
-// ESLint for the sample browser client (clients/sample_js): plain ES modules
-// run by the browser, no build step. Run by `make lint` from the repository root:
-//   tools/node/node_modules/.bin/eslint --config tools/node/eslint.config.mjs
+// ESLint for the sample browser client (clients/sample_js) and the JavaScript
+// client library (clients/js): plain ES modules, no build step. Run by `make lint`
+// from the repository root:
+//   tools/node/node_modules/.bin/eslint --config tools/node/eslint.config.mjs clients/sample_js clients/js
 import js from "@eslint/js";
 import globals from "globals";
 
 export default [
-  { files: ["clients/sample_js/**/*.js"] },
+  // The page's copy of the library is checked against its original (server.client_facts).
+  { ignores: ["clients/sample_js/tali/**", "clients/js/node_modules/**", "clients/js/types/**"] },
+  { files: ["clients/sample_js/**/*.js", "clients/js/**/*.js", "clients/js/**/*.mjs"] },
   js.configs.recommended,
   {
-    files: ["clients/sample_js/**/*.js"],
+    files: ["clients/sample_js/**/*.js", "clients/js/**/*.js", "clients/js/**/*.mjs"],
     languageOptions: {
       ecmaVersion: 2024,
       sourceType: "module",
@@ -32,8 +35,8 @@ export default [
     },
   },
   {
-    // fairness.js runs in Node 20+ too (tests/protocol/fairness_runner.mjs).
-    files: ["clients/sample_js/fairness.js"],
+    // The library runs in browsers and in Node 20+; its tests and tools in Node.
+    files: ["clients/js/**/*.js", "clients/js/**/*.mjs"],
     languageOptions: { globals: { ...globals.browser, ...globals.node } },
   },
 ];

@@ -1,8 +1,9 @@
+// A copy of clients/js/src/fair-hand.js, made by `python -m server.client_facts`: edit the original.
 // Checking a hand's dice against the server's commitments (protocol/FAIRNESS.md §7).
 // The rolls checked are the ones this page saw in the hand's events, never a list
 // the server sends with the opening: dice_rolled and rerolled as they arrived, the
 // liars' dice the showdown revealed, the roll-offs. Our own rolls are checked with
-// the entropy this page sent. No DOM here; fairness.js does the cryptography.
+// the entropy this client sent. fairness.js does the cryptography.
 
 import { commitment as commitmentOf, effectiveEntropies, sourcesProblem, verify, verifyBot } from "./fairness.js";
 
@@ -10,12 +11,17 @@ import { commitment as commitmentOf, effectiveEntropies, sourcesProblem, verify,
  * Every roll each player made in the hand, as seen in `events` (the hand's
  * events in order, from hand_started). `sent` maps the seq of our own
  * dice_rolled or rerolled to the entropy we sent with that action.
+ * @param {any[]} events
+ * @param {string} you
+ * @param {Record<number, string>} [sent]
  */
 export function rollsSeen(events, you, sent = {}) {
+  /** @type {Map<string, {faces: number[] | null, entropy: string | null}[]>} */
   const rolls = new Map();
-  const add = (player, roll) => {
-    if (!rolls.has(player)) rolls.set(player, []);
-    rolls.get(player).push(roll);
+  const add = (/** @type {string} */ player, /** @type {{faces: number[] | null, entropy: string | null}} */ roll) => {
+    const list = rolls.get(player) ?? [];
+    list.push(roll);
+    rolls.set(player, list);
   };
   for (const e of events) {
     const entropy = e.player === you ? sent[e.seq] ?? null : null;
@@ -52,6 +58,16 @@ export function rollsSeen(events, you, sent = {}) {
  *   "failed"     at least one did not (problems say whose and how);
  *   "waiting"    our own opening has not come yet (dice_opened follows hand_ended);
  *   "unchecked"  nothing to check (no dice were shown to us), or we missed the hand's start.
+ *
+ * @param {object} hand
+ * @param {string} hand.room
+ * @param {number} hand.hand
+ * @param {string} hand.you  our player id
+ * @param {any[]} hand.events
+ * @param {import("../types/messages.js").DiceOpening | null} [hand.opening]
+ * @param {Record<number, string>} [hand.sent]
+ * @param {boolean} [hand.sentKnown]
+ * @returns {Promise<{status: "verified" | "failed" | "waiting" | "unchecked", problems: {player: string | null, text: string}[], checked: number, mixed?: boolean, reason?: string}>}
  */
 export async function checkHand({ room, hand, you, events, opening = null, sent = {}, sentKnown = true }) {
   const started = events.find((e) => e.type === "hand_started");
@@ -59,10 +75,12 @@ export async function checkHand({ room, hand, you, events, opening = null, sent 
   if (!started || !ended) return { status: "unchecked", problems: [], checked: 0, reason: "partial" };
   const committed = new Map((started.commitments ?? []).map((c) => [c.player, c.commitment]));
   const rolls = rollsSeen(events, you, sent);
+  /** @type {import("../types/messages.js").DiceOpening[]} */
   const openings = [...(ended.openings ?? [])];
   if (opening && !openings.some((o) => o.player === opening.player)) openings.push(opening);
+  /** @type {{player: string | null, text: string}[]} */
   const problems = [];
-  const problem = (player, text) => problems.push({ player, text });
+  const problem = (/** @type {string | null} */ player, /** @type {string} */ text) => problems.push({ player, text });
   let mixed = false;
 
   const values = [...committed.values()];
@@ -144,4 +162,99 @@ export async function checkHand({ room, hand, you, events, opening = null, sent 
   }
   if (problems.length) return { status: "failed", problems, checked: opened.size, mixed };
   return { status: opened.size ? "verified" : "unchecked", problems, checked: opened.size, mixed, reason: opened.size ? "" : "nothing shown" };
+}
+
+/**
+ * @typedef {object} FairVerdict
+ * @property {string} room
+ * @property {number} hand
+ * @property {"verified" | "failed" | "unchecked"} status
+ * @property {{player: string | null, text: string}[]} problems
+ */
+
+/**
+ * Checks every hand a client plays or watches, as it ends: it keeps each hand's
+ * events as they arrive, the entropy the client sent with its own rolls, and our
+ * own opening when it comes apart (`dice_opened`), and calls `onVerdict` once per
+ * hand. Usage: `new FairDiceChecker(client, (verdict) => ...)`.
+ */
+export class FairDiceChecker {
+  /**
+   * @param {{on: (type: any, handler: (message: any) => void) => () => void, playerId: string | null}} client
+   *   a TaliClient
+   * @param {(verdict: FairVerdict) => void} onVerdict
+   */
+  constructor(client, onVerdict) {
+    this.client = client;
+    this.onVerdict = onVerdict;
+    /** @type {Map<string, {hand: number, events: any[], sent: Record<number, string>}>} */
+    this.hands = new Map();
+    /** @type {Map<string, string>} the entropy of our roll in flight, by room */
+    this.pending = new Map();
+    /** @type {Map<string, {room: string, hand: number, events: any[], sent: Record<number, string>}>} */
+    this.waiting = new Map();
+    this.off = [
+      client.on("sent", (message) => this._sent(message)),
+      client.on("room_event", (event) => this._event(event)),
+      client.on("dice_opened", (message) => this._opened(message)),
+    ];
+  }
+
+  /** Stop listening. */
+  close() {
+    for (const off of this.off) off();
+  }
+
+  /** @param {any} message */
+  _sent(message) {
+    if ((message.type === "roll" || message.type === "reroll") && message.entropy) {
+      this.pending.set(message.room, message.entropy);
+    }
+  }
+
+  /** @param {any} event */
+  _event(event) {
+    const you = this.client.playerId;
+    if (event.type === "hand_started") {
+      this.hands.set(event.room, { hand: event.hand, events: [event], sent: {} });
+      return;
+    }
+    const current = this.hands.get(event.room);
+    if (!current) return; // we came in mid-hand: nothing to check it against
+    current.events.push(event);
+    if (event.player === you && (event.type === "dice_rolled" || event.type === "rerolled")) {
+      const entropy = this.pending.get(event.room);
+      if (entropy) current.sent[event.seq] = entropy;
+      this.pending.delete(event.room);
+    } else if (event.player === you && event.type === "timed_out") {
+      this.pending.delete(event.room); // the server rolled for us: not with this entropy
+    }
+    if (event.type === "hand_ended") {
+      this.hands.delete(event.room);
+      void this._check({ room: event.room, ...current }, null);
+    }
+  }
+
+  /** @param {import("../types/messages.js").DiceOpened} message */
+  _opened(message) {
+    const key = `${message.room}/${message.hand}`;
+    const held = this.waiting.get(key);
+    if (!held) return;
+    this.waiting.delete(key);
+    void this._check(held, message.opening);
+  }
+
+  /**
+   * @param {{room: string, hand: number, events: any[], sent: Record<number, string>}} held
+   * @param {import("../types/messages.js").DiceOpening | null} opening
+   */
+  async _check(held, opening) {
+    const you = this.client.playerId ?? "";
+    const verdict = await checkHand({ ...held, you, opening });
+    if (verdict.status === "waiting") {
+      this.waiting.set(`${held.room}/${held.hand}`, held);
+      return;
+    }
+    this.onVerdict({ room: held.room, hand: held.hand, status: verdict.status, problems: verdict.problems });
+  }
 }

@@ -1,3 +1,4 @@
+// A copy of clients/js/src/fairness.js, made by `python -m server.client_facts`: edit the original.
 // Checking the server's dice: the verifier of the provably fair scheme
 // (protocol/FAIRNESS.md), with Web Crypto only. No dependencies; it runs in the
 // browser and in Node 20+ (globalThis.crypto.subtle). The Python verifier,
@@ -50,7 +51,7 @@ export function toHex(bytes) {
 export function secretBytes(secret) {
   if (typeof secret === "string") {
     if (!HEX_SECRET.test(secret)) throw new RangeError("a secret is 64 hex digits");
-    return Uint8Array.from(secret.match(/../g), (pair) => parseInt(pair, 16));
+    return Uint8Array.from(/** @type {RegExpMatchArray} */ (secret.match(/../g)), (pair) => parseInt(pair, 16));
   }
   if (secret instanceof Uint8Array && secret.length === SECRET_BYTES) return secret;
   throw new RangeError(`a secret is ${SECRET_BYTES} bytes`);
@@ -154,7 +155,7 @@ export async function facesFromBlocks(nextBlock, count) {
 }
 
 function importKey(secret) {
-  return subtle().importKey("raw", secretBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return subtle().importKey("raw", /** @type {Uint8Array<ArrayBuffer>} */ (secretBytes(secret)), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
 }
 
 async function rollWithKey(key, room, hand, player, firstIndex, count, entropy) {

@@ -1,0 +1,164 @@
+// TaliClient against the real server (requests, errors, resume, takeover) and
+// against a scripted WebSocket server (seq gaps, the heartbeat's deadline).
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { WebSocketServer } from "ws";
+import { TaliClient, TaliError, memoryTokenStore, storageTokenStore, PROTOCOL_VERSION } from "../src/index.js";
+import { startServer } from "./server.mjs";
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.stop();
+});
+
+const quick = { backoff: { initial: 20, max: 100 }, heartbeat: { interval: 0 } };
+
+test("hello gives a welcome and stores the token; a refused request rejects with its code", async () => {
+  const tokens = memoryTokenStore();
+  const client = new TaliClient({ url: server.url, name: "Aulus", tokenStore: tokens, ...quick });
+  const welcome = await client.connect();
+  assert.equal(welcome.type, "welcome");
+  assert.equal(welcome.name, "Aulus");
+  assert.equal(welcome.protocol.split(".")[0], PROTOCOL_VERSION.split(".")[0]);
+  assert.equal(tokens.get(), welcome.token);
+  assert.equal(client.playerId, welcome.player_id);
+  const error = await client.request("join_room", { room: "r_nowhere", role: "player" }).catch((e) => e);
+  assert.ok(error instanceof TaliError);
+  assert.equal(error.code, "room_not_found");
+  assert.equal(error.reply.room, "r_nowhere");
+  const pong = await client.request("ping", { data: "x" });
+  assert.equal(pong.data, "x");
+  client.close();
+});
+
+test("a dropped connection reconnects and resumes: same player, the room's snapshot", async () => {
+  const client = new TaliClient({ url: server.url, name: "Brutus", tokenStore: memoryTokenStore(), ...quick });
+  const first = await client.connect();
+  const { room } = await client.request("create_room", { settings: { variant: "simple" } });
+  await client.request("join_room", { room, role: "player" });
+  const snapshot = client.next("snapshot", (s) => s.room === room);
+  const welcomed = client.next("welcome");
+  client.ws.close(4000, "the test drops it"); // not client.close(): a drop, not a goodbye
+  const again = await welcomed;
+  assert.equal(again.resumed, true);
+  assert.equal(again.player_id, first.player_id);
+  assert.deepEqual(again.rooms, [room]);
+  assert.equal((await snapshot).you, first.player_id);
+  client.close();
+});
+
+test("a takeover (close 4001) is not fought over: no reconnect, status replaced", async () => {
+  const tokens = memoryTokenStore();
+  const one = new TaliClient({ url: server.url, name: "Cassia", tokenStore: tokens, ...quick });
+  await one.connect();
+  const replaced = one.next("status", (s) => s.status === "replaced");
+  const two = new TaliClient({ url: server.url, tokenStore: tokens, ...quick });
+  const welcome = await two.connect();
+  assert.equal(welcome.resumed, true);
+  await replaced;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(one.status, "replaced");
+  assert.equal(one.ws, null);
+  two.close();
+});
+
+test("the token store is pluggable: a Web Storage keeps it under its key", () => {
+  const data = new Map();
+  const storage = {
+    getItem: (k) => data.get(k) ?? null,
+    setItem: (k, v) => data.set(k, v),
+    removeItem: (k) => data.delete(k),
+  };
+  const store = storageTokenStore(storage, "my.key");
+  assert.equal(store.get(), null);
+  store.set("abc");
+  assert.equal(data.get("my.key"), "abc");
+  store.clear();
+  assert.equal(store.get(), null);
+});
+
+test("reconnect delays grow by the factor up to the cap, with jitter", () => {
+  const client = new TaliClient({ url: "ws://127.0.0.1:9/", backoff: { initial: 100, max: 1000, factor: 2, jitter: 0.25 } });
+  for (const [attempt, base] of [[1, 100], [2, 200], [3, 400], [4, 800], [5, 1000], [9, 1000]]) {
+    for (let i = 0; i < 20; i++) {
+      const delay = client.retryDelay(attempt);
+      assert.ok(delay >= base * 0.75 && delay <= base * 1.25, `${attempt}: ${delay}`);
+    }
+  }
+});
+
+/** A scripted server: answers hello with welcome, then runs `script(socket, frames)`. */
+async function fakeServer(script) {
+  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+  await new Promise((resolve) => wss.on("listening", resolve));
+  const connections = [];
+  wss.on("connection", (socket) => {
+    const frames = [];
+    connections.push(frames);
+    socket.on("message", (data) => {
+      const frame = JSON.parse(String(data));
+      frames.push(frame);
+      if (frame.type === "hello") {
+        socket.send(JSON.stringify({
+          type: "welcome", id: frame.id, server_version: "fake", protocol: "2.1", player_id: "p_me",
+          name: "Me", token: "T".repeat(43), resumed: connections.length > 1, rooms: [],
+          limits: { max_frame_bytes: 4096, messages_per_second: 20, message_burst: 40, abuse_limit: 50, chat_per_minute: 20, max_rooms_per_player: 3 },
+        }));
+      }
+      script(socket, frame, connections.length);
+    });
+  });
+  return { url: `ws://127.0.0.1:${wss.address().port}/`, connections, close: () => new Promise((r) => wss.close(r)) };
+}
+
+const event = (seq, extra = {}) => JSON.stringify({ type: "chat", room: "r_1", seq, player: "p_x", name: "X", text: `#${seq}`, ...extra });
+
+test("a gap in seq asks for a resync and holds the room's events until its snapshot", async () => {
+  const fake = await fakeServer((socket, frame) => {
+    if (frame.type === "hello") {
+      for (const seq of [5, 6, 6, 9, 10]) socket.send(event(seq)); // 6 again, then 7 and 8 missing
+    }
+    if (frame.type === "resync") {
+      socket.send(JSON.stringify({ type: "result", id: frame.id, request: "resync", room: "r_1" }));
+      socket.send(JSON.stringify({ type: "snapshot", room: "r_1", seq: 10 }));
+      socket.send(event(10));
+      socket.send(event(11));
+    }
+  });
+  const client = new TaliClient({ url: fake.url, tokenStore: memoryTokenStore(), ...quick });
+  const seen = [];
+  client.on("room_event", (e) => seen.push(e.seq));
+  const resync = client.next("resync");
+  await client.connect();
+  assert.deepEqual(await resync, { room: "r_1", from: 6, to: 9 });
+  await client.next("chat", (e) => e.seq === 11);
+  assert.deepEqual(seen, [5, 6, 11]);
+  assert.deepEqual(fake.connections[0].filter((f) => f.type === "resync").map((f) => f.room), ["r_1"]);
+  client.close();
+  await fake.close();
+});
+
+test("a pong that misses its deadline gives the connection up and reconnects", async () => {
+  const fake = await fakeServer((socket, frame, connection) => {
+    if (frame.type === "ping" && connection > 1) {
+      socket.send(JSON.stringify({ type: "pong", id: frame.id, data: frame.data }));
+    } // the first connection never answers a ping: a hung server
+  });
+  const client = new TaliClient({
+    url: fake.url, tokenStore: memoryTokenStore(), backoff: { initial: 10, max: 50 },
+    heartbeat: { interval: 50, timeout: 100 },
+  });
+  const lapsed = client.next("heartbeat_lapsed");
+  await client.connect();
+  const { waited } = await lapsed;
+  assert.ok(waited >= 100);
+  const welcome = await client.next("welcome");
+  assert.equal(welcome.resumed, true);
+  assert.equal(fake.connections[1][0].token, "T".repeat(43));
+  client.close();
+  await fake.close();
+});

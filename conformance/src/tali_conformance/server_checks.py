@@ -1,0 +1,695 @@
+"""Certify a server against the published protocol, from the outside.
+
+Scripted scenarios send every client message and provoke every error code a
+client can provoke; the published transcripts are replayed as vectors; and at
+the end every frame received on every connection is audited: it validates
+against ``schema/server.json``, each member sees each room's seq exactly once
+and in order, the same frame as everyone else but for a hidden roll, and no
+hidden die, token or prompt reaches anyone it is not for.
+
+The kit needs nothing from the server but its URL. It opens at most 9 rooms
+and a few dozen connections, within the shipped per-address limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import secrets
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft7Validator
+
+from tali_conformance.report import Report
+from tali_conformance.wire import Conn, Frame
+
+PROTOCOL = "2.1"
+UNREACHABLE = {
+    "internal_error": "a server fault: nothing a client sends may cause one",
+    "room_elsewhere": "needs a server of several nodes",
+    "too_many_bots": "needs the server's bot capacity used up",
+}
+CLOCK_FIELDS = ("deadline", "next_hand_at", "at", "grace_until", "seconds_left")
+# Fields whose values come from the dice (or the server's secrets): masked when a
+# transcript is replayed, since another server rolls other dice.
+DICE_FIELDS = ("faces", "dice", "old", "new", "hand_name", "commitment", "secret", "openings")
+# Sent when a timer says so, not in answer to a request: their place among the other
+# frames depends on the server's clock, so a replay leaves them (and seq) out of the
+# comparison; the seq audit still checks every frame.
+TIME_DRIVEN = ("spectators_changed", "next_hand")
+
+
+def spec(name: str) -> Any:
+    """A published document shipped with the kit (``spec/``)."""
+    return json.loads(resources.files("tali_conformance").joinpath("spec", name).read_text())
+
+
+class ServerKit:
+    def __init__(self, url: str, timeout: float = 5.0) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.report = Report(f"server {url}")
+        self.log: list[tuple[str, Frame]] = []
+        self.conns: list[Conn] = []
+        self.owners: dict[str, str] = {}  # connection label -> player id
+        self.codes: set[str] = set()
+        self.accepted: set[str] = set()
+        self.limits: dict[str, Any] = {}
+        self._variants: dict[str, str] = {}
+        self.skipped: frozenset[str] = frozenset()
+
+    # -- helpers -------------------------------------------------------------
+
+    async def conn(self, label: str, name: str | None = None, hello: bool = True) -> Conn:
+        c = await Conn.open(self.url, label, self.log)
+        self.conns.append(c)
+        if hello:
+            welcome = await c.hello(name or label)
+            if welcome.get("type") != "welcome":
+                raise AssertionError(f"{label}: hello answered {welcome}")
+            self.owners[label] = welcome["player_id"]
+            self.limits = welcome.get("limits") or self.limits
+        return c
+
+    async def expect_error(
+        self, c: Conn, frame: Frame, code: str, *, closes: bool = False, check: str = ""
+    ) -> Frame:
+        reply = await c.request(frame, timeout=self.timeout)
+        ok = reply.get("type") == "error" and reply.get("code") == code
+        ok = ok and bool(reply.get("closes")) == closes
+        self.report.add(check or f"error {code}", ok, f"sent {frame}, got {reply}")
+        if ok:
+            self.codes.add(code)
+        return reply
+
+    async def expect_ok(self, c: Conn, frame: Frame, reply_type: str = "result") -> Frame:
+        reply = await c.request(frame, timeout=self.timeout)
+        ok = reply.get("type") == reply_type
+        if reply_type == "result":
+            ok = ok and reply.get("request") == frame["type"]
+        self.report.add(f"message {frame['type']}: answered {reply_type}", ok, f"got {reply}")
+        if ok:
+            self.accepted.add(frame["type"])
+        return reply
+
+    async def prompt(self, c: Conn, since: int, phase: str | None = None) -> Frame:
+        """The latest your_turn ``c`` got from index ``since`` (waiting for one)."""
+
+        def is_turn(f: Frame) -> bool:
+            return f.get("type") == "your_turn" and (phase is None or f.get("phase") == phase)
+
+        await c.wait(is_turn, since=since, timeout=self.timeout)
+        return [f for f in c.frames[since:] if is_turn(f)][-1]
+
+    # -- scenarios -----------------------------------------------------------
+
+    def scenarios(self) -> list[tuple[str, str, Callable[[], Awaitable[None]]]]:
+        """(short name, title, scenario), in the order they run."""
+        return [
+            ("framing", "hello and framing", self.hello_and_framing),
+            ("limits", "limits", self.limits_),
+            ("rooms", "rooms, lobby and a liars' hand", self.rooms_and_play),
+            ("bots", "bots", self.bots),
+            ("open-rooms", "open rooms", self.too_many_rooms),
+            ("transcripts", "transcripts", self.transcripts),
+        ]
+
+    async def run(self, skip: frozenset[str] = frozenset()) -> Report:
+        """Every scenario but those named in ``skip``, then the audit."""
+        self.skipped = skip
+        for short, title, scenario in self.scenarios():
+            if short in skip:
+                self.report.skip(f"scenario {title!r}", "skipped on request")
+                continue
+            try:
+                await scenario()
+            except (AssertionError, ConnectionError, TimeoutError, OSError) as exc:
+                self.report.add(f"scenario {title!r} ran to its end", False, repr(exc)[:400])
+            else:
+                self.report.add(f"scenario {title!r} ran to its end", True)
+        await asyncio.gather(*(c.close() for c in self.conns), return_exceptions=True)
+        self.audit()
+        return self.report
+
+    async def hello_and_framing(self) -> None:
+        r = self.report
+        c = await self.conn("framing", hello=False)
+        await self.expect_error(c, {"type": "list_rooms"}, "hello_required")
+        start = len(c.frames)
+        await c.send("not json at all")
+        bad = await c.wait(lambda f: f.get("type") == "error", since=start)
+        r.add(
+            "a frame that is not JSON: bad_message without id",
+            bad.get("code") == "bad_message" and bad.get("id") is None,
+            str(bad),
+        )
+        self.codes.add("bad_message")
+        await self.expect_error(c, {"type": "warp_drive"}, "unknown_type")
+        await self.expect_error(
+            c,
+            {"type": "hello", "protocol": PROTOCOL, "colour": "red"},
+            "bad_message",
+            check="an unknown field: bad_message",
+        )
+        await self.expect_error(
+            c, {"type": "hello", "protocol": PROTOCOL, "token": "A" * 30}, "session_not_found"
+        )
+        await self.expect_error(
+            c, {"type": "hello", "protocol": PROTOCOL, "name": "\u202eEve"}, "invalid_name"
+        )
+        welcome = await c.hello("Framing")
+        r.add("hello: welcome after refused hellos", welcome.get("type") == "welcome", str(welcome))
+        if welcome.get("type") == "welcome":
+            self.accepted.add("hello")
+            self.owners["framing"] = welcome["player_id"]
+            major = str(welcome.get("protocol", "")).split(".")[0]
+            r.add("welcome speaks protocol 2.x", major == "2", str(welcome.get("protocol")))
+            self.limits = welcome["limits"]
+        await self.expect_error(
+            c,
+            {"type": "hello", "protocol": PROTOCOL},
+            "bad_message",
+            check="a second hello: bad_message",
+        )
+        start = len(c.frames)
+        await c.send(b"\x00binary")
+        binary = await c.wait(lambda f: f.get("type") == "error", since=start)
+        r.add(
+            "a binary frame: bad_message without id",
+            binary.get("code") == "bad_message" and binary.get("id") is None,
+            str(binary),
+        )
+        await self.expect_ok(c, {"type": "ping", "data": "hi"}, "pong")
+        r.add("pong echoes data", c.frames[-1].get("data") == "hi", str(c.frames[-1]))
+        resumed = await self.conn("framing#2", hello=False)
+        again = await resumed.hello(token=c.token)
+        r.add(
+            "hello with the token resumes the session (takeover)",
+            again.get("resumed") is True and again.get("player_id") == welcome.get("player_id"),
+            str(again),
+        )
+        self.owners["framing#2"] = self.owners.get("framing", "")
+        code = await c.wait_closed(self.timeout)
+        r.add("the replaced connection closes with 4001", code == 4001, f"close code {code}")
+        old = await self.conn("old client", hello=False)
+        await self.expect_error(
+            old,
+            {"type": "hello", "protocol": "1.0", "name": "Old"},
+            "unsupported_version",
+            closes=True,
+        )
+        code = await old.wait_closed(self.timeout)
+        r.add("unsupported_version closes the connection with 1008", code == 1008, f"{code}")
+
+    async def limits_(self) -> None:
+        r = self.report
+        big = await self.conn("big", "Big")
+        size = int(self.limits.get("max_frame_bytes", 4096))
+        start = len(big.frames)
+        await big.send(json.dumps({"type": "ping", "data": "x" * size}))
+        error = await big.wait(lambda f: f.get("type") == "error", since=start)
+        r.add(
+            "a frame over max_frame_bytes: message_too_large, closes",
+            error.get("code") == "message_too_large" and error.get("closes") is True,
+            str(error),
+        )
+        self.codes.add("message_too_large")
+        code = await big.wait_closed(self.timeout)
+        r.add("message_too_large closes the connection with 1009", code == 1009, f"{code}")
+        flood = await self.conn("flood", "Flood")
+        burst = int(self.limits.get("message_burst", 40))
+        start = len(flood.frames)
+        for i in range(burst + 10):
+            await flood.send({"type": "ping", "id": 1000 + i})
+        await flood.wait(lambda f: f.get("id") == 1000 + burst + 9, since=start, timeout=10)
+        limited = [f for f in flood.frames[start:] if f.get("code") == "rate_limited"]
+        r.add(
+            "a burst over message_burst: rate_limited, the connection stays",
+            bool(limited) and not any(f.get("closes") for f in limited),
+            f"{len(limited)} limited",
+        )
+        if limited:
+            self.codes.add("rate_limited")
+        await flood.close()
+
+    async def rooms_and_play(self) -> None:
+        r = self.report
+        a = await self.conn("Aulus")
+        await self.expect_ok(a, {"type": "list_rooms"}, "room_list")
+        await self.expect_ok(a, {"type": "subscribe_lobby"})
+        await self.expect_error(
+            a,
+            {"type": "create_room", "settings": {"variant": "liars", "max_players": 9}},
+            "invalid_setting",
+        )
+        await self.expect_error(
+            a,
+            {"type": "create_room", "settings": {"variant": "stud", "max_draw_rounds": 2}},
+            "invalid_setting",
+            check="a setting of another variant: invalid_setting",
+        )
+        settings = {
+            "variant": "liars",
+            "max_players": 3,
+            "ante": 2,
+            "turn_seconds": 600,
+            "next_hand_delay_seconds": 0,
+            "reconnect_grace_seconds": 600,
+        }
+        created = await self.expect_ok(a, {"type": "create_room", "settings": settings})
+        room = created.get("room")
+        assert isinstance(room, str), f"create_room: {created}"
+        update = await a.wait(
+            lambda f: (
+                f.get("type") == "lobby_update"
+                and any(s.get("room") == room for s in f.get("changed", []))
+            )
+        )
+        r.add("a subscriber's lobby_update lists the new room", bool(update))
+        await self.expect_ok(a, {"type": "unsubscribe_lobby"})
+
+        start = len(a.frames)
+        await self.expect_ok(a, {"type": "join_room", "room": room, "role": "player"})
+        await a.wait(lambda f: f.get("type") == "snapshot", since=start)
+        kinds = [f.get("type") for f in a.frames[start:]]
+        joined = [f for f in a.frames[start:] if f.get("type") == "player_joined"]
+        snap = next(f for f in a.frames[start:] if f.get("type") == "snapshot")
+        r.add(
+            "join_room: player_joined, result, snapshot, in that order, one seq",
+            kinds[:3] == ["player_joined", "result", "snapshot"]
+            and joined[0].get("seq") == snap.get("seq"),
+            str(kinds),
+        )
+        await self.expect_error(
+            a, {"type": "join_room", "room": room, "role": "player"}, "already_in_room"
+        )
+        await self.expect_error(a, {"type": "roll", "room": room}, "no_hand_in_progress")
+        await self.expect_ok(a, {"type": "chat", "room": room, "text": "ave"})
+        await self.expect_ok(a, {"type": "set_ready", "room": room, "ready": False})
+        await self.expect_ok(a, {"type": "set_ready", "room": room, "ready": True})
+        await self.expect_ok(a, {"type": "hand_history", "room": room}, "hand_history")
+        start = len(a.frames)
+        await self.expect_ok(a, {"type": "resync", "room": room})
+        fresh = await a.wait(lambda f: f.get("type") == "snapshot", since=start)
+        seqs = [f["seq"] for f in a.frames[:start] if f.get("room") == room and "seq" in f]
+        r.add(
+            "resync: a snapshot at the last seq",
+            fresh.get("seq") == max(seqs, default=0),
+            f"{fresh.get('seq')} after {max(seqs, default=0)}",
+        )
+
+        s = await self.conn("Sextus")
+        start = len(s.frames)
+        await self.expect_ok(s, {"type": "join_room", "room": room, "role": "spectator"})
+        await s.wait(lambda f: f.get("type") == "snapshot", since=start)
+        await self.expect_error(s, {"type": "chat", "room": room, "text": "hi"}, "not_seated")
+        await self.expect_error(
+            s,
+            {"type": "join_room", "room": room, "role": "spectator"},
+            "already_in_room",
+            check="watching twice: already_in_room",
+        )
+        twin = await self.conn("Aulus twin", "AULUS")
+        await self.expect_error(
+            twin, {"type": "join_room", "room": room, "role": "player"}, "name_taken"
+        )
+        b = await self.conn("Brutus")
+        await self.expect_error(
+            b, {"type": "join_room", "room": room, "role": "player", "seat": 0}, "seat_taken"
+        )
+        await self.expect_error(
+            b, {"type": "join_room", "room": "nowhere", "role": "player"}, "room_not_found"
+        )
+        await self.expect_error(b, {"type": "leave_room", "room": room}, "not_in_room")
+        a_mark, b_mark, s_mark = len(a.frames), len(b.frames), len(s.frames)
+        await self.expect_ok(b, {"type": "join_room", "room": room, "role": "player"})
+        await self.expect_error(b, {"type": "add_bot", "room": room}, "not_room_creator")
+        await self.expect_error(
+            a, {"type": "remove_bot", "room": room, "player": self.owners["Brutus"]}, "not_a_bot"
+        )
+
+        # The hand starts with Aulus and Brutus. Cassia sits down in it: not dealt in.
+        await a.wait(lambda f: f.get("type") == "hand_started", since=a_mark, timeout=10)
+        c = await self.conn("Cassia")
+        await self.expect_ok(c, {"type": "join_room", "room": room, "role": "player"})
+        await self.expect_error(c, {"type": "roll", "room": room}, "not_in_hand")
+        d = await self.conn("Decimus")
+        await self.expect_error(
+            d, {"type": "join_room", "room": room, "role": "player"}, "room_full"
+        )
+        for who in (a, b, c):  # no hand after this one
+            await self.expect_ok(who, {"type": "set_ready", "room": room, "ready": False})
+
+        # Roll phase: both asked at once.
+        await self.prompt(a, a_mark, "roll")
+        await self.prompt(b, b_mark, "roll")
+        await self.expect_error(b, {"type": "check", "room": room}, "illegal_action")
+        await self.expect_ok(
+            a, {"type": "roll", "room": room, "entropy": secrets.token_urlsafe(16)}
+        )
+        await self.expect_error(a, {"type": "roll", "room": room}, "not_your_turn")
+        await self.expect_ok(b, {"type": "roll", "room": room})
+        # Betting: left of the button (Aulus, the lowest seat) acts first: Brutus.
+        b_turn = await self.prompt(b, b_mark, "betting")
+        await self.expect_error(
+            a,
+            {"type": "bet", "room": room, "amount": 2},
+            "not_your_turn",
+            check="betting out of turn: not_your_turn",
+        )
+        await self.expect_error(b, {"type": "bet", "room": room, "amount": 1}, "illegal_amount")
+        await self.expect_error(
+            b, {"type": "bet", "room": room, "amount": 100_000}, "insufficient_chips"
+        )
+        r.add(
+            "your_turn in betting offers check", "check" in b_turn["legal"]["actions"], str(b_turn)
+        )
+        mark = len(a.frames)
+        await self.expect_ok(b, {"type": "check", "room": room})
+        await self.prompt(a, mark, "betting")
+        mark = len(b.frames)
+        await self.expect_ok(a, {"type": "bet", "room": room, "amount": 2})
+        await self.prompt(b, mark, "betting")
+        mark = len(a.frames)
+        await self.expect_ok(b, {"type": "all_in", "room": room})
+        await self.prompt(a, mark, "betting")
+        await self.expect_ok(a, {"type": "call", "room": room})
+        await s.wait(lambda f: f.get("type") == "hand_ended", since=s_mark, timeout=10)
+        await self.expect_ok(s, {"type": "hand_history", "room": room}, "hand_history")
+        for who in (a, b, c, s):
+            await who.settle()
+        await self.expect_ok(c, {"type": "leave_room", "room": room})
+        self.room_liars = room
+
+    async def bots(self) -> None:
+        e = await self.conn("Ennius")
+        created = await self.expect_ok(
+            e, {"type": "create_room", "settings": {"variant": "simple"}}
+        )
+        room = created["room"]
+        await self.expect_error(
+            e,
+            {"type": "add_bot", "room": room},
+            "not_in_room",
+            check="add_bot before joining: not_in_room",
+        )
+        await self.expect_ok(e, {"type": "join_room", "room": room, "role": "spectator"})
+        await self.expect_error(e, {"type": "add_bot", "room": room}, "no_player_seated")
+        await self.expect_ok(e, {"type": "leave_room", "room": room})
+        await self.expect_ok(e, {"type": "join_room", "room": room, "role": "player"})
+        await self.expect_ok(e, {"type": "set_ready", "room": room, "ready": False})
+        mark = len(e.frames)
+        await self.expect_ok(e, {"type": "add_bot", "room": room})
+        joined = await e.wait(
+            lambda f: f.get("type") == "player_joined" and bool(f.get("bot")), since=mark
+        )
+        self.report.add("add_bot: the bot's player_joined is marked bot", bool(joined))
+        await self.expect_ok(e, {"type": "remove_bot", "room": room, "player": joined["player"]})
+        await self.expect_ok(e, {"type": "leave_room", "room": room})
+
+    async def too_many_rooms(self) -> None:
+        f = await self.conn("Fabia")
+        most = int(self.limits.get("max_rooms_per_player", 3))
+        if most > 5:
+            self.report.skip("error too_many_rooms", f"max_rooms_per_player is {most}")
+            return
+        for _ in range(most):
+            await self.expect_ok(f, {"type": "create_room", "settings": {"variant": "draw"}})
+        await self.expect_error(
+            f, {"type": "create_room", "settings": {"variant": "draw"}}, "too_many_rooms"
+        )
+
+    # -- transcripts ---------------------------------------------------------
+
+    async def transcripts(self) -> None:
+        for name in ("simple", "liars", "draw", "stud"):
+            await self.replay(name)
+
+    async def replay(self, name: str) -> None:
+        """Send a transcript's client frames, each once the sender has received what it
+        had when it was recorded; compare what each recipient receives, the dice and
+        the server's own values aside, up to the showdown."""
+        steps = spec(f"transcripts/{name}.json")["steps"]
+        conns: dict[str, Conn] = {}
+        expected: dict[str, list[Frame]] = {}
+        tokens: dict[str, str] = {}
+        for step in steps:
+            if "connect" in step:
+                label = step["connect"]
+                conns[label] = await Conn.open(self.url, f"{name}:{label}", self.log)
+                self.conns.append(conns[label])
+                expected[label] = []
+            elif "disconnect" in step:
+                label = step["disconnect"]
+                await self._count(conns[label], len(expected[label]))
+                await conns[label].close()
+            elif "to" in step:
+                expected[step["to"]].append(step["frame"])
+            else:
+                label = step["from"]
+                c = conns[label]
+                await self._count(c, len(expected[label]))
+                for got in c.frames:
+                    if got.get("type") == "welcome":
+                        tokens[f"<token of {label.split('#')[0]}>"] = got["token"]
+                        self.owners[c.label] = got["player_id"]
+                # The transcript's room and player ids, as this server gave them.
+                ids = _id_map(expected, {lb: cn.frames for lb, cn in conns.items()})
+                real = {theirs: ours for ours, theirs in ids.items()}
+                frame = _masked(step["frame"], real, mask=False)
+                if "token" in frame:
+                    frame["token"] = tokens[frame["token"]]
+                await c.send(frame)
+        for label, c in conns.items():
+            if not c.closed.is_set():
+                await self._count(c, len(expected[label]))
+            await c.settle()
+        ids = _id_map(expected, {label: c.frames for label, c in conns.items()})
+        same = True
+        detail = ""
+        for label, c in conns.items():
+            want = _until_showdown(expected[label])
+            received = _until_showdown(c.frames)
+            for i, (w, g) in enumerate(zip(want, received, strict=False)):
+                if _masked(w, {}) != _masked(g, ids):
+                    same = False
+                    detail = f"{label}, frame {i}: expected {w}, got {g}"
+                    break
+            if same and len(received) < len(want):
+                same, detail = (
+                    False,
+                    f"{label}: {len(received)} frames before the showdown, not {len(want)}",
+                )
+            if not same:
+                break
+        self.report.add(f"transcript {name}: every recipient gets its frames", same, detail[:600])
+        for c in conns.values():
+            for f in c.frames:
+                if f.get("type") == "result":
+                    self.accepted.add(str(f.get("request")))
+        await asyncio.gather(*(c.close() for c in conns.values()), return_exceptions=True)
+
+    async def _count(self, c: Conn, count: int) -> None:
+        # A server without a time scale takes the transcripts' 60 s pause before a hand.
+        async with asyncio.timeout(max(self.timeout * 2, 75)):
+            while len(c.frames) < count:
+                if c.closed.is_set():
+                    raise ConnectionError(f"{c.label} closed")
+                await asyncio.sleep(0.01)
+
+    # -- the audit -----------------------------------------------------------
+
+    def audit(self) -> None:
+        r = self.report
+        union = spec("server.json")
+        # One validator per message type (the union's branch with that const tag):
+        # the same verdict as the union's oneOf, without trying every branch.
+        by_type: dict[str, Draft7Validator] = {}
+        for branch in union["oneOf"]:
+            name = branch["$ref"].rsplit("/", 1)[1]
+            tag = union["definitions"][name]["properties"]["type"]["const"]
+            by_type[tag] = Draft7Validator({**branch, "definitions": union["definitions"]})
+        whole = Draft7Validator(union)
+
+        def valid(frame: Frame) -> bool:
+            checker = by_type.get(str(frame.get("type")))
+            return (checker or whole).is_valid(frame)
+
+        bad = next(((label, f) for label, f in self.log if not valid(f)), None)
+        r.add(
+            f"every server frame ({len(self.log)}) validates against schema/server.json",
+            bad is None,
+            "" if bad is None else f"{bad[0]}: {bad[1]}"[:600],
+        )
+        for code in sorted(spec("server.json")["definitions"]["ErrorCode"]["enum"]):
+            if code in UNREACHABLE:
+                r.skip(f"error {code}", UNREACHABLE[code])
+            elif code == "hello_required" and "hello_required" in self.codes:
+                continue
+            elif code not in self.codes and self.skipped:
+                r.skip(f"error {code}", "not provoked: scenarios were skipped")
+            else:
+                r.add(f"error {code}", code in self.codes, "never provoked")
+        client_types = [
+            spec("client.json")["definitions"][ref["$ref"].rsplit("/", 1)[1]]["properties"]["type"][
+                "const"
+            ]
+            for ref in spec("client.json")["oneOf"]
+        ]
+        for kind in client_types:
+            if kind not in self.accepted and self.skipped:
+                r.skip(f"message {kind}: accepted", "not sent: scenarios were skipped")
+                continue
+            r.add(f"message {kind}: accepted", kind in self.accepted, "never answered with success")
+        self._audit_seq()
+        self._audit_visibility()
+
+    def _audit_seq(self) -> None:
+        r = self.report
+        last: dict[tuple[str, str], int] = {}
+        by_seq: dict[tuple[str, int], dict[str, Frame]] = {}
+        problems: list[str] = []
+        for label, f in self.log:
+            room = f.get("room")
+            if not isinstance(room, str):
+                continue
+            key = (label, room)
+            if f.get("type") == "snapshot":
+                last[key] = int(f.get("seq", 0))
+                continue
+            seq = f.get("seq")
+            if not isinstance(seq, int) or f.get("type") in ("your_turn", "dice_opened"):
+                continue
+            before = last.get(key)
+            if before is not None and seq != before + 1:
+                problems.append(f"{label} in {room}: seq {seq} after {before}")
+            last[key] = seq
+            by_seq.setdefault((room, seq), {})[label] = f
+            if f.get("type") == "player_left" and f.get("player") == self.owners.get(label):
+                last.pop(key, None)
+        r.add(
+            "seq: each member gets each room's events once, in order, +1 each",
+            not problems,
+            "; ".join(problems[:3]),
+        )
+        differ = []
+        for (room, seq), frames in by_seq.items():
+            kinds = {json.dumps(f, sort_keys=True) for f in frames.values()}
+            if len(kinds) > 1:
+                types = {f["type"] for f in frames.values()}
+                if types <= {"dice_rolled", "rolled_in_secret"}:
+                    continue
+                differ.append(f"{room} seq {seq}: {sorted(types)}")
+        r.add(
+            "seq: every member gets the same frame for a seq (but a hidden roll)",
+            not differ,
+            "; ".join(differ[:3]),
+        )
+
+    def _audit_visibility(self) -> None:
+        r = self.report
+        self._variants = {
+            str(f.get("room")): str(f.get("settings", {}).get("variant"))
+            for _, f in self.log
+            if f.get("type") == "snapshot"
+        }
+        leaks: list[str] = []
+        folded: dict[str, set[str]] = {}
+        for label, f in self.log:
+            me = self.owners.get(label)
+            kind = f.get("type")
+            if kind == "dice_rolled" and f.get("private") and f.get("player") != me:
+                leaks.append(f"{label} got {f.get('player')}'s hidden roll")
+            if kind == "your_turn" and me is None:
+                leaks.append(f"{label} got a your_turn with no session")
+            if kind == "welcome" and label in self.owners and f.get("player_id") != me:
+                leaks.append(f"{label} got another session's welcome")
+            if kind == "dice_opened" and f.get("opening", {}).get("player") != me:
+                leaks.append(f"{label} got {f.get('opening', {}).get('player')}'s opening")
+            if kind == "folded":
+                folded.setdefault(str(f.get("room")), set()).add(str(f.get("player")))
+            if kind == "showdown":
+                out = folded.get(str(f.get("room")), set())
+                shown = {h.get("player") for h in f.get("hands", [])}
+                if shown & out:
+                    leaks.append(f"{label}: a folded player's dice in a showdown")
+            if kind == "hand_ended":
+                room = str(f.get("room"))
+                out = folded.get(room, set())
+                opened = {o.get("player") for o in f.get("openings", [])}
+                if out & opened and self._variant(room) == "liars":
+                    leaks.append(f"{label}: a folded liars' player's opening in hand_ended")
+                folded.pop(room, None)
+            if kind == "snapshot" and self._variant(str(f.get("room"))) == "liars":
+                hand = f.get("hand") or {}
+                if hand.get("phase") not in (None, "complete"):
+                    for seat in f.get("seats", []):
+                        if seat.get("player") != me and seat.get("in_hand") and seat.get("dice"):
+                            leaks.append(f"{label}: {seat.get('player')}'s dice in a snapshot")
+        tokens = [f.get("token") for _, f in self.log if f.get("type") == "welcome"]
+        for label, f in self.log:
+            text = json.dumps(f)
+            if f.get("type") != "welcome" and any(t and t in text for t in tokens):
+                leaks.append(f"{label}: a session token outside its welcome")
+        r.add(
+            "visibility: no hidden die, opening, prompt or token reaches anyone else",
+            not leaks,
+            "; ".join(leaks[:3]),
+        )
+        r.add(
+            "visibility: the liars' scenario saw hidden rolls to check",
+            any(f.get("type") == "rolled_in_secret" for _, f in self.log),
+        )
+
+    def _variant(self, room: str) -> str | None:
+        return self._variants.get(room)
+
+
+def _until_showdown(frames: list[Frame]) -> list[Frame]:
+    out = []
+    for f in frames:
+        if f.get("type") in TIME_DRIVEN:
+            continue
+        out.append(f)
+        if f.get("type") == "showdown":
+            break
+    return out
+
+
+def _id_map(expected: dict[str, list[Frame]], got: dict[str, list[Frame]]) -> dict[str, str]:
+    """The server's player and room ids, by the transcript's."""
+    ids: dict[str, str] = {}
+    for label, frames in expected.items():
+        for w, g in zip(frames, got.get(label, []), strict=False):
+            for key in ("player_id", "room"):
+                if w.get(key) and g.get(key) and w.get("type") == g.get("type"):
+                    if key == "room" and w["type"] != "result":
+                        continue
+                    ids[str(g[key])] = str(w[key])
+    return ids
+
+
+MASKED = (*CLOCK_FIELDS, *DICE_FIELDS, "token", "limits", "server_version", "seq")
+
+
+def _masked(value: Any, ids: dict[str, str], mask: bool = True) -> Any:
+    """``value`` with its ids renamed by ``ids`` and (``mask``) the values that differ
+    from server to server or from roll to roll replaced by "*"."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if mask and key in MASKED:
+                out[key] = "*"
+            elif mask and key == "commitments":
+                out[key] = [_masked({**c, "commitment": "*"}, ids) for c in item]
+            else:
+                out[key] = _masked(item, ids, mask)
+        return out
+    if isinstance(value, list):
+        return [_masked(v, ids, mask) for v in value]
+    if isinstance(value, str):
+        return ids.get(value, value)
+    return copy.copy(value)

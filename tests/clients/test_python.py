@@ -1,0 +1,110 @@
+"""The Python client library (clients/python, ``tali_client``) against the real server."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tali_client import MemoryTokenStore, TaliClient, TaliError
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "clients" / "python" / "README.md"
+
+pytestmark = pytest.mark.integration
+
+
+def readme_bot() -> str:
+    """The README's bot, as printed there."""
+    text = README.read_text()
+    return text.split("<!-- tested")[1].split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_bot_is_about_thirty_lines() -> None:
+    assert len(readme_bot().strip().splitlines()) <= 32
+
+
+def test_the_readme_bot_plays_a_hundred_hands(tali_url: str, tmp_path: Path) -> None:
+    script = tmp_path / "bot.py"
+    script.write_text(readme_bot())
+    run = subprocess.run(
+        [sys.executable, str(script), tali_url],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.startswith("100 hands, 100 verified, 0 errors"), run.stdout
+
+
+@pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
+def test_the_built_in_bot_plays_a_hand_of_every_variant(tali_url: str, variant: str) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "tali_client", tali_url, "--variant", variant, "--hands", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coroutine, 30))
+
+
+def test_requests_replies_and_error_codes(tali_url: str) -> None:
+    async def scenario() -> None:
+        tokens = MemoryTokenStore()
+        client = TaliClient(tali_url, name="Aulus", token_store=tokens)
+        welcome = await client.connect()
+        assert welcome.name == "Aulus"
+        assert tokens.get() == welcome.token
+        pong = await client.request("ping", data="x")
+        assert pong.data == "x"
+        with pytest.raises(TaliError) as refused:
+            await client.request("join_room", room="r_nowhere", role="player")
+        assert refused.value.code == "room_not_found"
+        await client.close()
+        assert client.status == "closed"
+
+    run(scenario())
+
+
+def test_a_dropped_connection_resumes_with_the_rooms_snapshot(tali_url: str) -> None:
+    async def scenario() -> None:
+        client = TaliClient(tali_url, name="Brutus")
+        first = await client.connect()
+        created = await client.request("create_room", settings={"variant": "simple"})
+        room = created.room
+        await client.request("join_room", room=room, role="player")
+        snapshot = asyncio.ensure_future(client.next("snapshot", lambda s: s.room == room))
+        again = await client.reconnect_now()
+        assert again.resumed
+        assert again.player_id == first.player_id
+        assert again.rooms == [room]
+        assert (await snapshot).you == first.player_id
+        await client.close()
+
+    run(scenario())
+
+
+def test_a_takeover_is_not_fought_over(tali_url: str) -> None:
+    async def scenario() -> None:
+        tokens = MemoryTokenStore()
+        one = TaliClient(tali_url, name="Cassia", token_store=tokens)
+        await one.connect()
+        replaced = asyncio.ensure_future(one.next("status", lambda s: s["status"] == "replaced"))
+        two = TaliClient(tali_url, token_store=tokens)
+        assert (await two.connect()).resumed
+        await replaced
+        await asyncio.sleep(0.2)
+        assert one.status == "replaced"
+        await two.close()
+        await one.close()
+
+    run(scenario())

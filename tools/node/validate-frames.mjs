@@ -1,0 +1,52 @@
+// Validates frames against the union schemas protocol/schema/client.json and
+// server.json with Ajv, both as a draft-07 validator (Ajv's default class) and as
+// a draft 2020-12 one (Ajv2020), in strict mode: an unknown keyword (such as an
+// OpenAPI `discriminator`) is an error, not something to skip.
+//
+//   node validate-frames.mjs SCHEMA_DIR CASES.json
+//
+// CASES.json: [{"direction": "client" | "server", "frame": {...}}, ...]. Prints one
+// line per case and validator, "<index> <validator> valid" or "<index> <validator>
+// invalid <first error>", and exits 0 (the caller judges the verdicts).
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import Ajv from "ajv";
+import Ajv2020 from "ajv/dist/2020.js";
+import draft07 from "ajv/dist/refs/json-schema-draft-07.json" with { type: "json" };
+
+const [schemaDir, casesFile] = process.argv.slice(2);
+const load = (name) => JSON.parse(readFileSync(join(schemaDir, name), "utf8"));
+
+const validators = {};
+for (const [label, make] of [
+  ["ajv-draft-07", () => new Ajv({ strict: true, allErrors: false })],
+  [
+    "ajv-2020-12",
+    () => {
+      const ajv = new Ajv2020({ strict: true, allErrors: false });
+      ajv.addMetaSchema(draft07); // the documents name draft-07 as their dialect
+      return ajv;
+    },
+  ],
+]) {
+  const ajv = make();
+  validators[label] = {
+    client: ajv.compile(load("client.json")),
+    server: ajv.compile(load("server.json")),
+  };
+}
+
+const cases = JSON.parse(readFileSync(casesFile, "utf8"));
+const lines = [];
+cases.forEach(({ direction, frame }, index) => {
+  for (const [label, byDirection] of Object.entries(validators)) {
+    const validate = byDirection[direction];
+    if (validate(frame)) lines.push(`${index} ${label} valid`);
+    else {
+      const [first] = validate.errors;
+      lines.push(`${index} ${label} invalid ${first.instancePath || "/"} ${first.message}`);
+    }
+  }
+});
+console.log(lines.join("\n"));
