@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from enum import StrEnum
@@ -123,7 +124,7 @@ class Settings:
         except (ValueError, TypeError):
             raise SettingsError("variant", f"must be one of {_choices(Variant)}") from None
         for name in data:
-            if variant not in APPLIES_TO.get(name, frozenset(Variant)):
+            if variant not in APPLIES_TO.get(name, EVERY_VARIANT):
                 raise SettingsError(name, f"does not apply to the {variant.value} variant")
         values = dict(data)
         values["variant"] = variant
@@ -149,20 +150,28 @@ class Settings:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data: every setting that applies to this variant, defaults resolved."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            if self.variant not in APPLIES_TO.get(f.name, frozenset(Variant)):
-                continue
-            if (
-                f.name in ("bet_size", "max_raises")
-                and self.betting_structure is not BettingStructure.FIXED_LIMIT
-            ):
-                continue
-            value = self.fixed_bet if f.name == "bet_size" else getattr(self, f.name)
-            out[f.name] = value.value if isinstance(value, StrEnum) else value
-        return out
+        return dict(_plain(self))
 
 
+@functools.lru_cache(maxsize=4096)
+def _plain(settings: Settings) -> tuple[tuple[str, Any], ...]:
+    """``Settings.as_dict``'s items, worked out once per distinct settings: every view of a
+    table (each bot decision, each snapshot) asks for them."""
+    out: list[tuple[str, Any]] = []
+    for f in fields(settings):
+        if settings.variant not in APPLIES_TO.get(f.name, EVERY_VARIANT):
+            continue
+        if (
+            f.name in ("bet_size", "max_raises")
+            and settings.betting_structure is not BettingStructure.FIXED_LIMIT
+        ):
+            continue
+        value = settings.fixed_bet if f.name == "bet_size" else getattr(settings, f.name)
+        out.append((f.name, value.value if isinstance(value, StrEnum) else value))
+    return tuple(out)
+
+
+EVERY_VARIANT = frozenset(Variant)
 # Settings that belong to some variants only; absent here means every variant.
 APPLIES_TO: dict[str, frozenset[Variant]] = {
     "betting_structure": frozenset({Variant.LIARS}),
