@@ -28,7 +28,7 @@ from server.bot_seats import BotSeats
 from server.budget import Buckets
 from server.clock import Clock, LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
-from server.connection import Connection, Incoming, Outgoing
+from server.connection import MOVED, Connection, Incoming, Outgoing
 from server.directory import Cluster, node_identity
 from server.frames import message_frame
 from server.http import Endpoints
@@ -42,13 +42,12 @@ from server.recovery import summary
 from server.room import Room
 from server.session import Ids
 from server.static import StaticFiles, default_client_dir
-from server.store import Fenced, MemoryStore, SqliteStore, Store, done
+from server.store import MemoryStore, SqliteStore, Store, done
 from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
 
 # The protocol closes anything above this with 1009 before we see it; frames up
 # to it are read and refused by our own, smaller limit with an error first.
 HARD_FRAME_LIMIT = 64 * 1024
-MOVED = "your room moved to another node"
 COMMIT_EVERY = 1.0
 """Seconds between commits of what rooms wrote without a frame to send (which commits)."""
 
@@ -259,6 +258,9 @@ class TaliServer:
             url=url,
             dropped=self._dropped,
         )
+        # From now on the node decides whether a room's frames may go out.
+        self.node.on_change = self.outgoing.resume
+        self.outgoing.authority = self.node
         recovered = await self.store.recover_async()
         rooms = await self.node.start(recovered)
         for room in rooms:
@@ -274,31 +276,17 @@ class TaliServer:
         )
 
     def _dropped(self, room: Room) -> None:
-        """Another node plays ``room`` now: its members here go there (they reconnect)."""
+        """Another node plays ``room`` now (or may): its members here go there (they
+        reconnect), sent nothing more, whatever was queued for them."""
         for member in room.members.values():
             outbox = member.session.outbox
-            if isinstance(outbox, Connection) and not outbox.closing:
-                outbox.close(TaliCloseCode.SERVICE_RESTART, MOVED)
+            if isinstance(outbox, Connection):
+                outbox.abandon(TaliCloseCode.SERVICE_RESTART, MOVED)
 
     def _store_failed(self, exc: BaseException) -> bool:
-        """A commit failed: nothing of it, or after it, may be sent. If it only fenced rooms
-        off (another node plays them now), their members' connections are abandoned, their
-        frames unsent, and the rest goes on. Else the process stops, and a restart plays
-        on from what the store holds (recovery), which no client saw beyond."""
-        if isinstance(exc, Fenced) and self.node is not None:
-            for room_id in exc.rooms:
-                room = self.lobby.rooms.get(room_id)
-                if room is None:
-                    continue
-                for member in room.members.values():
-                    outbox = member.session.outbox
-                    if isinstance(outbox, Connection):
-                        outbox.abandon(
-                            TaliCloseCode.SERVICE_RESTART, "your room moved to another node"
-                        )
-                self.log.warning("room_fenced", room=room_id)
-                self.node.drop(room_id)
-            return True
+        """A commit failed: nothing of it, or after it, may be sent; the process stops, and
+        a restart plays on from what the store holds (recovery), which no client saw
+        beyond. (A commit fenced off for some rooms is the node's business: ``Outgoing``.)"""
         self.log.critical("store_failed", error=repr(exc))
         self.ready = False
         self.phase = "store failed"

@@ -5,10 +5,16 @@ and the lobby and sessions it shares with the others (``server.directory``, on R
 Without ``redis_url`` there is no ``Node``: the server is alone and plays every room.
 
 A room is played by the node holding its lease (``Directory``), renewed every third
-of ``lease_seconds``. A node that loses a lease (it was paused, or cut off from Redis
-past it) drops the room at once; the store fences its late writes anyway
-(``Store.claim``), and since nothing is sent before its commit, none of its players
-sees a move the new owner did not make. Every node looks for expired leases each
+of ``lease_seconds``. Each spell of this node playing a room is a ``Tenure``: the
+generation it holds the room under and, by this process's monotonic clock, until when
+the lease is *provably* held (the moment the claim or last renewal was sent, plus most
+of a lease: Redis's own expiry can only be later). The frames of a turn go out only
+once its commit is durable and every room they tell of is still held, under the same
+tenure, provably so at that moment (``server.connection.Outgoing``, the one place that
+decides it): a node woken from a pause past its lease sends nothing until a renewal
+has proved the lease, and nothing at all of a room it lost, fenced or not. A node that
+loses a lease (it was paused, or cut off from Redis past it) drops the room at once; the
+store fences its late writes anyway (``Store.claim``). Every node looks for expired leases each
 ``lease_seconds / 4`` and takes such rooms over from the store, exactly as a restart
 resumes them (``server.recovery``); a player who resumes at a node that finds the
 room orphaned takes it over there and then, without waiting for that loop.
@@ -19,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
+from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import protocol.server as msg
@@ -39,6 +47,40 @@ if TYPE_CHECKING:
 
 ORPHANS_PER_PASS = 20
 """Rooms one failover pass takes over at most (the rest wait for the next pass)."""
+PROVEN = 0.9
+"""Of a lease, the part counted as held after the claim or renewal was sent: Redis starts
+its lease later than we sent the call, so its expiry is later still; the rest is a margin
+for the two clocks' rates."""
+
+
+class Spell(Enum):
+    CLAIMING = "claiming"
+    """Made here, its claim under way: its frames wait."""
+    HELD = "held"
+    LOST = "lost"
+    """Taken over, fenced off, or its lease lapsed: none of its frames may be sent."""
+    CLOSED = "closed"
+    """Closed here: what it sent before is final."""
+
+
+@dataclass(eq=False, slots=True)
+class Tenure:
+    """One spell of this node playing one room."""
+
+    generation: int = 0
+    until: float = 0.0
+    """By the node's monotonic clock: until when the lease is provably held."""
+    spell: Spell = Spell.CLAIMING
+
+    def sendable(self, now: float) -> bool | None:
+        """Whether frames decided in this spell may be sent at ``now``: True, False (never),
+        or None (not yet: the lease is to be proved again, or the claim is under way)."""
+        spell = self.spell
+        if spell is Spell.HELD:
+            return True if now < self.until else None
+        if spell is Spell.CLOSED:
+            return True
+        return False if spell is Spell.LOST else None
 
 
 class Node:
@@ -53,9 +95,11 @@ class Node:
         node_id: str,
         url: str,
         dropped: Callable[[Room], None],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``dropped`` is told of every room this node stopped playing because another
-        node plays it now (its members' connections must go, to be routed there)."""
+        node plays it now (its members' connections must go, to be routed there, with
+        nothing more sent). ``clock`` is monotonic seconds (tests give their own)."""
         self.config = config
         self.cluster = cluster
         self.store = store
@@ -64,8 +108,13 @@ class Node:
         self.id = node_id
         self.url = url
         self.dropped = dropped
-        self.owned: dict[str, int] = {}
-        """The rooms this node plays, with the generation it holds each one under."""
+        self.now = clock
+        self.tenures: dict[str, Tenure] = {}
+        """The rooms this node plays (or is claiming), each one's spell."""
+        self.on_change: Callable[[], None] = lambda: None
+        """Told whenever a spell changed (renewed, claimed, lost): frames held back may go."""
+        self._doubt = asyncio.Event()
+        """Set when frames wait for a lease to be proved: the renewal is due now."""
         self.lease = config.lease_seconds
         self.heartbeat_ttl = self.lease / 2
         """Renewed every third of a lease: a dead node is seen dead within half a lease,
@@ -73,10 +122,45 @@ class Node:
         sent to it)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._loops: list[asyncio.Task[None]] = []
-        self._renewed = time.monotonic()
+        self._renewed = clock()
         self._taking: dict[str, asyncio.Task[Room | None]] = {}
         """Take-overs in progress (one per room, whoever asks)."""
         self.log = get_logger(node=node_id)
+
+    @property
+    def owned(self) -> dict[str, int]:
+        """The rooms this node holds, with the generation it holds each one under."""
+        return {r: t.generation for r, t in self.tenures.items() if t.spell is Spell.HELD}
+
+    def _held(self, room: str) -> bool:
+        tenure = self.tenures.get(room)
+        return tenure is not None and tenure.spell is Spell.HELD
+
+    def tenure(self, room: str) -> Tenure | None:
+        """``room``'s spell here, if this node plays it (or is claiming it)."""
+        return self.tenures.get(room)
+
+    def doubt(self) -> None:
+        """Frames wait for a lease to be proved again: renew now, not at the next turn."""
+        self._doubt.set()
+
+    def _hold(self, room: str, generation: int, sent: float) -> Tenure:
+        """``room`` is held under ``generation`` (the claim was sent at ``sent``)."""
+        tenure = self.tenures.get(room)
+        if tenure is None or tenure.spell is not Spell.CLAIMING:
+            tenure = self.tenures[room] = Tenure()
+        tenure.generation = generation
+        tenure.until = sent + self.lease * PROVEN
+        tenure.spell = Spell.HELD
+        self.on_change()
+        return tenure
+
+    def _end(self, room: str, spell: Spell) -> Tenure | None:
+        tenure = self.tenures.pop(room, None)
+        if tenure is not None:
+            tenure.spell = spell
+            self.on_change()
+        return tenure
 
     # -- starting and stopping -------------------------------------------------------
 
@@ -86,15 +170,16 @@ class Node:
         await self.cluster.nodes.heartbeat(self.id, self.url, self.heartbeat_ttl)
         rooms: list[Room] = []
         for record in recovered.rooms:
-            if record.room in self.owned:
+            if record.room in self.tenures:
                 continue
+            sent = self.now()
             generation = await self._claim(record.room, take_over=False)
             if generation is None:
                 continue
-            self.owned[record.room] = generation
+            self._hold(record.room, generation, sent)
             rooms += self.lobby.restore([record], self.presence.by_player)
         for room_id, data in (await self.cluster.lobby.rooms()).items():
-            if room_id not in self.owned:
+            if room_id not in self.tenures:
                 self._heard({room_id: data})
         self.lobby.publish = self._publish
         self.lobby.on_close = self._closed
@@ -122,20 +207,34 @@ class Node:
 
     # -- rooms -------------------------------------------------------------------
 
-    async def claim_new(self, room: Room) -> None:
-        """A room just made here: own it before the other nodes hear of it."""
-        generation = await self._claim(room.id, take_over=False)
+    def room_created(self, room: Room) -> None:
+        """A room just made here: its claim is under way (``claim_new``), its frames wait."""
+        self.tenures[room.id] = Tenure()
+
+    async def claim_new(self, room: Room) -> bool:
+        """Own a room just made here before anyone hears of it; False if refused."""
+        sent = self.now()
+        try:
+            generation = await self._claim(room.id, take_over=False)
+        except Exception:
+            self._end(room.id, Spell.LOST)
+            self.lobby.drop(room.id)
+            self.dropped(room)
+            raise
         if generation is None:
             # A fresh random id another node holds: as good as impossible; say so loudly.
             self.log.error("room_claim_refused", room=room.id)
+            self._end(room.id, Spell.LOST)
             self.lobby.drop(room.id)
             self.dropped(room)
-            return
-        self.owned[room.id] = generation
+            return False
+        if room.closed:
+            # Closed while its claim was under way: let the lease go again.
+            await self._release(room.id, generation)
+            return True
+        self._hold(room.id, generation, sent)
         self.lobby.announce(room)
-
-    def room_created(self, room: Room) -> None:
-        self._spawn(self.claim_new(room))
+        return True
 
     async def _claim(self, room: str, *, take_over: bool) -> int | None:
         return await claim_room(
@@ -151,7 +250,7 @@ class Node:
     async def take_over(self, room_id: str) -> Room | None:
         """Play ``room_id``, whose owner's lease expired: from the store, resumed as after a
         restart. None if another node was first, or the room has closed."""
-        if room_id in self.owned:
+        if room_id in self.tenures:
             return self.lobby.rooms.get(room_id)
         taking = self._taking.get(room_id)
         if taking is None:
@@ -161,15 +260,16 @@ class Node:
         return await asyncio.shield(taking)
 
     async def _take_over(self, room_id: str) -> Room | None:
+        sent = self.now()
         generation = await self._claim(room_id, take_over=True)
         if generation is None:
             return None
         started = time.monotonic()
         recovered = await self.store.recover_async(rooms=[room_id])
-        if not recovered.rooms or room_id in self.owned:
+        if not recovered.rooms or room_id in self.tenures:
             await self.cluster.directory.release(room_id, self.id, generation)
             return None
-        self.owned[room_id] = generation
+        self._hold(room_id, generation, sent)
         (room,) = self.lobby.restore(recovered.rooms, self.presence.by_player)
         room.resume()
         self.presence.hold_absent(room)
@@ -184,8 +284,9 @@ class Node:
         return room
 
     def drop(self, room_id: str) -> None:
-        """Stop playing ``room_id``: another node plays it now."""
-        self.owned.pop(room_id, None)
+        """Stop playing ``room_id`` at once: another node plays it now, or may. Nothing more
+        of it is sent (its members' connections are abandoned by ``dropped``)."""
+        self._end(room_id, Spell.LOST)
         room = self.lobby.drop(room_id)
         if room is None:
             return
@@ -194,10 +295,17 @@ class Node:
             member.session.rooms.pop(room_id, None)
         self.dropped(room)
 
+    def fenced(self, rooms: Collection[str]) -> None:
+        """A commit of this node's was refused for ``rooms``: another node claimed them."""
+        for room_id in rooms:
+            if room_id in self.tenures:
+                self.log.warning("room_fenced", room=room_id)
+                self.drop(room_id)
+
     def _closed(self, room: Room) -> None:
-        generation = self.owned.pop(room.id, None)
-        if generation is not None:
-            self._spawn(self._release(room.id, generation))
+        tenure = self._end(room.id, Spell.CLOSED)
+        if tenure is not None and tenure.generation:
+            self._spawn(self._release(room.id, tenure.generation))
 
     async def _release(self, room_id: str, generation: int) -> None:
         await self.cluster.directory.release(room_id, self.id, generation)
@@ -246,7 +354,7 @@ class Node:
             lease = await self.cluster.directory.lease(room_id)
             if lease is None:
                 return None  # closed
-            if lease.node == self.id and room_id in self.owned:
+            if lease.node == self.id and room_id in self.tenures:
                 return None
             if not lease.live:
                 await self.take_over(room_id)
@@ -261,16 +369,16 @@ class Node:
     # -- the loops ------------------------------------------------------------------
 
     async def _renew_loop(self) -> None:
-        """Renew this node's leases and heartbeat, and refresh its live sessions' records."""
+        """Renew this node's leases and heartbeat, and refresh its live sessions' records:
+        every third of a lease, or at once when frames wait for a lease to be proved."""
         every = self.lease / 3
         while True:
-            await asyncio.sleep(every)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._doubt.wait(), every)
+            self._doubt.clear()
             try:
-                lost = await self.cluster.directory.renew_all(self.id, self.owned, self.lease)
-                self._renewed = time.monotonic()
-                for room_id in lost:
-                    self.log.warning("room_lease_lost", room=room_id)
-                    self.drop(room_id)
+                # Bounded: a Redis that hangs must not hold the node's output back for ever.
+                await asyncio.wait_for(self.renew(), self.lease / 2)
                 await self.cluster.nodes.heartbeat(self.id, self.url, self.heartbeat_ttl)
                 live = [
                     s.key for s in self.presence if s.connected and not s.key.startswith("gone:")
@@ -278,10 +386,30 @@ class Node:
                 await self.cluster.sessions.touch_many(live, self.presence.shared_ttl)
             except Exception as exc:
                 self.log.warning("node_renew_failed", error=repr(exc))
-                if time.monotonic() - self._renewed > self.lease * 0.9:
+                if self.now() - self._renewed > self.lease * PROVEN:
                     # Cut off past the lease: others may play these rooms now.
-                    for room_id in list(self.owned):
-                        self.drop(room_id)
+                    for room_id in list(self.tenures):
+                        if self.tenures[room_id].spell is Spell.HELD:
+                            self.log.warning("room_lease_unproven", room=room_id)
+                            self.drop(room_id)
+
+    async def renew(self) -> None:
+        """Renew every lease held, in one call: each one renewed is proved from the moment
+        the call was sent; each one lost is dropped."""
+        held = {r: t for r, t in self.tenures.items() if t.spell is Spell.HELD}
+        sent = self.now()
+        lost = await self.cluster.directory.renew_all(
+            self.id, {r: t.generation for r, t in held.items()}, self.lease
+        )
+        self._renewed = sent
+        for room_id, tenure in held.items():
+            if room_id in lost:
+                if self.tenures.get(room_id) is tenure:
+                    self.log.warning("room_lease_lost", room=room_id)
+                    self.drop(room_id)
+            elif tenure.spell is Spell.HELD:
+                tenure.until = sent + self.lease * PROVEN
+        self.on_change()
 
     async def _failover_loop(self) -> None:
         every = max(0.05, self.lease / 4)
@@ -314,7 +442,7 @@ class Node:
             if summary is None
             else {"url": self.url, "summary": summary.model_dump(mode="json")}
             for room, summary in rooms.items()
-            if summary is None or room in self.owned
+            if summary is None or self._held(room)
         }
         if data:
             self._spawn(self.cluster.lobby.publish(self.id, data))
@@ -322,7 +450,7 @@ class Node:
     def _heard(self, rooms: dict[str, Any]) -> None:
         changed: dict[str, RemoteRoom | None] = {}
         for room_id, data in rooms.items():
-            if room_id in self.owned:
+            if room_id in self.tenures:
                 continue
             if data is None:
                 changed[room_id] = None

@@ -203,7 +203,7 @@ class Presence:
             if session.connected:
                 room.reconnected(session)
                 snapshot = room.snapshot_for(session)
-                session.send(message_frame(snapshot), snapshot.type)
+                session.send(message_frame(snapshot), snapshot.type, room.id)
             else:
                 self._hold(session, room)
                 self._schedule_forget(session, [])

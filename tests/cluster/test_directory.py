@@ -12,7 +12,7 @@ from benchmarks.cluster import describe, lobby_latency, percentiles
 from server.directory import TOUCH_BATCH, Cluster, claim_room
 from server.store import MemoryStore
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
 TTL = 0.3
 """A lease's time to live in these tests, in seconds."""

@@ -6,55 +6,18 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from protocol.codec import PROTOCOL_VERSION
 from tests.integration.bots import Bot, run_bots
 from tests.integration.harness import Client, open_client
-from tests.services import RedisServer
 
-from .nodes import LEASE, Node, follow, port_of, start_node
+from .nodes import LEASE, Node, Start, follow, port_of, until
 
-pytestmark = pytest.mark.asyncio
-
-Start = Callable[..., Awaitable[Node]]
-
-
-@pytest_asyncio.fixture
-async def nodes(pg_url: str, redis_server: RedisServer, redis_prefix: str) -> AsyncIterator[Start]:
-    """Start nodes of one cluster (stopped after the test)."""
-    started: list[Node] = []
-
-    async def start(name: str, **settings: str) -> Node:
-        node = await start_node(name, pg_url, redis_server.url, redis_prefix, **settings)
-        started.append(node)
-        return node
-
-    try:
-        yield start
-    finally:
-        for node in started:
-            await node.stop()
-            for record in node.log:
-                if record.get("level") in ("warning", "error", "critical") and record.get(
-                    "event"
-                ) not in ("seeded_dice",):
-                    print(node.name, record)
-
-
-async def until(check: Callable[[], Awaitable[bool]], timeout: float, every: float = 0.02) -> float:
-    """Seconds until ``check`` holds (polled), failing after ``timeout``."""
-    started = time.monotonic()
-    while not await check():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"not within {timeout} s")
-        await asyncio.sleep(every)
-    return time.monotonic() - started
+pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
 
 async def seated(client: Client, room: str) -> None:
