@@ -123,6 +123,10 @@ class Node:
         self._tasks: set[asyncio.Task[None]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._renewed = clock()
+        self._forgot_at = clock()
+        """When Redis was last seen to have forgotten (or this node started)."""
+        self._epoch: str | None = None
+        """The epoch of Redis's data as last seen: another means Redis lost what it held."""
         self._taking: dict[str, asyncio.Task[Room | None]] = {}
         """Take-overs in progress (one per room, whoever asks)."""
         self.log = get_logger(node=node_id)
@@ -167,7 +171,7 @@ class Node:
     async def start(self, recovered: Recovered) -> list[Room]:
         """Join the cluster: play every stored room no live node holds (a restart of this
         node, or of them all), hear the lobby; the rooms taken, to resume."""
-        await self.cluster.nodes.heartbeat(self.id, self.url, self.heartbeat_ttl)
+        await self.heartbeat()
         rooms: list[Room] = []
         for record in recovered.rooms:
             if record.room in self.tenures:
@@ -247,21 +251,25 @@ class Node:
             take_over=take_over,
         )
 
-    async def take_over(self, room_id: str) -> Room | None:
-        """Play ``room_id``, whose owner's lease expired: from the store, resumed as after a
+    async def take_over(self, room_id: str, *, unleased: bool = False) -> Room | None:
+        """Play ``room_id``, whose owner's lease expired (or, ``unleased``, that has no lease
+        at all: Redis lost it and its node is gone): from the store, resumed as after a
         restart. None if another node was first, or the room has closed."""
         if room_id in self.tenures:
             return self.lobby.rooms.get(room_id)
         taking = self._taking.get(room_id)
         if taking is None:
-            taking = asyncio.get_running_loop().create_task(self._take_over(room_id))
+            taking = asyncio.get_running_loop().create_task(
+                self._take_over(room_id, unleased=unleased)
+            )
             self._taking[room_id] = taking
             taking.add_done_callback(lambda _: self._taking.pop(room_id, None))
         return await asyncio.shield(taking)
 
-    async def _take_over(self, room_id: str) -> Room | None:
+    async def _take_over(self, room_id: str, *, unleased: bool = False) -> Room | None:
+        """``unleased``: the room has no lease at all (Redis lost it, and its node is gone)."""
         sent = self.now()
-        generation = await self._claim(room_id, take_over=True)
+        generation = await self._claim(room_id, take_over=not unleased)
         if generation is None:
             return None
         started = time.monotonic()
@@ -325,6 +333,12 @@ class Node:
         is played at another node, the hello is refused with ``room_elsewhere`` and that
         node's URL."""
         session, data = await self.presence.find(token)
+        if data is None and not any(r in self.lobby.rooms for r in session.rooms):
+            # Found in the store only: Redis lost its data, and the node that played this
+            # player's rooms may be gone too. The rooms nobody claimed again are taken here.
+            await self.heartbeat()
+            await self._settled()
+            await self.take_over_unleased()
         elsewhere: str | None = None
         rooms: dict[str, str] = dict(data["rooms"]) if data is not None else {}
         for room_id in rooms:
@@ -353,7 +367,15 @@ class Node:
         while True:
             lease = await self.cluster.directory.lease(room_id)
             if lease is None:
-                return None  # closed
+                # Closed; or Redis forgot its lease (the store still has it open): its node
+                # claims it again within a third of a lease, else (gone too) it is taken here.
+                if await self.store.generation(room_id) == 0:
+                    return None
+                if time.monotonic() > deadline:
+                    await self.take_over(room_id, unleased=True)
+                    return None
+                await asyncio.sleep(0.1)
+                continue
             if lease.node == self.id and room_id in self.tenures:
                 return None
             if not lease.live:
@@ -379,7 +401,7 @@ class Node:
             try:
                 # Bounded: a Redis that hangs must not hold the node's output back for ever.
                 await asyncio.wait_for(self.renew(), self.lease / 2)
-                await self.cluster.nodes.heartbeat(self.id, self.url, self.heartbeat_ttl)
+                await self.heartbeat()
                 live = [
                     s.key for s in self.presence if s.connected and not s.key.startswith("gone:")
                 ]
@@ -395,21 +417,107 @@ class Node:
 
     async def renew(self) -> None:
         """Renew every lease held, in one call: each one renewed is proved from the moment
-        the call was sent; each one lost is dropped."""
+        the call was sent; each one another node holds now is dropped; each one Redis no
+        longer has (it lost its data) is claimed again, the room playing on if nobody else
+        claimed it meanwhile (its frames wait until then)."""
         held = {r: t for r, t in self.tenures.items() if t.spell is Spell.HELD}
         sent = self.now()
-        lost = await self.cluster.directory.renew_all(
+        renewal = await self.cluster.directory.renew_leases(
             self.id, {r: t.generation for r, t in held.items()}, self.lease
         )
         self._renewed = sent
+        forgotten = []
         for room_id, tenure in held.items():
-            if room_id in lost:
-                if self.tenures.get(room_id) is tenure:
-                    self.log.warning("room_lease_lost", room=room_id)
-                    self.drop(room_id)
-            elif tenure.spell is Spell.HELD:
+            if self.tenures.get(room_id) is not tenure or tenure.spell is not Spell.HELD:
+                continue
+            if room_id in renewal.lost:
+                self.log.warning("room_lease_lost", room=room_id)
+                self.drop(room_id)
+            elif room_id in renewal.forgotten:
+                tenure.until = 0.0  # not held in Redis: nothing goes out until claimed again
+                forgotten.append((room_id, tenure))
+            else:
                 tenure.until = sent + self.lease * PROVEN
         self.on_change()
+        for room_id, tenure in forgotten:
+            await self._claim_again(room_id, tenure)
+
+    async def _claim_again(self, room_id: str, tenure: Tenure) -> None:
+        """Claim a room again whose lease Redis forgot, under a newer generation, if the store
+        still has it as this node's under the old one (nobody played it meanwhile)."""
+        sent = self.now()
+        held = tenure.generation
+        generation = await self.cluster.directory.reclaim(
+            room_id, self.id, self.url, self.lease, floor=held
+        )
+        if generation is not None and not await self.store.reclaim(
+            room_id, self.id, held, generation
+        ):
+            await self.cluster.directory.release(room_id, self.id, generation)
+            generation = None
+        if self.tenures.get(room_id) is not tenure:
+            return  # dropped or closed meanwhile
+        if generation is None:
+            self.log.warning("room_lease_lost", room=room_id, reason="claimed by another node")
+            self.drop(room_id)
+            return
+        tenure.generation = generation
+        tenure.until = sent + self.lease * PROVEN
+        self.log.warning("room_claimed_again", room=room_id, generation=generation)
+        self.on_change()
+
+    async def heartbeat(self) -> None:
+        """Say this node is alive; should Redis have lost its data meanwhile, share this
+        node's again (``_redis_forgot``)."""
+        epoch = await self.cluster.nodes.heartbeat(self.id, self.url, self.heartbeat_ttl)
+        known, self._epoch = self._epoch, epoch
+        if known is not None and epoch != known:
+            await self._redis_forgot()
+
+    async def _redis_forgot(self) -> None:
+        """Redis lost its data (a restart without persistence, or a new one): share this
+        node's sessions and rooms again (the leases are claimed again as they are renewed),
+        and a lease later take over the rooms the store holds that nobody claimed again
+        (their node is gone too)."""
+        self.log.warning("directory_forgot", rooms=len(self.tenures))
+        self._forgot_at = self.now()
+        for session in self.presence:
+            if session.key.startswith("gone:"):
+                continue
+            if session.connected or any(r in self.tenures for r in session.rooms):
+                await self.presence.share(session)
+        for room_id, tenure in self.tenures.items():
+            room = self.lobby.rooms.get(room_id)
+            if room is not None and tenure.spell is Spell.HELD:
+                self.lobby.announce(room)
+        self._spawn(self._unleased_later())
+
+    async def _unleased_later(self) -> None:
+        await self._settled()
+        await self.take_over_unleased()
+
+    async def _settled(self) -> None:
+        """Wait until a lease has passed since Redis was last seen to have forgotten: every
+        live node has beaten and claimed its rooms again by then."""
+        left = self._forgot_at + self.lease - self.now()
+        if left > 0:
+            await asyncio.sleep(left)
+
+    async def take_over_unleased(self) -> list[str]:
+        """Take over the open rooms the store holds that have no lease at all, though their
+        node, gone now, had claimed them (Redis forgot): the rooms taken."""
+        stored = await self.store.open_rooms_async()
+        alive = await self.cluster.nodes.alive()
+        candidates = [
+            room
+            for room, (generation, node) in stored.items()
+            if generation > 0 and room not in self.tenures and node not in alive
+        ]
+        taken = []
+        for room_id in await self.cluster.directory.unleased(candidates):
+            if await self.take_over(room_id, unleased=True) is not None:
+                taken.append(room_id)
+        return taken
 
     async def _failover_loop(self) -> None:
         every = max(0.05, self.lease / 4)

@@ -51,6 +51,7 @@ day, so a stale owner stays fenced after the new one closed it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -79,6 +80,10 @@ class Sync(StrEnum):
 
 class StoreError(RuntimeError):
     """The store cannot be used as it is (corrupt, or written by a newer server)."""
+
+
+class StoreTimeout(StoreError):
+    """A store call did not complete within its bound (``store_timeout_seconds``)."""
 
 
 class Fenced(StoreError):
@@ -152,8 +157,20 @@ class Store(Protocol):
         newer generation for it (then False: someone else owns it). This store's later writes
         to ``room`` are fenced by ``generation``."""
 
+    async def reclaim(self, room: str, node: str, held: int, generation: int) -> bool:
+        """Own ``room`` under the newer ``generation`` if ``node`` still holds it under
+        ``held`` (nobody claimed it since: its log is the one this node plays on from);
+        else False. (Redis lost the lease, and the room is claimed again.)"""
+
     async def generation(self, room: str) -> int:
         """The generation the store holds for ``room`` (0: never claimed)."""
+
+    async def open_rooms_async(self) -> dict[str, tuple[int, str]]:
+        """Every open room, with the generation it was last claimed under (0: never) and the
+        node that claimed it."""
+
+    async def session_async(self, key: str) -> Data | None:
+        """The session saved under ``key``, if any."""
 
     async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
         """Every open room (or only those of ``rooms``: a takeover) with its latest snapshot
@@ -235,9 +252,23 @@ class MemoryStore:
         self._claims[room] = (node, generation)
         return True
 
+    async def reclaim(self, room: str, node: str, held: int, generation: int) -> bool:
+        if self._claims.get(room) != (node, held) or generation <= held:
+            return False
+        self._claims[room] = (node, generation)
+        return True
+
     async def generation(self, room: str) -> int:
         held = self._claims.get(room)
         return held[1] if held else 0
+
+    async def open_rooms_async(self) -> dict[str, tuple[int, str]]:
+        claims = self._claims
+        return {room: (claims.get(room, ("", 0))[1], claims.get(room, ("", 0))[0])
+                for room in self._rooms}  # fmt: skip
+
+    async def session_async(self, key: str) -> Data | None:
+        return self._sessions.get(key)
 
     def append(self, room: str, n: int, entry: Data) -> None:
         self._entries[room].append((n, entry))
@@ -394,6 +425,15 @@ Op = tuple[str, tuple[Any, ...], str | None]
 """A write of the open batch: statement, arguments, and the room it writes (None: no room's)."""
 
 
+def _rollback(db: sqlite3.Connection) -> None:
+    """Undo a failed transaction if SQLite has not already: a COMMIT that failed (the disk
+    full, say) may have rolled it back itself, and a ROLLBACK then would raise "cannot
+    rollback - no transaction is active" in place of the failure that led here."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
 def _encode(data: Data) -> str:
     # pydantic-core's encoder: 0.7 us an entry against json.dumps's 4.4 (the same JSON
     # but for non-ASCII text, kept as UTF-8 instead of escaped).
@@ -493,8 +533,7 @@ class SqliteStore:
             try:
                 self._db.executescript(script)
             except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
 
     @property
@@ -572,7 +611,27 @@ class SqliteStore:
             ).fetchone()
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
+            raise
+        if took is not None:
+            self._generations[room] = generation
+            self._fencing = True
+        return took is not None
+
+    async def reclaim(self, room: str, node: str, held: int, generation: int) -> bool:
+        if generation <= held:
+            return False
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            took = db.execute(
+                "UPDATE rooms SET generation = ? WHERE room = ? AND node = ? AND generation = ?"
+                " RETURNING generation",
+                (generation, room, node, held),
+            ).fetchone()
+            db.execute("COMMIT")
+        except BaseException:
+            _rollback(db)
             raise
         if took is not None:
             self._generations[room] = generation
@@ -582,6 +641,14 @@ class SqliteStore:
     async def generation(self, room: str) -> int:
         row = self._db.execute("SELECT generation FROM rooms WHERE room = ?", (room,)).fetchone()
         return int(row[0]) if row else 0
+
+    async def open_rooms_async(self) -> dict[str, tuple[int, str]]:
+        rows = self._db.execute("SELECT room, generation, node FROM rooms WHERE data IS NOT NULL")
+        return {room: (int(generation), node) for room, generation, node in rows}
+
+    async def session_async(self, key: str) -> Data | None:
+        row = self._db.execute("SELECT data FROM sessions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
 
     def _fenced(self, rooms: set[str]) -> set[str]:
         """Of ``rooms``, those whose stored generation is newer than this store's claim."""
@@ -627,7 +694,7 @@ class SqliteStore:
                 i = j
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
             raise
         self.last_batch = len(ops)
         self._ops = []

@@ -72,17 +72,21 @@ class RedisServer:
     """``redis-server`` on 127.0.0.1, no persistence."""
 
     def __init__(self) -> None:
-        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-        if not Path(binary).exists():
+        self.binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        if not Path(self.binary).exists():
             raise RuntimeError("redis-server is missing: run scripts/ensure-system-packages")
         self.dir = Path(tempfile.mkdtemp(prefix="tali-redis-"))
         self.log = self.dir / "redis.log"
         self.port = free_port()
-        with self.log.open("wb") as out:
+        self._start()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def _start(self) -> None:
+        with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir),
-                 "--save", "", "--appendonly", "no", "--daemonize", "no",
-                 "--protected-mode", "yes", "--loglevel", "warning"],
+                [self.binary, "--bind", "127.0.0.1", "--port", str(self.port),
+                 "--dir", str(self.dir), "--save", "", "--appendonly", "no",
+                 "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning"],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         try:
@@ -90,7 +94,12 @@ class RedisServer:
         except BaseException:
             self.stop()
             raise
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def restart(self) -> None:
+        """Stop and start again on the same port: empty, as Redis without persistence
+        comes back from a crash or a restart."""
+        _stop(self.process, signal.SIGKILL)
+        self._start()
 
     def stop(self) -> None:
         _stop(self.process, signal.SIGTERM)

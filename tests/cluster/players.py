@@ -16,10 +16,13 @@ resumes at any live node, following ``room_elsewhere``. The checks:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import time
 from dataclasses import dataclass, field
 from typing import Any, get_args
+
+from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import PROTOCOL_VERSION
 from protocol.server import HandEvent
@@ -101,7 +104,7 @@ class Player:
         action = choose(prompt["legal"], self.rng)
         try:
             reply = await self.client.request(action.pop("type"), room=self.room, **action)
-        except (AssertionError, TimeoutError):
+        except (AssertionError, TimeoutError, ConnectionClosed):
             return True  # closed under it (its room moved): resumed by the caller
         if reply["type"] == "error":
             assert reply["code"] in (*STALE, "room_elsewhere", "room_not_found"), reply
@@ -123,7 +126,7 @@ class Player:
                 continue
             try:
                 welcome = await fresh.request("hello", protocol=PROTOCOL_VERSION, token=self.token)
-            except (AssertionError, TimeoutError):
+            except (AssertionError, TimeoutError, ConnectionClosed):
                 target = rng.choice(ports)
                 continue
             if welcome["type"] == "welcome":
@@ -230,3 +233,76 @@ async def seat_two(port: int, room_settings: dict[str, Any], labels: tuple[str, 
         player.adopt(client)
         players.append(player)
     return players[0], players[1]
+
+
+def hands_ended(player: Player) -> int:
+    """Hands this player saw end, on every connection (each counted once, by seq)."""
+    return sum(1 for f in player.seen().values() if f["type"] == "hand_ended")
+
+
+async def play(
+    players: list[Player],
+    hands: int,
+    ports: list[int],
+    seconds: float = 60,
+    *,
+    at_least: float = 0.0,
+) -> None:
+    """Every room plays until each of its players has seen ``hands`` more hands end, and for
+    ``at_least`` seconds (a player whose connection closed resumes, wherever its room is
+    played now); bounded in steps and time."""
+    goal = {id(p): hands_ended(p) + hands for p in players}
+    until = time.monotonic() + at_least
+
+    async def loop() -> None:
+        for _ in range(200_000):
+            if time.monotonic() >= until and all(hands_ended(p) >= goal[id(p)] for p in players):
+                return
+            acted = False
+            for player in players:
+                if not player.connected:
+                    await player.resume(ports)
+                acted = await player.step() or acted
+            if not acted:
+                await asyncio.sleep(0.005)
+        raise AssertionError("step bound reached")
+
+    await asyncio.wait_for(loop(), seconds)
+
+
+def stalls(players: list[Player], since: float) -> dict[str, float]:
+    """Each room's longest stall from ``since`` (monotonic) on: the longest time between two
+    of its events reaching one of its players (``since`` counting as one)."""
+    arrivals: dict[str, list[float]] = {p.room: [since] for p in players}
+    for player in players:
+        for conn in player.conns:
+            for frame, at in zip(conn.frames, conn.times, strict=True):
+                if frame.get("room") == player.room and "seq" in frame and at >= since:
+                    arrivals[player.room].append(at)
+    longest = {}
+    for room, times in arrivals.items():
+        times.sort()
+        longest[room] = max((b - a for a, b in itertools.pairwise(times)), default=0.0)
+    return longest
+
+
+async def tables(port: int, count: int, seed: int, settings: list[dict[str, Any]]) -> list[Player]:
+    """``count`` rooms at the node on ``port``, two players each (``settings`` in turn)."""
+    players: list[Player] = []
+    for i in range(count):
+        pair = await seat_two(
+            port, settings[i % len(settings)], (f"P{seed}.{i}a", f"P{seed}.{i}b"), seed + i
+        )
+        players += pair
+    return players
+
+
+VARIANTS: list[dict[str, Any]] = [
+    {"variant": "liars", "betting_structure": "fixed_limit", "bet_size": 2},
+    {"variant": "simple"},
+    {"variant": "draw"},
+    {"variant": "stud"},
+]
+"""Every variant, with stacks deep enough that nobody busts in a few hands."""
+for _settings in VARIANTS:
+    _settings.update(starting_chips=1000, next_hand_delay_seconds=0)
