@@ -42,7 +42,7 @@ from server.recovery import summary
 from server.room import Room
 from server.session import Ids
 from server.static import StaticFiles, default_client_dir
-from server.store import MemoryStore, SqliteStore, Store, done
+from server.store import MemoryStore, SqliteStore, Store, StoreError, done
 from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
 
 # The protocol closes anything above this with 1009 before we see it; frames up
@@ -152,6 +152,16 @@ class TaliServer:
             max_rooms_per_player=config.max_rooms_per_player,
         )
         self.endpoints = self._endpoints(static=self.static, metrics=config.metrics_port is None)
+        damage = self.store.damage if isinstance(self.store, SqliteStore) else None
+        if damage is not None:
+            self.metrics.store_lost_frames.set(damage.lost)
+            self.log.critical(
+                "store_writes_lost",
+                lost_frames=damage.lost,
+                detail=damage.describe(),
+                note="playing on from what is left (accept_lost_writes): clients may see"
+                " events they were shown replaced",
+            )
         if config.seed is not None:
             self.log.warning("seeded_dice", note="dice and ids are reproducible: for tests only")
 
@@ -421,8 +431,10 @@ def open_store(config: ServerConfig) -> Store:
     if kind is StoreKind.POSTGRESQL:
         from server.store_pg import PostgresStore  # asyncpg is imported only when used
 
-        return PostgresStore(config.store)
-    return SqliteStore(config.data_dir / "tali.db", config.store_sync)
+        return PostgresStore(config.store, timeout=config.store_timeout_seconds)
+    return SqliteStore(
+        config.data_dir / "tali.db", config.store_sync, accept_lost_writes=config.accept_lost_writes
+    )
 
 
 def tune_gc() -> None:
@@ -440,8 +452,13 @@ def tune_gc() -> None:
 
 async def run(config: ServerConfig) -> None:
     tune_gc()
-    app = TaliServer(config)
-    await app.start()
+    try:
+        app = TaliServer(config)
+        await app.start()
+    except StoreError as exc:
+        # One line that says why (a damaged or unreachable store), and an exit status of 2.
+        get_logger().critical("store_refused", error=str(exc))
+        raise SystemExit(2) from None
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sqlite3
 import threading
 import time
@@ -64,6 +65,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic_core import to_json
+
+from server.wal import WalCheck
+from server.wal import check as check_wal
 
 Data = dict[str, Any]
 
@@ -80,6 +84,14 @@ class Sync(StrEnum):
 
 class StoreError(RuntimeError):
     """The store cannot be used as it is (corrupt, or written by a newer server)."""
+
+
+class StoreDamaged(StoreError):
+    """The SQLite store's WAL lost transactions committed before a crash (``server.wal``)."""
+
+    def __init__(self, message: str, check: WalCheck) -> None:
+        super().__init__(message)
+        self.check = check
 
 
 class StoreTimeout(StoreError):
@@ -459,11 +471,21 @@ class _TailChange:
 
 
 class SqliteStore:
-    """The store in one SQLite file (WAL), committed once per batch."""
+    """The store in one SQLite file (WAL), committed once per batch.
 
-    def __init__(self, path: Path, sync: Sync = Sync.NORMAL) -> None:
+    Opened after a crash, it first checks that the WAL still holds every transaction
+    committed to it (``server.wal``): one truncated, zeroed, bit-flipped or deleted since
+    would lose acknowledged entries, which SQLite's recovery does without a word. Such a
+    store is refused (``StoreDamaged``) unless ``accept_lost_writes``: then it plays on
+    from what is left, and ``damage`` says what was lost (the server logs it at critical
+    and exports it as ``tali_store_lost_frames``)."""
+
+    def __init__(
+        self, path: Path, sync: Sync = Sync.NORMAL, *, accept_lost_writes: bool = False
+    ) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.damage = self._check_wal(accept_lost_writes)
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -492,6 +514,29 @@ class SqliteStore:
         self._load_tail(None)
         self.last_commit_seconds = 0.0
         self.last_batch = 0
+
+    def _check_wal(self, accept_lost_writes: bool) -> WalCheck | None:
+        """What the WAL lost since a crash, if anything (refused unless accepted)."""
+        found = check_wal(self.path) if self.path.exists() else None
+        if found is None or not found.lost:
+            return None
+        if not accept_lost_writes:
+            raise StoreDamaged(
+                f"{self.path}: its WAL lost {found.lost} committed frames ({found.describe()}):"
+                " entries clients were shown are gone. Refusing to start on it: restore the"
+                " data directory from a backup, or start with accept_lost_writes"
+                " (TALI_ACCEPT_LOST_WRITES=true) to play on from what is left",
+                found,
+            )
+        # Kept as evidence; and a WAL cut short of what the database file already holds
+        # would copy old pages over newer ones: the database file alone is then the truth.
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists():
+            shutil.copyfile(wal, wal.with_name(f"{wal.name}.damaged-{int(time.time())}"))
+            if found.valid <= found.backfilled:
+                wal.unlink()
+                self.path.with_name(self.path.name + "-shm").unlink(missing_ok=True)
+        return found
 
     def _load_tail(self, rooms: Collection[str] | None) -> None:
         if rooms is None:
