@@ -16,8 +16,9 @@ import itertools
 import signal
 import time
 from collections import Counter as Tally
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from ssl import SSLContext
+from typing import Any
 
 from websockets.frames import CloseCode
 from websockets.http11 import Response
@@ -42,7 +43,7 @@ from server.recovery import summary
 from server.room import Room
 from server.session import Ids
 from server.static import StaticFiles, default_client_dir
-from server.store import MemoryStore, SqliteStore, Store, StoreError, done
+from server.store import MemoryStore, Reconnecting, SqliteStore, Store, StoreError, done
 from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
 
 # The protocol closes anything above this with 1009 before we see it; frames up
@@ -127,7 +128,10 @@ class TaliServer:
         self.metrics_transport: WsServer | None = None
         self.ready = False
         self.failed = asyncio.Event()
-        """Set when the store failed: the process must stop."""
+        """Set when the store failed for good: the process must stop."""
+        self.store_trouble: str | None = None
+        """Why the store cannot be used now, if it cannot (``/readyz`` says it)."""
+        self._store_tasks: set[asyncio.Task[None]] = set()
         self._committer: asyncio.TimerHandle | None = None
         self.node: Node | None = None
         """With ``redis_url``: this process as one node of several (``server.node``)."""
@@ -185,6 +189,8 @@ class TaliServer:
         else:
             await self.recover()
         self._committer = asyncio.get_running_loop().call_later(COMMIT_EVERY, self._commit_idle)
+        if isinstance(self.store, Reconnecting):
+            self._spawn(self._probe_store(self.store))
         self.phase = "ready"
         self.ready = True
         self.log.info(
@@ -294,10 +300,21 @@ class TaliServer:
                 outbox.abandon(TaliCloseCode.SERVICE_RESTART, MOVED)
 
     def _store_failed(self, exc: BaseException) -> bool:
-        """A commit failed: nothing of it, or after it, may be sent; the process stops, and
-        a restart plays on from what the store holds (recovery), which no client saw
-        beyond. (A commit fenced off for some rooms is the node's business: ``Outgoing``.)"""
-        self.log.critical("store_failed", error=repr(exc))
+        """A commit failed: nothing of it, or after it, may be sent. A node of several on
+        PostgreSQL lets every room and connection go and reconnects (``_reconnect_store``);
+        else the process stops, and a restart plays on from what the store holds (recovery),
+        which no client saw beyond. (A commit fenced off for some rooms is the node's
+        business: ``Outgoing``.)"""
+        if self.node is not None and isinstance(self.store, Reconnecting) and self.ready:
+            self.log.error(
+                "store_failed",
+                error=repr(exc),
+                then="letting every room go, reconnecting",
+                within_seconds=self.config.store_reconnect_seconds,
+            )
+            self._spawn(self._reconnect_store(self.node, self.store))
+            return False
+        self.log.critical("store_failed", error=repr(exc), then="stopping")
         self.ready = False
         self.phase = "store failed"
         for connection in list(self.connections):
@@ -305,6 +322,80 @@ class TaliServer:
             connection.peer.close(CloseCode.INTERNAL_ERROR, "server error")
         self.failed.set()
         return False
+
+    async def _reconnect_store(self, node: Node, store: Reconnecting) -> None:
+        """The store failed under a node of several: nothing decided since may be sent, so
+        every connection goes (1012: reconnect, to any node) with nothing more sent, and
+        every room is let go at once for a node that reaches the store to take over from
+        what it holds. Then new connections to the store, within ``store_reconnect_seconds``
+        (not ready meanwhile), after which this node plays on (taking rooms over as any
+        node does); else it stops."""
+        started = time.monotonic()
+        self.ready = False
+        self.phase = "store failed: reconnecting"
+        self.store_trouble = "store failed: reconnecting"
+        for connection in list(self.connections):
+            connection.abandon(TaliCloseCode.SERVICE_RESTART, "the server lost its store")
+        await node.let_go(store_down=True)
+        self.presence.let_go()
+        deadline = started + self.config.store_reconnect_seconds
+        while True:
+            try:
+                await store.reconnect()
+                break
+            except Exception as exc:
+                if time.monotonic() > deadline:
+                    self.log.critical(
+                        "store_failed",
+                        error=repr(exc),
+                        then="stopping: not back within store_reconnect_seconds",
+                        seconds=round(time.monotonic() - started, 3),
+                    )
+                    self.failed.set()
+                    return
+                await asyncio.sleep(min(1.0, max(0.1, self.config.store_timeout_seconds / 4)))
+        self.outgoing.reset()
+        node.store_down = False
+        self.store_trouble = None
+        self.phase = "ready"
+        self.ready = True
+        self.log.info("store_reconnected", seconds=round(time.monotonic() - started, 3))
+
+    async def _probe_store(self, store: Reconnecting) -> None:
+        """A round trip to the store every few seconds: ``/readyz`` says so while it fails
+        (a hung database is noticed even by a node with nothing to commit)."""
+        every = max(0.5, min(5.0, self.config.lease_seconds / 3))
+        while True:
+            await asyncio.sleep(every)
+            if store.failed is not None or self.phase.startswith("store failed"):
+                continue
+            try:
+                await store.ping()
+            except Exception as exc:
+                if self.store_trouble is None:
+                    self.log.error("store_unreachable", error=repr(exc))
+                self.store_trouble = f"store unreachable: {exc}"
+            else:
+                if self.store_trouble is not None:
+                    self.log.info("store_reachable")
+                self.store_trouble = None
+
+    def readiness(self) -> str | None:
+        """Why this server should get no players now (the body of ``/readyz``'s 503): not
+        started, stopping, its store or (several nodes) Redis out of reach, or a room's lease
+        it cannot prove it holds; None if it should."""
+        if not self.ready:
+            return self.phase
+        if self.store_trouble is not None:
+            return self.store_trouble
+        if self.node is not None:
+            return self.node.trouble()
+        return None
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._store_tasks.add(task)
+        task.add_done_callback(self._store_tasks.discard)
 
     @property
     def port(self) -> int:
@@ -330,8 +421,8 @@ class TaliServer:
         return Endpoints(
             self.config,
             Monotonic(),
-            ready=lambda: self.ready,
-            phase=lambda: self.phase,
+            ready=lambda: self.readiness() is None,
+            phase=lambda: self.readiness() or "ready",
             exposition=self.metrics.exposition,
             static=static,
             metrics=metrics,
@@ -408,7 +499,11 @@ class TaliServer:
         if not self.outgoing.broken:
             with contextlib.suppress(Exception):
                 await done(self.store.commit())
-        await done(self.store.close())
+        try:
+            await done(self.store.close())
+        except Exception as exc:
+            # Told already if it failed; the stop goes on (and says why it stops).
+            self.log.error("store_close_failed", error=repr(exc))
 
     async def _stop_metrics(self) -> None:
         if self.metrics_transport is not None:
@@ -469,7 +564,10 @@ async def run(config: ServerConfig) -> None:
         wait.cancel()
     if app.failed.is_set():
         await app.close()
-        raise SystemExit("the store failed: stopped without sending what it did not keep")
+        app.log.critical(
+            "stopped", reason="the store failed: stopped without sending what it did not keep"
+        )
+        raise SystemExit(1)
     await app.shutdown()
 
 

@@ -170,6 +170,12 @@ class Outgoing:
         else:
             action()
 
+    def reset(self) -> None:
+        """Send again after a failure that was dealt with (the store reconnected, with every
+        connection that had frames waiting let go)."""
+        self.broken = False
+        self._waiting.clear()
+
     def resume(self) -> None:
         """A room's spell changed: the batches held back for it may go (or never will)."""
         if self._waiting:

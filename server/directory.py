@@ -135,6 +135,20 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 """
 
+# KEYS: lease, leases. ARGV: room, node, gen. The lease expired now, if it is node's under
+# gen (handed over: any node may take it over at once). 1 if so.
+_HANDOVER = (
+    _NOW
+    + """
+local held = redis.call('HMGET', KEYS[1], 'node', 'gen')
+if held[1] ~= ARGV[2] or held[2] ~= ARGV[3] then return 0 end
+local past = string.format('%.0f', now - 1)
+redis.call('HSET', KEYS[1], 'until', past)
+redis.call('ZADD', KEYS[2], past, ARGV[1])
+return 1
+"""
+)
+
 # KEYS: lease. {node, url, gen, until, now}.
 _LEASE = (
     _NOW
@@ -272,6 +286,7 @@ class Directory:
         self._lease = redis.register_script(_LEASE)
         self._orphans = redis.register_script(_ORPHANS)
         self._unleased = redis.register_script(_UNLEASED)
+        self._handover = redis.register_script(_HANDOVER)
 
     async def claim(
         self, room: str, node: str, url: str, ttl: float, *, floor: int = 0
@@ -338,6 +353,12 @@ class Directory:
         """Give ``room`` up (it closed): False if it was not ``node``'s under ``generation``."""
         keys = [self.keys.lease(room), self.keys.leases]
         return bool(await self._release(keys, [room, node, generation]))
+
+    async def handover(self, room: str, node: str, generation: int) -> bool:
+        """Let ``room`` go at once (it is not closed): its lease, if ``node``'s under
+        ``generation``, expires now, and any node may take it over (``orphans``)."""
+        keys = [self.keys.lease(room), self.keys.leases]
+        return bool(await self._handover(keys, [room, node, generation]))
 
     async def lease(self, room: str) -> Lease | None:
         """``room``'s lease, live or expired; None if it has none."""

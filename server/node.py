@@ -113,6 +113,8 @@ class Node:
         """The rooms this node plays (or is claiming), each one's spell."""
         self.on_change: Callable[[], None] = lambda: None
         """Told whenever a spell changed (renewed, claimed, lost): frames held back may go."""
+        self.store_down = False
+        """Set while the store failed and is being reconnected: nothing is taken over."""
         self._doubt = asyncio.Event()
         """Set when frames wait for a lease to be proved: the renewal is due now."""
         self.lease = config.lease_seconds
@@ -143,6 +145,31 @@ class Node:
     def tenure(self, room: str) -> Tenure | None:
         """``room``'s spell here, if this node plays it (or is claiming it)."""
         return self.tenures.get(room)
+
+    def trouble(self) -> str | None:
+        """Why this node should get no players now (``/readyz``), or None: Redis out of reach
+        past most of a lease, or a room whose lease it holds but cannot prove."""
+        now = self.now()
+        if now - self._renewed > self.lease * PROVEN:
+            return "cannot reach Redis: leases not renewed"
+        unproven = sum(1 for t in self.tenures.values() if t.spell is Spell.HELD and now >= t.until)
+        if unproven:
+            return f"{unproven} room leases held but not proved"
+        return None
+
+    async def let_go(self, *, store_down: bool = False) -> None:
+        """Stop playing every room at once, each lease expired now so that any node takes it
+        over from the store (a clean handover: no waiting for the lease to run out).
+        ``store_down``: the store failed; take nothing over until it is back."""
+        self.store_down = self.store_down or store_down
+        held = {r: t.generation for r, t in self.tenures.items() if t.generation}
+        for room_id in list(self.tenures):
+            self.drop(room_id)
+        for room_id, generation in held.items():
+            try:
+                await self.cluster.directory.handover(room_id, self.id, generation)
+            except Exception as exc:  # Redis out of reach: the lease runs out by itself
+                self.log.warning("room_handover_failed", room=room_id, error=repr(exc))
 
     def doubt(self) -> None:
         """Frames wait for a lease to be proved again: renew now, not at the next turn."""
@@ -399,9 +426,11 @@ class Node:
                 await asyncio.wait_for(self._doubt.wait(), every)
             self._doubt.clear()
             try:
+                sent = self.now()
                 # Bounded: a Redis that hangs must not hold the node's output back for ever.
                 await asyncio.wait_for(self.renew(), self.lease / 2)
-                await self.heartbeat()
+                await asyncio.wait_for(self.heartbeat(), self.lease / 2)
+                self._renewed = sent
                 live = [
                     s.key for s in self.presence if s.connected and not s.key.startswith("gone:")
                 ]
@@ -425,7 +454,6 @@ class Node:
         renewal = await self.cluster.directory.renew_leases(
             self.id, {r: t.generation for r, t in held.items()}, self.lease
         )
-        self._renewed = sent
         forgotten = []
         for room_id, tenure in held.items():
             if self.tenures.get(room_id) is not tenure or tenure.spell is not Spell.HELD:
@@ -472,7 +500,8 @@ class Node:
         epoch = await self.cluster.nodes.heartbeat(self.id, self.url, self.heartbeat_ttl)
         known, self._epoch = self._epoch, epoch
         if known is not None and epoch != known:
-            await self._redis_forgot()
+            self._forgot_at = self.now()
+            self._spawn(self._redis_forgot())
 
     async def _redis_forgot(self) -> None:
         """Redis lost its data (a restart without persistence, or a new one): share this
@@ -480,7 +509,6 @@ class Node:
         and a lease later take over the rooms the store holds that nobody claimed again
         (their node is gone too)."""
         self.log.warning("directory_forgot", rooms=len(self.tenures))
-        self._forgot_at = self.now()
         for session in self.presence:
             if session.key.startswith("gone:"):
                 continue
@@ -490,9 +518,6 @@ class Node:
             room = self.lobby.rooms.get(room_id)
             if room is not None and tenure.spell is Spell.HELD:
                 self.lobby.announce(room)
-        self._spawn(self._unleased_later())
-
-    async def _unleased_later(self) -> None:
         await self._settled()
         await self.take_over_unleased()
 
@@ -523,6 +548,8 @@ class Node:
         every = max(0.05, self.lease / 4)
         while True:
             await asyncio.sleep(every)
+            if self.store_down:
+                continue
             try:
                 for room_id in await self.cluster.directory.orphans(ORPHANS_PER_PASS):
                     await self.take_over(room_id)

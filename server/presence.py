@@ -323,6 +323,17 @@ class Presence:
         if data is not None and data.get("node") == self.node:
             await self.shared.forget(key)
 
+    def let_go(self) -> None:
+        """Forget every session here, scheduling nothing and writing nothing (a node that
+        lost its store lets its rooms and players go: the shared records stay)."""
+        for timer in (*self._forget.values(), *self._holds.values()):
+            timer.cancel()
+        self._forget.clear()
+        self._forget_at.clear()
+        self._holds.clear()
+        self._by_key.clear()
+        self._by_player.clear()
+
     # -- after a restart -------------------------------------------------------
 
     def restore(self, records: list[Data]) -> None:

@@ -224,6 +224,22 @@ class LocalStore(Store, Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class Reconnecting(Protocol):
+    """A store over the network (PostgreSQL): it can be probed, and started over after a
+    failure on new connections."""
+
+    @property
+    def failed(self) -> BaseException | None:
+        """Why it stopped committing, if it did."""
+
+    async def ping(self) -> None:
+        """A bounded round trip; raises if the store cannot be reached."""
+
+    async def reconnect(self) -> None:
+        """Start over on new connections, forgetting the open batch and what is in flight."""
+
+
 def commit_now(store: Store) -> None:
     """Commit a store that is durable on return (SQLite, memory), for a caller that cannot
     wait; a store whose commit must be awaited (PostgreSQL) is refused."""
