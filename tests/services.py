@@ -100,6 +100,13 @@ class RedisServer:
             self.stop()
             raise
 
+    def pause(self) -> None:
+        """Stop the server (SIGSTOP): it hangs, connections open."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
     def restart(self) -> None:
         """Stop and start again on the same port: empty, as Redis without persistence
         comes back from a crash or a restart."""
@@ -107,6 +114,7 @@ class RedisServer:
         self._start()
 
     def stop(self) -> None:
+        self.resume()
         _stop(self.process, signal.SIGTERM)
         shutil.rmtree(self.dir, ignore_errors=True)
 

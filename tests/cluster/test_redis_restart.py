@@ -14,7 +14,10 @@ twice as different events, none going back, every hand event as the log replays 
 
 from __future__ import annotations
 
+import asyncio
 import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator
 
 import pytest
@@ -22,7 +25,7 @@ import pytest_asyncio
 
 from tests.services import RedisServer
 
-from .nodes import Node, start_node, stop_all
+from .nodes import Node, start_node, stop_all, until
 from .players import VARIANTS, play, stalls, tables
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
@@ -89,3 +92,46 @@ async def test_redis_restarted_empty_every_room_plays_on(
         )
     finally:
         await stop_all(started)
+
+
+async def test_a_node_that_cannot_reach_redis_says_it_is_not_ready(
+    pg_url: str, redis: RedisServer, redis_prefix: str
+) -> None:
+    """Redis hung (SIGSTOP): the node cannot renew its leases, and ``/readyz`` says so (503)
+    until it can again; its rooms play on once Redis answers. Before, ``/readyz`` said 200."""
+    settings = {"TALI_LEASE_SECONDS": str(LEASE)}
+    started: list[Node] = []
+    try:
+        started.append(await start_node("a", pg_url, redis.url, redis_prefix, **settings))
+        (a,) = started
+        players = await tables(a.port, 2, 500, VARIANTS)
+        await play(players, 1, [a.port])
+        assert await asyncio.to_thread(readyz, a) == (200, "ready")
+        redis.pause()
+        try:
+            await until(lambda: not_ready(a), LEASE * 3 + 10)
+            status, reason = await asyncio.to_thread(readyz, a)
+        finally:
+            redis.resume()
+        await until(lambda: ready(a), LEASE * 3 + 10)
+        await play(players, 1, [a.port])
+        print(f"\nRedis hung: /readyz {status} ({reason}), 200 again once it answered")
+    finally:
+        await stop_all(started)
+
+
+def readyz(node: Node) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{node.port}/readyz", timeout=5) as r:
+            return int(r.status), r.read().decode().strip()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode().strip()
+
+
+async def not_ready(node: Node) -> bool:
+    status, reason = await asyncio.to_thread(readyz, node)
+    return status == 503 and "Redis" in reason
+
+
+async def ready(node: Node) -> bool:
+    return (await asyncio.to_thread(readyz, node))[0] == 200
