@@ -49,6 +49,8 @@ SERVER_VERSION = "0.1.0"
 SESSION_REPLACED = 4001  # private-use close code: the session resumed on another connection
 SERVICE_RESTART = 1012
 MOVED = "your room moved to another node"
+_ROUTED = (WireCode.ROOM_NOT_FOUND, WireCode.ROOM_ELSEWHERE)
+"""Answers about a room not played here, which a node of several looks up before giving."""
 
 _ACTIONS: dict[type[Any], Any] = {
     req.Roll: lambda m: engine.Roll(m.entropy),
@@ -547,12 +549,24 @@ class Connection:
             return
         self.metrics.frames_in[message.type] += 1
         self._requests.spend(cost_of(message.type))
+        self._serve(message, received)
+
+    def _serve(self, message: req.ClientMessage, received: float, *, routed: bool = False) -> None:
+        """Dispatch a parsed request; every failure becomes its error reply. With several
+        nodes, a room not played here is looked up in the directory first (``_route``)."""
         try:
             self.dispatch(message)
             if type(message) in _ACTIONS:
                 self.metrics.action_seconds.observe(time.perf_counter() - received)
         except RequestError as exc:
             room = getattr(message, "room", None)
+            node = self.app.node
+            if node is not None and room is not None and exc.code in _ROUTED and not routed:
+                # Where it is played now, from the directory, not from what the lobby last
+                # heard: what this client sends meanwhile waits its turn in the request gate.
+                task = self._loop.create_task(self._route(node, message, room, received))
+                self._gate.wait_for(task)
+                return
             self.error(exc.code, exc.message, message.id, room, url=exc.url)
         except Exception:
             room = getattr(message, "room", None)
@@ -679,6 +693,32 @@ class Connection:
             reply = {"id": message.id, "type": "hand_history", "room": message.room,
                      "hands": task.result()}  # fmt: skip
             self.enqueue(data_frame(reply), "hand_history", message.room)
+
+    async def _route(
+        self, node: Node, message: req.ClientMessage, room: str, received: float
+    ) -> None:
+        """Answer a request about a room not played here from the directory: the room is
+        played at a live node (``room_elsewhere``, its URL), or was orphaned and is played
+        here now (the request is served), or is nowhere (``room_not_found``). Never a node
+        whose heartbeat lapsed: ``Node.locate`` waits for its lease to run out instead."""
+        try:
+            url = await node.locate(room)
+        except Exception as exc:
+            self.log.warning("route_failed", room=room, error=repr(exc))
+            url = None
+        if self.closing:
+            return
+        if room in self.app.lobby.rooms:
+            self._serve(message, received, routed=True)
+        elif url is not None:
+            self.error(
+                WireCode.ROOM_ELSEWHERE,
+                f"room {room!r} is played at another node: {url}",
+                message.id, room, url=url,
+            )  # fmt: skip
+        else:
+            self.error(WireCode.ROOM_NOT_FOUND, f"no room {room!r}", message.id, room)
+        self._outgoing.flush()
 
     async def _claimed(self, node: Node, message: req.CreateRoom, room_id: str) -> None:
         """The result of a room made at a node of several, once the node owns it."""

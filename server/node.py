@@ -387,6 +387,13 @@ class Node:
         await self.presence.share(session)
         return result
 
+    async def locate(self, room_id: str) -> str | None:
+        """Where ``room_id`` is played, by the directory now: the URL of the live node that
+        plays it (this one's, if it is played here: taken over now if it was orphaned), or
+        None if it is played nowhere (closed)."""
+        url = await self._where(room_id)
+        return self.url if room_id in self.lobby.rooms else url
+
     async def _where(self, room_id: str) -> str | None:
         """The URL of the live node that plays ``room_id``; None once it is played here (taken
         over now if need be) or nowhere (closed)."""
@@ -410,8 +417,10 @@ class Node:
                 return None
             # A lease of this node's id it does not play is a former run's: as good as dead.
             alive = lease.node != self.id and lease.node in await self.cluster.nodes.alive()
-            if alive or time.monotonic() > deadline:
+            if alive:
                 return None if lease.url == self.url else lease.url
+            if time.monotonic() > deadline:
+                return None  # never a node whose heartbeat lapsed
             # Its node is gone but its lease still runs: wait for it to expire.
             await asyncio.sleep(min(0.25, max(0.01, lease.expires_in)))
 
