@@ -273,6 +273,8 @@ class TaliServer:
             node_id=node_id,
             url=url,
             dropped=self._dropped,
+            moved=self._moved,
+            sent=self._all_sent,
         )
         # From now on the node decides whether a room's frames may go out.
         self.node.on_change = self.outgoing.resume
@@ -298,6 +300,26 @@ class TaliServer:
             outbox = member.session.outbox
             if isinstance(outbox, Connection):
                 outbox.abandon(TaliCloseCode.SERVICE_RESTART, MOVED)
+
+    def _moved(self, room: Room) -> None:
+        """This node handed ``room`` over: its members here go to the node that plays it now
+        (they reconnect), once what was queued for them is sent."""
+        for member in room.members.values():
+            outbox = member.session.outbox
+            if isinstance(outbox, Connection):
+                outbox.close(TaliCloseCode.SERVICE_RESTART, MOVED)
+
+    async def _all_sent(self) -> None:
+        """Until every frame queued so far is durable and written (or never will be)."""
+        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def written() -> None:
+            if not sent.done():
+                sent.set_result(None)
+
+        self.outgoing.after_sent(written)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(sent, self.config.store_timeout_seconds)
 
     def _store_failed(self, exc: BaseException) -> bool:
         """A commit failed: nothing of it, or after it, may be sent. A node of several on
@@ -457,12 +479,24 @@ class TaliServer:
         if self.config.shutdown_drain_seconds:
             await asyncio.sleep(self.config.shutdown_drain_seconds)
         transport.stop_listening()
-        notice = message_frame(msg.ServerShutdown(type="server_shutdown", reason=reason))
-        clients = list(self.connections)
-        for connection in clients:
-            connection.enqueue(notice, "server_shutdown")
-            connection.close(CloseCode.GOING_AWAY, "server shutting down")
         in_hand = sum(1 for room in self.lobby.rooms.values() if room.game.hand_in_progress)
+        clients = list(self.connections)
+        node = self.node
+        if node is not None:
+            # A node of several hands its rooms over at once, between two actions: they
+            # decide nothing more, what they decided is sent, their leases expire now and
+            # the other nodes take them over; every client reconnects (1012) at once.
+            node.freeze()
+            await self._all_sent()
+            await node.hand_over()
+            for connection in clients:
+                connection.close(TaliCloseCode.SERVICE_RESTART, MOVED)
+            await node.stop()
+        else:
+            notice = message_frame(msg.ServerShutdown(type="server_shutdown", reason=reason))
+            for connection in clients:
+                connection.enqueue(notice, "server_shutdown")
+                connection.close(CloseCode.GOING_AWAY, "server shutting down")
         closed = await transport.shutdown(
             CloseCode.GOING_AWAY, "server shutting down", self.config.shutdown_timeout_seconds
         )
@@ -496,6 +530,8 @@ class TaliServer:
         """Commit what is left (a timer's entry that sent nothing, say) and close the store."""
         if self._committer is not None:
             self._committer.cancel()
+        for task in self._store_tasks:
+            task.cancel()
         if not self.outgoing.broken:
             with contextlib.suppress(Exception):
                 await done(self.store.commit())

@@ -393,6 +393,13 @@ class ServerConfig(BaseSettings):
             " to another node after it."
         ),
     )
+    balance_rooms: bool = Field(
+        True,
+        description=(
+            "Several nodes: a node holding more than its share of the rooms hands the excess,"
+            " each at a hand boundary, to the nodes holding fewest (one that came back)."
+        ),
+    )
     history_hands: int = Field(
         50, ge=1, le=10_000, description="Hands a room keeps for hand_history; older ones go."
     )

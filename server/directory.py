@@ -80,6 +80,7 @@ local held_until = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
 if held_until > now and not (ARGV[6] == 'own' and redis.call('HGET', KEYS[1], 'node') == ARGV[2])
 then return 0 end
 if ARGV[6] == 'take_over' and held_until == 0 then return 0 end
+redis.call('HDEL', KEYS[1], 'heir', 'heir_url')
 local gen = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0')
 local floor = tonumber(ARGV[5])
 if gen < floor then gen = floor end
@@ -135,26 +136,42 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 """
 
-# KEYS: lease, leases. ARGV: room, node, gen. The lease expired now, if it is node's under
-# gen (handed over: any node may take it over at once). 1 if so.
+# KEYS: lease, leases. ARGV: room, node, gen, heir, heir's url. The lease expired now, if it
+# is node's under gen (handed over: taken over at once, by the heir if one is named). 1 if so.
 _HANDOVER = (
     _NOW
     + """
 local held = redis.call('HMGET', KEYS[1], 'node', 'gen')
 if held[1] ~= ARGV[2] or held[2] ~= ARGV[3] then return 0 end
 local past = string.format('%.0f', now - 1)
-redis.call('HSET', KEYS[1], 'until', past)
+redis.call('HSET', KEYS[1], 'until', past, 'heir', ARGV[4], 'heir_url', ARGV[5])
 redis.call('ZADD', KEYS[2], past, ARGV[1])
 return 1
 """
 )
 
-# KEYS: lease. {node, url, gen, until, now}.
+# KEYS: leases. ARGV: lease key prefix. Each node's count of live leases: {node, n, ...}.
+_HELD_BY = (
+    _NOW
+    + """
+local counts = {}
+for _, room in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], string.format('%.0f', now), '+inf')) do
+    local node = redis.call('HGET', ARGV[1] .. room, 'node')
+    if node then counts[node] = (counts[node] or 0) + 1 end
+end
+local out = {}
+for node, n in pairs(counts) do out[#out + 1] = node; out[#out + 1] = n end
+return out
+"""
+)
+
+# KEYS: lease. {node, url, gen, until, now, heir, heir's url}.
 _LEASE = (
     _NOW
     + """
-local held = redis.call('HMGET', KEYS[1], 'node', 'url', 'gen', 'until')
-return {held[1] or '', held[2] or '', held[3] or '0', held[4] or '0', string.format('%.0f', now)}
+local held = redis.call('HMGET', KEYS[1], 'node', 'url', 'gen', 'until', 'heir', 'heir_url')
+return {held[1] or '', held[2] or '', held[3] or '0', held[4] or '0', string.format('%.0f', now),
+        held[5] or '', held[6] or ''}
 """
 )
 
@@ -268,6 +285,9 @@ class Lease:
     generation: int
     expires_in: float
     """Seconds until it expires, by Redis's clock (negative: expired that long ago)."""
+    heir: str = ""
+    """The node its owner handed it over to, if one was named (the heir takes it over)."""
+    heir_url: str = ""
 
     @property
     def live(self) -> bool:
@@ -287,6 +307,7 @@ class Directory:
         self._orphans = redis.register_script(_ORPHANS)
         self._unleased = redis.register_script(_UNLEASED)
         self._handover = redis.register_script(_HANDOVER)
+        self._held_by = redis.register_script(_HELD_BY)
 
     async def claim(
         self, room: str, node: str, url: str, ttl: float, *, floor: int = 0
@@ -354,18 +375,29 @@ class Directory:
         keys = [self.keys.lease(room), self.keys.leases]
         return bool(await self._release(keys, [room, node, generation]))
 
-    async def handover(self, room: str, node: str, generation: int) -> bool:
+    async def handover(
+        self, room: str, node: str, generation: int, heir: str = "", heir_url: str = ""
+    ) -> bool:
         """Let ``room`` go at once (it is not closed): its lease, if ``node``'s under
-        ``generation``, expires now, and any node may take it over (``orphans``)."""
+        ``generation``, expires now, to be taken over (``orphans``) by ``heir`` if named (a
+        node of the cluster rebalancing), else by any node."""
         keys = [self.keys.lease(room), self.keys.leases]
-        return bool(await self._handover(keys, [room, node, generation]))
+        return bool(await self._handover(keys, [room, node, generation, heir, heir_url]))
+
+    async def held_by(self) -> dict[str, int]:
+        """How many live leases each node holds."""
+        flat = await self._held_by([self.keys.leases], [self.keys.lease("")])
+        return {str(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
 
     async def lease(self, room: str) -> Lease | None:
         """``room``'s lease, live or expired; None if it has none."""
-        node, url, generation, until, now = await self._lease([self.keys.lease(room)])
+        node, url, generation, until, now, heir, heir_url = await self._lease(
+            [self.keys.lease(room)]
+        )
         if not node:
             return None
-        return Lease(str(node), str(url), int(generation), (int(until) - int(now)) / 1000)
+        expires_in = (int(until) - int(now)) / 1000
+        return Lease(str(node), str(url), int(generation), expires_in, str(heir), str(heir_url))
 
     async def owner(self, room: str) -> Owner | None:
         """Who owns ``room`` now: None if nobody does (no lease, or an expired one)."""
@@ -390,11 +422,13 @@ async def claim_room(
     ttl: float,
     *,
     take_over: bool = False,
+    own: bool = False,
 ) -> int | None:
     """Own ``room`` in the directory and in the store, under one generation: it, or None if
-    another node owns the room. A new room is claimed, an orphan taken over."""
-    take = directory.take_over if take_over else directory.claim
-    generation = await take(room, node, url, ttl)
+    another node owns the room. A new room is claimed, an orphan taken over; ``own``: a lease
+    of this node's own id (a former run's) is taken back at once."""
+    mode = "own" if own else "take_over" if take_over else "claim"
+    generation = await directory._take(room, node, url, ttl, 0, mode)
     if generation is None:
         return None
     if await store.claim(room, node, generation):
@@ -402,7 +436,7 @@ async def claim_room(
     # The store knows a newer generation than Redis (Redis lost its data): start above it.
     floor = await store.generation(room)
     await directory.release(room, node, generation)
-    generation = await directory.claim(room, node, url, ttl, floor=floor)
+    generation = await directory._take(room, node, url, ttl, floor, "own" if own else "claim")
     if generation is None or not await store.claim(room, node, generation):
         return None
     return generation

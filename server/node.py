@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -47,10 +47,17 @@ if TYPE_CHECKING:
 
 ORPHANS_PER_PASS = 20
 """Rooms one failover pass takes over at most (the rest wait for the next pass)."""
+BALANCE_EVERY = 10.0
+"""Seconds between two looks at whether this node holds more than its share of rooms (a
+lease, if shorter)."""
 PROVEN = 0.9
 """Of a lease, the part counted as held after the claim or renewal was sent: Redis starts
 its lease later than we sent the call, so its expiry is later still; the rest is a margin
 for the two clocks' rates."""
+
+
+async def _nothing() -> None:
+    pass
 
 
 class Spell(Enum):
@@ -96,10 +103,15 @@ class Node:
         url: str,
         dropped: Callable[[Room], None],
         clock: Callable[[], float] = time.monotonic,
+        moved: Callable[[Room], None] = lambda room: None,
+        sent: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """``dropped`` is told of every room this node stopped playing because another
         node plays it now (its members' connections must go, to be routed there, with
-        nothing more sent). ``clock`` is monotonic seconds (tests give their own)."""
+        nothing more sent). ``moved`` is told of every room this node handed over (its
+        members' connections go once what was queued for them is sent), ``sent`` waits until
+        every frame queued so far is durable and written. ``clock`` is monotonic seconds
+        (tests give their own)."""
         self.config = config
         self.cluster = cluster
         self.store = store
@@ -108,7 +120,12 @@ class Node:
         self.id = node_id
         self.url = url
         self.dropped = dropped
+        self.moved = moved
+        self.sent: Callable[[], Awaitable[None]] = sent or _nothing
         self.now = clock
+        self.stopping = False
+        self._leaving: dict[str, tuple[str, str]] = {}
+        """Rooms to hand over at their next hand boundary: room -> (heir, its URL)."""
         self.tenures: dict[str, Tenure] = {}
         """The rooms this node plays (or is claiming), each one's spell."""
         self.on_change: Callable[[], None] = lambda: None
@@ -171,6 +188,34 @@ class Node:
             except Exception as exc:  # Redis out of reach: the lease runs out by itself
                 self.log.warning("room_handover_failed", room=room_id, error=repr(exc))
 
+    def freeze(self) -> list[Room]:
+        """Stop every room this node holds from deciding anything more (a clean stop: what
+        it decided is sent, then ``hand_over``), and take nothing over from now; the rooms."""
+        self.stopping = True
+        rooms = []
+        for room_id, tenure in self.tenures.items():
+            room = self.lobby.rooms.get(room_id)
+            if room is not None and tenure.spell is Spell.HELD:
+                room.close()
+                rooms.append(room)
+        return rooms
+
+    async def hand_over(self) -> int:
+        """After ``freeze`` and with everything it decided sent: every lease expired now, so
+        that the other nodes take the rooms over at once (a player who reconnects to any of
+        them resumes there), and this node leaves the cluster. The rooms handed over."""
+        held = {r: t for r, t in self.tenures.items() if t.spell is Spell.HELD}
+        self.stopping = True
+        handed = 0
+        for room_id, tenure in held.items():
+            self._end(room_id, Spell.CLOSED)  # what it sent was final; it sends no more
+            try:
+                handed += await self.cluster.directory.handover(room_id, self.id, tenure.generation)
+            except Exception as exc:  # Redis out of reach: the lease runs out by itself
+                self.log.warning("room_handover_failed", room=room_id, error=repr(exc))
+        self.log.info("rooms_handed_over", rooms=handed)
+        return handed
+
     def doubt(self) -> None:
         """Frames wait for a lease to be proved again: renew now, not at the next turn."""
         self._doubt.set()
@@ -199,16 +244,25 @@ class Node:
         """Join the cluster: play every stored room no live node holds (a restart of this
         node, or of them all), hear the lobby; the rooms taken, to resume."""
         await self.heartbeat()
-        rooms: list[Room] = []
+        claimed: dict[str, tuple[int, float]] = {}
         for record in recovered.rooms:
             if record.room in self.tenures:
                 continue
             sent = self.now()
-            generation = await self._claim(record.room, take_over=False)
-            if generation is None:
-                continue
+            # Its own rooms (this node id's, a former run's) at once, not a lease later.
+            generation = await self._claim(record.room, take_over=False, own=True)
+            if generation is not None:
+                claimed[record.room] = (generation, sent)
+        # Read again once claimed (fenced from then on): another node may have played a room
+        # between the first read and the claim.
+        rooms: list[Room] = []
+        fresh = await self.store.recover_async(rooms=list(claimed)) if claimed else None
+        for record in fresh.rooms if fresh is not None else []:
+            generation, sent = claimed.pop(record.room)
             self._hold(record.room, generation, sent)
             rooms += self.lobby.restore([record], self.presence.by_player)
+        for room_id, (generation, _) in claimed.items():  # closed meanwhile
+            await self.cluster.directory.release(room_id, self.id, generation)
         for room_id, data in (await self.cluster.lobby.rooms()).items():
             if room_id not in self.tenures:
                 self._heard({room_id: data})
@@ -218,7 +272,12 @@ class Node:
             self.lobby.announce(room)
         self._loops = [
             asyncio.get_running_loop().create_task(work(), name=f"tali-node-{work.__name__}")
-            for work in (self._renew_loop, self._failover_loop, self._lobby_loop)
+            for work in (
+                self._renew_loop,
+                self._failover_loop,
+                self._lobby_loop,
+                self._balance_loop,
+            )
         ]
         self.log.info("node_started", url=self.url, rooms=len(rooms))
         return rooms
@@ -267,7 +326,7 @@ class Node:
         self.lobby.announce(room)
         return True
 
-    async def _claim(self, room: str, *, take_over: bool) -> int | None:
+    async def _claim(self, room: str, *, take_over: bool, own: bool = False) -> int | None:
         return await claim_room(
             self.cluster.directory,
             self.store,
@@ -276,27 +335,35 @@ class Node:
             self.url,
             self.lease,
             take_over=take_over,
+            own=own,
         )
 
-    async def take_over(self, room_id: str, *, unleased: bool = False) -> Room | None:
+    async def take_over(
+        self, room_id: str, *, unleased: bool = False, own: bool = False
+    ) -> Room | None:
         """Play ``room_id``, whose owner's lease expired (or, ``unleased``, that has no lease
         at all: Redis lost it and its node is gone): from the store, resumed as after a
         restart. None if another node was first, or the room has closed."""
         if room_id in self.tenures:
             return self.lobby.rooms.get(room_id)
+        if self.stopping or self.store_down:
+            return None  # stopping, or without a store: nothing is taken over here
         taking = self._taking.get(room_id)
         if taking is None:
             taking = asyncio.get_running_loop().create_task(
-                self._take_over(room_id, unleased=unleased)
+                self._take_over(room_id, unleased=unleased, own=own)
             )
             self._taking[room_id] = taking
             taking.add_done_callback(lambda _: self._taking.pop(room_id, None))
         return await asyncio.shield(taking)
 
-    async def _take_over(self, room_id: str, *, unleased: bool = False) -> Room | None:
-        """``unleased``: the room has no lease at all (Redis lost it, and its node is gone)."""
+    async def _take_over(
+        self, room_id: str, *, unleased: bool = False, own: bool = False
+    ) -> Room | None:
+        """``unleased``: the room has no lease at all (Redis lost it, and its node is gone);
+        ``own``: its lease is this node id's, a former run's (taken back at once)."""
         sent = self.now()
-        generation = await self._claim(room_id, take_over=not unleased)
+        generation = await self._claim(room_id, take_over=not (unleased or own), own=own)
         if generation is None:
             return None
         started = time.monotonic()
@@ -322,6 +389,7 @@ class Node:
         """Stop playing ``room_id`` at once: another node plays it now, or may. Nothing more
         of it is sent (its members' connections are abandoned by ``dropped``)."""
         self._end(room_id, Spell.LOST)
+        self._leaving.pop(room_id, None)
         room = self.lobby.drop(room_id)
         if room is None:
             return
@@ -398,7 +466,7 @@ class Node:
         """The URL of the live node that plays ``room_id``; None once it is played here (taken
         over now if need be) or nowhere (closed)."""
         deadline = time.monotonic() + self.lease * max(1.0, self.config.time_scale) + 1.0
-        while True:
+        while not (self.stopping or self.store_down):
             lease = await self.cluster.directory.lease(room_id)
             if lease is None:
                 # Closed; or Redis forgot its lease (the store still has it open): its node
@@ -407,22 +475,35 @@ class Node:
                     return None
                 if time.monotonic() > deadline:
                     await self.take_over(room_id, unleased=True)
-                    return None
+                    if room_id in self.tenures or time.monotonic() > deadline + self.lease:
+                        return None
                 await asyncio.sleep(0.1)
                 continue
             if lease.node == self.id and room_id in self.tenures:
                 return None
-            if not lease.live:
-                await self.take_over(room_id)
-                return None
-            # A lease of this node's id it does not play is a former run's: as good as dead.
-            alive = lease.node != self.id and lease.node in await self.cluster.nodes.alive()
+            if (
+                lease.heir
+                and lease.heir != self.id
+                and -self.lease < lease.expires_in <= 0
+                and lease.heir in await self.cluster.nodes.alive()
+            ):
+                return lease.heir_url  # handed over to that node (rebalancing): it takes it
+            if lease.node == self.id or not lease.live:
+                # Orphaned; or a lease of this node's id it does not play (a former run's),
+                # taken back at once.
+                if await self.take_over(room_id, own=lease.node == self.id) is not None:
+                    return None
+                if time.monotonic() > deadline:
+                    return None
+                continue  # another node was first: where is it played now?
+            alive = lease.node in await self.cluster.nodes.alive()
             if alive:
                 return None if lease.url == self.url else lease.url
             if time.monotonic() > deadline:
                 return None  # never a node whose heartbeat lapsed
             # Its node is gone but its lease still runs: wait for it to expire.
             await asyncio.sleep(min(0.25, max(0.01, lease.expires_in)))
+        return None
 
     # -- the loops ------------------------------------------------------------------
 
@@ -553,6 +634,77 @@ class Node:
                 taken.append(room_id)
         return taken
 
+    async def _balance_loop(self) -> None:
+        """Every lease (10 s at most): should this node hold more rooms than its fair share
+        (a node came back, or joined), mark the excess to be handed over, each to the node
+        holding the fewest, at its next hand boundary (``_at_boundary``)."""
+        self.lobby.watchers.append(self._at_boundary)
+        while True:
+            await asyncio.sleep(min(self.lease, BALANCE_EVERY))
+            if self.store_down or self.stopping or not self.config.balance_rooms:
+                continue
+            try:
+                await self.balance()
+            except Exception as exc:
+                self.log.warning("node_balance_failed", error=repr(exc))
+
+    async def balance(self) -> dict[str, str]:
+        """Mark the rooms this node holds beyond its fair share (the rooms of every live node
+        over their number, rounded up) for handing over: room -> heir."""
+        alive = await self.cluster.nodes.alive()
+        if len(alive) < 2 or self.id not in alive:
+            return {}
+        counts = dict.fromkeys(alive, 0) | {
+            node: n for node, n in (await self.cluster.directory.held_by()).items() if node in alive
+        }
+        fair = -(-sum(counts.values()) // len(counts))
+        held = [r for r, t in self.tenures.items() if t.spell is Spell.HELD]
+        mine = len(held) - len(self._leaving)
+        marked: dict[str, str] = {}
+        for room_id in held:
+            if mine <= fair:
+                break
+            if room_id in self._leaving:
+                continue
+            heir = min((n for n in counts if n != self.id), key=lambda n: counts[n])
+            if counts[heir] + 1 > fair:
+                break
+            counts[heir] += 1
+            mine -= 1
+            self._leaving[room_id] = (heir, alive[heir].url)
+            marked[room_id] = heir
+        if marked:
+            self.log.info("rooms_to_hand_over", rooms=len(marked), fair_share=fair)
+            for room_id in marked:
+                room = self.lobby.rooms.get(room_id)
+                if room is not None:
+                    self._at_boundary(room)
+        return marked
+
+    def _at_boundary(self, room: Room) -> None:
+        """Told of every change of every room: a room marked to be handed over goes once no
+        hand is in play (between hands: nobody's hand is cut)."""
+        if room.id in self._leaving and not room.game.hand_in_progress and not room.closed:
+            heir, url = self._leaving.pop(room.id)
+            room.close()  # decides nothing more from now
+            self._spawn(self._give_away(room, heir, url))
+
+    async def _give_away(self, room: Room, heir: str, url: str) -> None:
+        tenure = self.tenures.get(room.id)
+        if tenure is None or tenure.spell is not Spell.HELD:
+            return
+        await self.sent()  # what it decided is durable and sent first
+        if self.tenures.get(room.id) is not tenure:
+            return
+        self._end(room.id, Spell.CLOSED)
+        self.lobby.drop(room.id, moved=True)
+        self.presence.drop_room(room.id)
+        for member in room.members.values():
+            member.session.rooms.pop(room.id, None)
+        await self.cluster.directory.handover(room.id, self.id, tenure.generation, heir, url)
+        self.moved(room)
+        self.log.info("room_handed_over", room=room.id, to=heir)
+
     async def _failover_loop(self) -> None:
         every = max(0.05, self.lease / 4)
         while True:
@@ -561,9 +713,19 @@ class Node:
                 continue
             try:
                 for room_id in await self.cluster.directory.orphans(ORPHANS_PER_PASS):
+                    if await self._heir_elsewhere(room_id):
+                        continue
                     await self.take_over(room_id)
             except Exception as exc:
                 self.log.warning("node_failover_failed", error=repr(exc))
+
+    async def _heir_elsewhere(self, room_id: str) -> bool:
+        """Whether ``room_id`` was handed over, within the last lease, to another live node
+        (that one takes it; the others leave it be)."""
+        lease = await self.cluster.directory.lease(room_id)
+        if lease is None or not lease.heir or lease.heir == self.id:
+            return False
+        return lease.expires_in > -self.lease and lease.heir in await self.cluster.nodes.alive()
 
     async def _lobby_loop(self) -> None:
         while True:

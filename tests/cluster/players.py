@@ -33,6 +33,10 @@ HAND_TYPES = frozenset(
     get_args(model.model_fields["type"].annotation)[0] for model in get_args(get_args(HandEvent)[0])
 )
 """The room events ``hand_history`` replays: the game's, from hand_started to hand_ended."""
+ACTIONS = frozenset(
+    ("roll", "check", "bet", "call", "raise", "all_in", "fold", "reroll", "pass", "ante")
+)
+"""The game actions (whose ``result`` acknowledges a move)."""
 STALE = ("not_your_turn", "not_in_hand", "no_hand_in_progress", "illegal_action")
 """Refusals a bot's action may meet when the table moved on meanwhile (a timer, a takeover)."""
 
@@ -46,6 +50,20 @@ class At:
 
 def port_of(url: str) -> int:
     return int(url.rsplit(":", 1)[1].strip("/"))
+
+
+@dataclass
+class Audit:
+    """What one player was shown against the room's log."""
+
+    wrong: list[tuple[Frame, Any]]
+    """Events shown that the log contradicts, with what it holds instead."""
+    compared: int
+    acknowledged: int
+    """Actions acknowledged (``result``) within the hands compared."""
+    lost: int
+    """Of them, those whose event the log contradicts: acknowledged, then taken back."""
+    hands: int
 
 
 @dataclass
@@ -191,12 +209,39 @@ class Player:
     async def contradictions(self, hands: int = 20) -> tuple[list[tuple[Frame, Any]], int]:
         """The events shown that the log, replayed by ``hand_history`` at the room's node,
         contradicts (with what it holds instead), and how many events were compared."""
-        reply = await self.client.request("hand_history", room=self.room, hands=hands)
-        assert reply["type"] == "hand_history", reply
+        audit = await self.audit(hands)
+        return audit.wrong, audit.compared
+
+    def acknowledged(self) -> list[int]:
+        """The seq of each action this player saw acknowledged (``result``), by the last hand
+        event before its result on the same connection."""
+        acked = []
+        for conn in self.conns:
+            last: int | None = None
+            for frame in conn.frames:
+                if frame.get("room") != self.room:
+                    continue
+                if frame["type"] in HAND_TYPES and "seq" in frame:
+                    last = frame["seq"]
+                elif frame["type"] == "result" and frame["request"] in ACTIONS:
+                    if last is not None:
+                        acked.append(last)
+                    last = None
+        return acked
+
+    async def audit(self, hands: int = 20, history: list[dict[str, Any]] | None = None) -> Audit:
+        """What this player was shown against the log, replayed by ``hand_history`` at the
+        room's node (its last ``hands`` hands), or against ``history`` (hands as
+        ``hand_history`` gives them, replayed by the caller)."""
+        if history is None:
+            reply = await self.client.request("hand_history", room=self.room, hands=hands)
+            assert reply["type"] == "hand_history", reply
+            history = reply["hands"]
         seen = self.seen()
         wrong: list[tuple[Frame, Any]] = []
         compared = 0
-        for hand in reply["hands"]:
+        covered: set[int] = set()
+        for hand in history:
             replayed = {e["seq"]: e for e in hand["events"]}
             first, last = hand["events"][0]["seq"], hand["events"][-1]["seq"]
             for seq in range(first, last + 1):
@@ -204,6 +249,7 @@ class Player:
                 if frame is None:
                     continue
                 compared += 1
+                covered.add(seq)
                 if frame["type"] in HAND_TYPES:
                     expected = dict(frame)
                     if expected["type"] == "hand_ended":
@@ -212,7 +258,10 @@ class Player:
                         wrong.append((frame, replayed.get(seq)))
                 elif seq in replayed:
                     wrong.append((frame, replayed[seq]))
-        return wrong, compared
+        bad = {frame["seq"] for frame, _ in wrong}
+        acked = [seq for seq in self.acknowledged() if seq in covered]
+        lost = sum(1 for seq in acked if seq in bad)
+        return Audit(wrong, compared, len(acked), lost, len(history))
 
 
 async def seat_two(port: int, room_settings: dict[str, Any], labels: tuple[str, str], seed: int
@@ -306,3 +355,18 @@ VARIANTS: list[dict[str, Any]] = [
 """Every variant, with stacks deep enough that nobody busts in a few hands."""
 for _settings in VARIANTS:
     _settings.update(starting_chips=1000, next_hand_delay_seconds=0)
+
+
+async def play_until(players: list[Player], ports: list[int], stop: asyncio.Event) -> None:
+    """Every player plays as prompted, each on its own like a real client, resuming wherever
+    its room is played when its connection closes (at one of ``ports``, a list the caller
+    may change), until ``stop``."""
+
+    async def one(player: Player) -> None:
+        while not stop.is_set():
+            if not player.connected:
+                await player.resume(list(ports))
+            if not await player.step():
+                await asyncio.sleep(0.005)
+
+    await asyncio.gather(*(one(player) for player in players))

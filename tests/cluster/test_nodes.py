@@ -62,8 +62,9 @@ async def test_every_node_lists_every_room_and_hears_of_changes_within_a_bound(
         TALI_MAX_ROOMS_PER_PLAYER="30",
         TALI_MAX_ROOMS_PER_ADDRESS="30",
         TALI_EMPTY_ROOM_SECONDS="1",
+        TALI_BALANCE_ROOMS="false",  # the rooms stay at a: handed to b, their watcher would go
     )
-    b = await nodes("b")
+    b = await nodes("b", TALI_BALANCE_ROOMS="false")
     maker = await a.client("Maker")
     await maker.hello("Maker")
     watcher = await b.client("Watcher")
@@ -201,7 +202,11 @@ def own_dice(client: Client) -> dict[int, list[int]]:
 
 
 async def test_a_killed_node_s_busy_rooms_play_on_at_another_node(nodes: Start) -> None:
-    scale = {"TALI_TIME_SCALE": "0.2", "TALI_MAX_ROOMS_PER_ADDRESS": "50"}
+    scale = {
+        "TALI_TIME_SCALE": "0.2",
+        "TALI_MAX_ROOMS_PER_ADDRESS": "50",
+        "TALI_BALANCE_ROOMS": "false",  # every room made at a stays there until the kill
+    }
     a = await nodes("a", **scale)
     b = await nodes("b", **scale)
     bots, _ = await busy_rooms(a, 10)

@@ -28,6 +28,7 @@ async def test_a_room_made_a_moment_ago_at_another_node_is_found_at_once(nodes: 
         "TALI_LEASE_SECONDS": str(LEASE),
         "TALI_MAX_ROOMS_PER_PLAYER": "20",
         "TALI_MAX_ROOMS_PER_ADDRESS": "20",
+        "TALI_BALANCE_ROOMS": "false",  # the rooms stay where they were made
     }
     a, b = await nodes("a", **settings), await nodes("b", **settings)
     maker = await a.client("Maker")
