@@ -35,7 +35,7 @@ from server.frames import message_frame
 from server.http import Endpoints
 from server.httphead import HeadLimits
 from server.lobby import Lobby
-from server.logs import configure, get_logger
+from server.logs import configure, get_logger, loop_exception
 from server.metrics import Metrics, Observed
 from server.node import Node
 from server.presence import Presence
@@ -583,6 +583,7 @@ def tune_gc() -> None:
 
 async def run(config: ServerConfig) -> None:
     tune_gc()
+    asyncio.get_running_loop().set_exception_handler(loop_exception)
     try:
         app = TaliServer(config)
         await app.start()
