@@ -72,9 +72,7 @@ def configure(log_format: LogFormat, level: str) -> None:
     threading.excepthook = _uncaught_in_thread
 
 
-def _uncaught(
-    kind: type[BaseException], exc: BaseException, tb: TracebackType | None
-) -> None:
+def _uncaught(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
     get_logger().critical("uncaught_exception", exc_info=(kind, exc, tb))
 
 
