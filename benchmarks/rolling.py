@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from server.store_pg import PostgresStore
     from tests.cluster.players import Player
-    from tests.services import PostgresServer, RedisServer
 
 STALL = 2.0
 """Seconds without an event past which a room counts as stalled."""
@@ -77,17 +76,17 @@ class Rolling:
 
 
 async def rolling_restart(
-    postgres: PostgresServer,
-    redis: RedisServer,
+    url: str,
+    redis_url: str,
     *,
     nodes: int = 3,
     rooms: int = 12,
     lease: float = 2.0,
     prefix: str = "rolling:",
-    database: str = "postgres",
 ) -> Rolling:
-    """Play ``rooms`` rooms on ``nodes`` nodes, restart every node in turn (SIGTERM, then
-    the same id again), let the cluster rebalance, and hold every frame to the log."""
+    """Play ``rooms`` rooms on ``nodes`` nodes sharing the PostgreSQL store at ``url`` and
+    the Redis at ``redis_url``, restart every node in turn (SIGTERM, then the same id
+    again), let the cluster rebalance, and hold every frame to the log."""
     from server.directory import Cluster
     from server.store_pg import PostgresStore
     from tests.cluster.nodes import Node, start_node, stop_all, until
@@ -99,14 +98,13 @@ async def rolling_restart(
         "TALI_HISTORY_HANDS": "10000",  # the whole log stays, to be held against
     }
     room_settings: list[dict[str, Any]] = [{**v, "next_hand_delay_seconds": 0} for v in VARIANTS]
-    url = postgres.url(database)
     live: list[Node] = []
     retired: list[Node] = []
     result = Rolling(nodes, rooms, lease)
-    cluster = Cluster.from_url(redis.url, prefix)
+    cluster = Cluster.from_url(redis_url, prefix)
     try:
         for i in range(nodes):
-            live.append(await start_node(f"n{i}", url, redis.url, prefix, **settings))
+            live.append(await start_node(f"n{i}", url, redis_url, prefix, **settings))
         ports = [node.port for node in live]
         players = []
         for i, node in enumerate(live):
@@ -126,7 +124,7 @@ async def rolling_restart(
                     r.get("rooms", 0) for r in old.events("rooms_handed_over")
                 )
                 ports.remove(old.port)
-                fresh = await start_node(old.name, url, redis.url, prefix, **settings)
+                fresh = await start_node(old.name, url, redis_url, prefix, **settings)
                 live[i] = fresh
                 ports.append(fresh.port)
 
@@ -188,7 +186,7 @@ async def _main(args: argparse.Namespace) -> None:
     redis, postgres = RedisServer(), PostgresServer()
     try:
         result = await rolling_restart(
-            postgres, redis, nodes=args.nodes, rooms=args.rooms, lease=args.lease
+            postgres.url(), redis.url, nodes=args.nodes, rooms=args.rooms, lease=args.lease
         )
         print(result.report())
     finally:

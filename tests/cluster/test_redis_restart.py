@@ -30,7 +30,9 @@ from .players import VARIANTS, play, stalls, tables
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
-LEASE = 2.0
+LEASE = 6.0
+"""Long enough that Redis coming back (a new process, slower on a loaded machine) is well
+within it: the nodes renew through the restart, no room is dropped for want of a renewal."""
 ROOMS = 3
 """Rooms at each of the two nodes."""
 
@@ -60,8 +62,8 @@ async def test_redis_restarted_empty_every_room_plays_on(
 
         redis.restart()
         restarted = time.monotonic()
-        # Past two leases: each node has found its leases gone, and claimed its rooms again.
-        await play(everyone, 2, ports, at_least=2 * LEASE)
+        # Past a lease: each node has found its leases gone, and claimed its rooms again.
+        await play(everyone, 2, ports, at_least=LEASE)
         stalled = stalls(everyone, restarted)
         resumes = sum(p.resumes for p in everyone)
         # Nobody had to reconnect: the rooms played on where they were.

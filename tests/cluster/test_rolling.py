@@ -18,7 +18,7 @@ import time
 import pytest
 
 from benchmarks.rolling import rolling_restart
-from tests.services import PostgresServer, RedisServer
+from tests.services import RedisServer
 
 from .nodes import Start, start_node
 from .players import VARIANTS, play, tables
@@ -31,10 +31,10 @@ the machine's load; none stalls half as long."""
 
 
 async def test_a_rolling_restart_under_load_stalls_no_room_for_a_lease_and_loses_nothing(
-    postgres_server: PostgresServer, redis_server: RedisServer, redis_prefix: str
+    pg_url: str, redis_server: RedisServer, redis_prefix: str
 ) -> None:
     result = await rolling_restart(
-        postgres_server, redis_server, nodes=3, rooms=6, lease=LEASE, prefix=redis_prefix
+        pg_url, redis_server.url, nodes=3, rooms=6, lease=LEASE, prefix=redis_prefix
     )
     print("\n" + result.report())
     assert result.lost == 0
