@@ -413,7 +413,8 @@ class Connection:
         """The frames queued, in one piece, and the queue empty."""
         data = b"".join(self._out)
         self._out.clear()
-        self.rooms_out = set()
+        if self.rooms_out:
+            self.rooms_out = set()
         return data
 
     def flush(self) -> None:
