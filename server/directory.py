@@ -58,6 +58,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 from server.store import Data, Store
 
@@ -624,8 +626,12 @@ class Cluster:
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "tali:") -> Cluster:
-        """A cluster on the Redis at ``url`` (connections are made when first used)."""
-        return cls(aioredis.Redis.from_url(url, decode_responses=True), prefix)
+        """A cluster on the Redis at ``url`` (connections are made when first used). A call
+        that meets a closed connection is retried on a new one, a few times: after Redis
+        restarts, every pooled connection is stale, and one failed call must not cost a
+        take-over half done."""
+        retry = Retry(ExponentialBackoff(cap=0.5, base=0.02), 4)
+        return cls(aioredis.Redis.from_url(url, decode_responses=True, retry=retry), prefix)
 
     async def ping(self) -> bool:
         return bool(await self.redis.ping())

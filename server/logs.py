@@ -1,7 +1,7 @@
 """Structured logging with structlog: JSON lines for machines, readable lines for people.
 
 In JSON, every line on stderr is one JSON object: an exception is one field of its line
-(``exception``: the traceback as structured data, root cause last), never a multi-line
+(``exception``: the chain and its frames as structured data, no local variables), never a multi-line
 traceback in the stream. The standard library's loggers (asyncio's, the database drivers')
 and exceptions nobody caught (in a thread, or escaping ``main``) are written the same way.
 """
@@ -30,7 +30,10 @@ def configure(log_format: LogFormat, level: str) -> None:
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
     exceptions: structlog.typing.Processor = (
-        structlog.processors.dict_tracebacks
+        # Never the frames' local variables: they may hold a token, a player's secret.
+        structlog.processors.ExceptionRenderer(
+            structlog.tracebacks.ExceptionDictTransformer(show_locals=False, use_rich=False)
+        )
         if json_lines
         else structlog.processors.StackInfoRenderer()
     )

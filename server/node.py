@@ -630,8 +630,11 @@ class Node:
         ]
         taken = []
         for room_id in await self.cluster.directory.unleased(candidates):
-            if await self.take_over(room_id, unleased=True) is not None:
-                taken.append(room_id)
+            try:
+                if await self.take_over(room_id, unleased=True) is not None:
+                    taken.append(room_id)
+            except Exception as exc:  # the others are still taken
+                self.log.warning("room_take_over_failed", room=room_id, error=repr(exc))
         return taken
 
     async def _balance_loop(self) -> None:

@@ -30,8 +30,9 @@ def records(stream: io.StringIO) -> list[dict[str, Any]]:
 
 
 def failing() -> None:
+    token = "a-players-secret-token"  # a local: never in the log
     try:
-        raise OSError("database or disk is full")
+        raise OSError(f"database or disk is full ({len(token)})")
     except OSError as exc:
         raise RuntimeError("commit failed") from exc
 
@@ -45,8 +46,9 @@ def test_an_exception_is_one_field_of_its_line(json_log: io.StringIO) -> None:
     assert record["event"] == "store_failed"
     # Structured: the whole chain, each with its type and value.
     kinds = [(e["exc_type"], e["exc_value"]) for e in record["exception"]]
-    assert ("OSError", "database or disk is full") in kinds
+    assert ("OSError", "database or disk is full (22)") in kinds
     assert ("RuntimeError", "commit failed") in kinds
+    assert "a-players-secret-token" not in json.dumps(record)
 
 
 def test_the_standard_librarys_loggers_write_the_same_lines(
@@ -65,7 +67,7 @@ def test_the_standard_librarys_loggers_write_the_same_lines(
     )
     assert {e["exc_value"] for e in record["exception"]} == {
         "commit failed",
-        "database or disk is full",
+        "database or disk is full (22)",
     }
 
 
