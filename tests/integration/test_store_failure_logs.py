@@ -51,23 +51,30 @@ async def test_a_full_disk_is_the_cause_in_the_one_critical_line(tmp_path: Path)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", LAUNCHER, cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
     )
-    assert process.stderr is not None
-    lines: list[bytes] = []
-    port = 0
-    while not port and (line := await asyncio.wait_for(process.stderr.readline(), 30)):
-        lines.append(line)
-        if b'"listening"' in line:
-            port = json.loads(line)["port"]
-    assert port, lines
-    reading = asyncio.create_task(process.stderr.read())
-    a, b = await seat_two(port, {"variant": "simple", "next_hand_delay_seconds": 0}, ("A", "B"), 1)
-    # Play until the store is full: every action is an entry of the room's log.
-    for _ in range(20_000):
-        if not (a.connected and b.connected):
-            break
-        if not (await a.step() or await b.step()):
-            await asyncio.sleep(0.002)
-    assert await asyncio.wait_for(process.wait(), 30) == 1
+    try:
+        assert process.stderr is not None
+        lines: list[bytes] = []
+        port = 0
+        while not port and (line := await asyncio.wait_for(process.stderr.readline(), 30)):
+            lines.append(line)
+            if b'"listening"' in line:
+                port = json.loads(line)["port"]
+        assert port, lines
+        reading = asyncio.create_task(process.stderr.read())
+        a, b = await seat_two(
+            port, {"variant": "simple", "next_hand_delay_seconds": 0}, ("A", "B"), 1
+        )
+        # Play until the store is full: every action is an entry of the room's log.
+        for _ in range(20_000):
+            if not (a.connected and b.connected):
+                break
+            if not (await a.step() or await b.step()):
+                await asyncio.sleep(0.002)
+        assert await asyncio.wait_for(process.wait(), 30) == 1
+    finally:
+        if process.returncode is None:  # it did not stop by itself: the test failed
+            process.kill()
+            await process.wait()
     lines.append(await reading)
     text = b"".join(lines).decode()
     records: list[dict[str, Any]] = [json.loads(line) for line in text.splitlines()]
