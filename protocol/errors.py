@@ -146,8 +146,9 @@ class CloseCode(IntEnum):
     """The peer did not answer a keepalive ping in time; or the server failed to keep what
     it would have sent (its store failed) and stops."""
     SERVICE_RESTART = 1012
-    """With several nodes: a room of this session moved to another node; reconnect and
-    resume."""
+    """With several nodes: a room of this session moved to another node (its node stopped
+    and handed it over, the rooms were rebalanced, or the node lost it); reconnect at once
+    and resume."""
     TRY_AGAIN_LATER = 1013
     """The client was too slow to read what it was sent."""
     SESSION_REPLACED = 4001

@@ -16,8 +16,9 @@ import itertools
 import signal
 import time
 from collections import Counter as Tally
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from ssl import SSLContext
+from typing import Any
 
 from websockets.frames import CloseCode
 from websockets.http11 import Response
@@ -28,13 +29,13 @@ from server.bot_seats import BotSeats
 from server.budget import Buckets
 from server.clock import Clock, LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
-from server.connection import Connection, Incoming, Outgoing
+from server.connection import MOVED, Connection, Incoming, Outgoing
 from server.directory import Cluster, node_identity
 from server.frames import message_frame
 from server.http import Endpoints
 from server.httphead import HeadLimits
 from server.lobby import Lobby
-from server.logs import configure, get_logger
+from server.logs import configure, get_logger, loop_exception
 from server.metrics import Metrics, Observed
 from server.node import Node
 from server.presence import Presence
@@ -42,13 +43,12 @@ from server.recovery import summary
 from server.room import Room
 from server.session import Ids
 from server.static import StaticFiles, default_client_dir
-from server.store import Fenced, MemoryStore, SqliteStore, Store, done
+from server.store import MemoryStore, Reconnecting, SqliteStore, Store, StoreError, done
 from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
 
 # The protocol closes anything above this with 1009 before we see it; frames up
 # to it are read and refused by our own, smaller limit with an error first.
 HARD_FRAME_LIMIT = 64 * 1024
-MOVED = "your room moved to another node"
 COMMIT_EVERY = 1.0
 """Seconds between commits of what rooms wrote without a frame to send (which commits)."""
 
@@ -128,7 +128,10 @@ class TaliServer:
         self.metrics_transport: WsServer | None = None
         self.ready = False
         self.failed = asyncio.Event()
-        """Set when the store failed: the process must stop."""
+        """Set when the store failed for good: the process must stop."""
+        self.store_trouble: str | None = None
+        """Why the store cannot be used now, if it cannot (``/readyz`` says it)."""
+        self._store_tasks: set[asyncio.Task[None]] = set()
         self._committer: asyncio.TimerHandle | None = None
         self.node: Node | None = None
         """With ``redis_url``: this process as one node of several (``server.node``)."""
@@ -153,6 +156,16 @@ class TaliServer:
             max_rooms_per_player=config.max_rooms_per_player,
         )
         self.endpoints = self._endpoints(static=self.static, metrics=config.metrics_port is None)
+        damage = self.store.damage if isinstance(self.store, SqliteStore) else None
+        if damage is not None:
+            self.metrics.store_lost_frames.set(damage.lost)
+            self.log.critical(
+                "store_writes_lost",
+                lost_frames=damage.lost,
+                detail=damage.describe(),
+                note="playing on from what is left (accept_lost_writes): clients may see"
+                " events they were shown replaced",
+            )
         if config.seed is not None:
             self.log.warning("seeded_dice", note="dice and ids are reproducible: for tests only")
 
@@ -176,6 +189,8 @@ class TaliServer:
         else:
             await self.recover()
         self._committer = asyncio.get_running_loop().call_later(COMMIT_EVERY, self._commit_idle)
+        if isinstance(self.store, Reconnecting):
+            self._spawn(self._probe_store(self.store))
         self.phase = "ready"
         self.ready = True
         self.log.info(
@@ -258,7 +273,12 @@ class TaliServer:
             node_id=node_id,
             url=url,
             dropped=self._dropped,
+            moved=self._moved,
+            sent=self._all_sent,
         )
+        # From now on the node decides whether a room's frames may go out.
+        self.node.on_change = self.outgoing.resume
+        self.outgoing.authority = self.node
         recovered = await self.store.recover_async()
         rooms = await self.node.start(recovered)
         for room in rooms:
@@ -274,32 +294,49 @@ class TaliServer:
         )
 
     def _dropped(self, room: Room) -> None:
-        """Another node plays ``room`` now: its members here go there (they reconnect)."""
+        """Another node plays ``room`` now (or may): its members here go there (they
+        reconnect), sent nothing more, whatever was queued for them."""
         for member in room.members.values():
             outbox = member.session.outbox
-            if isinstance(outbox, Connection) and not outbox.closing:
+            if isinstance(outbox, Connection):
+                outbox.abandon(TaliCloseCode.SERVICE_RESTART, MOVED)
+
+    def _moved(self, room: Room) -> None:
+        """This node handed ``room`` over: its members here go to the node that plays it now
+        (they reconnect), once what was queued for them is sent."""
+        for member in room.members.values():
+            outbox = member.session.outbox
+            if isinstance(outbox, Connection):
                 outbox.close(TaliCloseCode.SERVICE_RESTART, MOVED)
 
+    async def _all_sent(self) -> None:
+        """Until every frame queued so far is durable and written (or never will be)."""
+        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def written() -> None:
+            if not sent.done():
+                sent.set_result(None)
+
+        self.outgoing.after_sent(written)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(sent, self.config.store_timeout_seconds)
+
     def _store_failed(self, exc: BaseException) -> bool:
-        """A commit failed: nothing of it, or after it, may be sent. If it only fenced rooms
-        off (another node plays them now), their members' connections are abandoned, their
-        frames unsent, and the rest goes on. Else the process stops, and a restart plays
-        on from what the store holds (recovery), which no client saw beyond."""
-        if isinstance(exc, Fenced) and self.node is not None:
-            for room_id in exc.rooms:
-                room = self.lobby.rooms.get(room_id)
-                if room is None:
-                    continue
-                for member in room.members.values():
-                    outbox = member.session.outbox
-                    if isinstance(outbox, Connection):
-                        outbox.abandon(
-                            TaliCloseCode.SERVICE_RESTART, "your room moved to another node"
-                        )
-                self.log.warning("room_fenced", room=room_id)
-                self.node.drop(room_id)
-            return True
-        self.log.critical("store_failed", error=repr(exc))
+        """A commit failed: nothing of it, or after it, may be sent. A node of several on
+        PostgreSQL lets every room and connection go and reconnects (``_reconnect_store``);
+        else the process stops, and a restart plays on from what the store holds (recovery),
+        which no client saw beyond. (A commit fenced off for some rooms is the node's
+        business: ``Outgoing``.)"""
+        if self.node is not None and isinstance(self.store, Reconnecting) and self.ready:
+            self.log.error(
+                "store_failed",
+                error=repr(exc),
+                then="letting every room go, reconnecting",
+                within_seconds=self.config.store_reconnect_seconds,
+            )
+            self._spawn(self._reconnect_store(self.node, self.store))
+            return False
+        self.log.critical("store_failed", error=repr(exc), then="stopping")
         self.ready = False
         self.phase = "store failed"
         for connection in list(self.connections):
@@ -307,6 +344,80 @@ class TaliServer:
             connection.peer.close(CloseCode.INTERNAL_ERROR, "server error")
         self.failed.set()
         return False
+
+    async def _reconnect_store(self, node: Node, store: Reconnecting) -> None:
+        """The store failed under a node of several: nothing decided since may be sent, so
+        every connection goes (1012: reconnect, to any node) with nothing more sent, and
+        every room is let go at once for a node that reaches the store to take over from
+        what it holds. Then new connections to the store, within ``store_reconnect_seconds``
+        (not ready meanwhile), after which this node plays on (taking rooms over as any
+        node does); else it stops."""
+        started = time.monotonic()
+        self.ready = False
+        self.phase = "store failed: reconnecting"
+        self.store_trouble = "store failed: reconnecting"
+        for connection in list(self.connections):
+            connection.abandon(TaliCloseCode.SERVICE_RESTART, "the server lost its store")
+        await node.let_go(store_down=True)
+        self.presence.let_go()
+        deadline = started + self.config.store_reconnect_seconds
+        while True:
+            try:
+                await store.reconnect()
+                break
+            except Exception as exc:
+                if time.monotonic() > deadline:
+                    self.log.critical(
+                        "store_failed",
+                        error=repr(exc),
+                        then="stopping: not back within store_reconnect_seconds",
+                        seconds=round(time.monotonic() - started, 3),
+                    )
+                    self.failed.set()
+                    return
+                await asyncio.sleep(min(1.0, max(0.1, self.config.store_timeout_seconds / 4)))
+        self.outgoing.reset()
+        node.store_down = False
+        self.store_trouble = None
+        self.phase = "ready"
+        self.ready = True
+        self.log.info("store_reconnected", seconds=round(time.monotonic() - started, 3))
+
+    async def _probe_store(self, store: Reconnecting) -> None:
+        """A round trip to the store every few seconds: ``/readyz`` says so while it fails
+        (a hung database is noticed even by a node with nothing to commit)."""
+        every = max(0.5, min(5.0, self.config.lease_seconds / 3))
+        while True:
+            await asyncio.sleep(every)
+            if store.failed is not None or self.phase.startswith("store failed"):
+                continue
+            try:
+                await store.ping()
+            except Exception as exc:
+                if self.store_trouble is None:
+                    self.log.error("store_unreachable", error=repr(exc))
+                self.store_trouble = f"store unreachable: {exc}"
+            else:
+                if self.store_trouble is not None:
+                    self.log.info("store_reachable")
+                self.store_trouble = None
+
+    def readiness(self) -> str | None:
+        """Why this server should get no players now (the body of ``/readyz``'s 503): not
+        started, stopping, its store or (several nodes) Redis out of reach, or a room's lease
+        it cannot prove it holds; None if it should."""
+        if not self.ready:
+            return self.phase
+        if self.store_trouble is not None:
+            return self.store_trouble
+        if self.node is not None:
+            return self.node.trouble()
+        return None
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._store_tasks.add(task)
+        task.add_done_callback(self._store_tasks.discard)
 
     @property
     def port(self) -> int:
@@ -332,8 +443,8 @@ class TaliServer:
         return Endpoints(
             self.config,
             Monotonic(),
-            ready=lambda: self.ready,
-            phase=lambda: self.phase,
+            ready=lambda: self.readiness() is None,
+            phase=lambda: self.readiness() or "ready",
             exposition=self.metrics.exposition,
             static=static,
             metrics=metrics,
@@ -368,12 +479,24 @@ class TaliServer:
         if self.config.shutdown_drain_seconds:
             await asyncio.sleep(self.config.shutdown_drain_seconds)
         transport.stop_listening()
-        notice = message_frame(msg.ServerShutdown(type="server_shutdown", reason=reason))
-        clients = list(self.connections)
-        for connection in clients:
-            connection.enqueue(notice, "server_shutdown")
-            connection.close(CloseCode.GOING_AWAY, "server shutting down")
         in_hand = sum(1 for room in self.lobby.rooms.values() if room.game.hand_in_progress)
+        clients = list(self.connections)
+        node = self.node
+        if node is not None:
+            # A node of several hands its rooms over at once, between two actions: they
+            # decide nothing more, what they decided is sent, their leases expire now and
+            # the other nodes take them over; every client reconnects (1012) at once.
+            node.freeze()
+            await self._all_sent()
+            await node.hand_over()
+            for connection in clients:
+                connection.close(TaliCloseCode.SERVICE_RESTART, MOVED)
+            await node.stop()
+        else:
+            notice = message_frame(msg.ServerShutdown(type="server_shutdown", reason=reason))
+            for connection in clients:
+                connection.enqueue(notice, "server_shutdown")
+                connection.close(CloseCode.GOING_AWAY, "server shutting down")
         closed = await transport.shutdown(
             CloseCode.GOING_AWAY, "server shutting down", self.config.shutdown_timeout_seconds
         )
@@ -407,10 +530,16 @@ class TaliServer:
         """Commit what is left (a timer's entry that sent nothing, say) and close the store."""
         if self._committer is not None:
             self._committer.cancel()
+        for task in self._store_tasks:
+            task.cancel()
         if not self.outgoing.broken:
             with contextlib.suppress(Exception):
                 await done(self.store.commit())
-        await done(self.store.close())
+        try:
+            await done(self.store.close())
+        except Exception as exc:
+            # Told already if it failed; the stop goes on (and says why it stops).
+            self.log.error("store_close_failed", error=repr(exc))
 
     async def _stop_metrics(self) -> None:
         if self.metrics_transport is not None:
@@ -433,8 +562,10 @@ def open_store(config: ServerConfig) -> Store:
     if kind is StoreKind.POSTGRESQL:
         from server.store_pg import PostgresStore  # asyncpg is imported only when used
 
-        return PostgresStore(config.store)
-    return SqliteStore(config.data_dir / "tali.db", config.store_sync)
+        return PostgresStore(config.store, timeout=config.store_timeout_seconds)
+    return SqliteStore(
+        config.data_dir / "tali.db", config.store_sync, accept_lost_writes=config.accept_lost_writes
+    )
 
 
 def tune_gc() -> None:
@@ -452,8 +583,14 @@ def tune_gc() -> None:
 
 async def run(config: ServerConfig) -> None:
     tune_gc()
-    app = TaliServer(config)
-    await app.start()
+    asyncio.get_running_loop().set_exception_handler(loop_exception)
+    try:
+        app = TaliServer(config)
+        await app.start()
+    except StoreError as exc:
+        # One line that says why (a damaged or unreachable store), and an exit status of 2.
+        get_logger().critical("store_refused", error=str(exc))
+        raise SystemExit(2) from None
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -464,7 +601,10 @@ async def run(config: ServerConfig) -> None:
         wait.cancel()
     if app.failed.is_set():
         await app.close()
-        raise SystemExit("the store failed: stopped without sending what it did not keep")
+        app.log.critical(
+            "stopped", reason="the store failed: stopped without sending what it did not keep"
+        )
+        raise SystemExit(1)
     await app.shutdown()
 
 

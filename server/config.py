@@ -331,6 +331,32 @@ class ServerConfig(BaseSettings):
             " loss too (an fsync per commit). PostgreSQL follows its server's synchronous_commit."
         ),
     )
+    accept_lost_writes: bool = Field(
+        False,
+        description=(
+            "SQLite: start even if the store's WAL lost transactions committed before a crash"
+            " (truncated, zeroed, damaged or deleted since), playing on from what is left;"
+            " off, such a store is refused with a clear error."
+        ),
+    )
+    store_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description=(
+            "PostgreSQL: a store call (a commit, a read) that takes longer fails, logged as an"
+            " error, its frames unsent."
+        ),
+    )
+    store_reconnect_seconds: float = Field(
+        60.0,
+        ge=0,
+        le=3600,
+        description=(
+            "Several nodes: how long a node whose PostgreSQL store failed keeps trying to"
+            " reconnect (not ready meanwhile, its rooms let go) before it exits."
+        ),
+    )
     redis_url: str | None = Field(
         None,
         description=(
@@ -365,6 +391,13 @@ class ServerConfig(BaseSettings):
         description=(
             "A node owns its rooms for this long unless it renews; a dead node's rooms move"
             " to another node after it."
+        ),
+    )
+    balance_rooms: bool = Field(
+        True,
+        description=(
+            "Several nodes: a node holding more than its share of the rooms hands the excess,"
+            " each at a hand boundary, to the nodes holding fewest (one that came back)."
         ),
     )
     history_hands: int = Field(

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -33,18 +34,23 @@ from server.names import NameRefused, normalise
 from server.presence import HelloRefused
 from server.room import RequestError
 from server.session import Session
+from server.store import Fenced
 
 if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.lobby import Lobby
     from server.metrics import Metrics
-    from server.node import Node
+    from server.node import Node, Tenure
     from server.presence import Presence
     from server.session import Outbox
     from server.transport import Peer
 
 SERVER_VERSION = "0.1.0"
 SESSION_REPLACED = 4001  # private-use close code: the session resumed on another connection
+SERVICE_RESTART = 1012
+MOVED = "your room moved to another node"
+_ROUTED = (WireCode.ROOM_NOT_FOUND, WireCode.ROOM_ELSEWHERE)
+"""Answers about a room not played here, which a node of several looks up before giving."""
 
 _ACTIONS: dict[type[Any], Any] = {
     req.Roll: lambda m: engine.Roll(m.entropy),
@@ -60,6 +66,22 @@ _ACTIONS: dict[type[Any], Any] = {
 }
 
 
+class Authority(Protocol):
+    """With several nodes, who decides whether a room's frames may go out (``server.node``)."""
+
+    def tenure(self, room: str) -> Tenure | None:
+        """``room``'s spell at this node (None: not played here, e.g. closed)."""
+
+    def now(self) -> float:
+        """Monotonic seconds, the clock the tenures are reckoned in."""
+
+    def fenced(self, rooms: Collection[str]) -> None:
+        """A commit was refused for ``rooms`` (another node claimed them): drop them."""
+
+    def doubt(self) -> None:
+        """Frames wait for a lease to be proved: renew it now."""
+
+
 class Outgoing:
     """Connections with frames queued in this event-loop turn, written together at its end.
 
@@ -68,18 +90,31 @@ class Outgoing:
     the background (PostgreSQL) returns an awaitable: the turn's frames then
     wait for it, and for every batch before them, so they leave in order. A
     commit that fails sends nothing of its batch, nor of any later one, unless
-    ``failed`` says the failure is contained (True: a room fenced off, whose
-    members' connections it abandoned: the others' frames go out).
+    ``failed`` says the failure is contained (True: the others' frames go out).
+
+    With several nodes (``authority``), this is also the one place that decides
+    whether a room's frames may go out at all: every frame a connection queues
+    is marked with the room it tells of, the batch notes each room's spell at
+    this node (``server.node.Tenure``) when it is committed, and once the
+    commit is durable the batch is written only if every such room is still
+    held in that spell, its lease provably held *now*. A room the commit was
+    fenced off for, or that was lost meanwhile, sends nothing more: the
+    connections that queued its frames are abandoned (closed with 1012, their
+    frames unsent). A room whose lease is not proved (a node woken from a
+    pause, a renewal overdue) or whose claim is under way holds this batch
+    and every later one back until ``resume`` finds it settled.
     """
 
     def __init__(
         self,
         commit: Callable[[], Awaitable[None] | None] = lambda: None,
         failed: Callable[[BaseException], bool] = lambda exc: False,
+        authority: Authority | None = None,
     ) -> None:
         self._queued: list[Connection] = []
         self._commit = commit
         self._failed = failed
+        self.authority = authority
         self._waiting: deque[_Batch] = deque()
         self.broken = False
 
@@ -92,16 +127,36 @@ class Outgoing:
         queued, self._queued = self._queued, []
         if self.broken:
             return
+        authority = self.authority
+        fenced: frozenset[str] = frozenset()
         try:
             durable = self._commit()
+        except Fenced as exc:
+            if authority is None:
+                if self._fail(exc):
+                    self._write(queued)
+                return
+            durable, fenced = None, exc.rooms
         except Exception as exc:
             if self._fail(exc):
                 self._write(queued)
             return
-        if durable is None and not self._waiting:
-            self._write(queued)
-            return
-        batch = _Batch([(c, c.take()) for c in queued])
+        if authority is None:
+            if durable is None and not self._waiting:
+                self._write(queued)
+                return
+            batch = _Batch([(c, c.take(), _NO_ROOMS) for c in queued])
+        else:
+            frames: list[tuple[Connection, bytes, AbstractSet[str]]] = []
+            rooms: set[str] = set()
+            for connection in queued:
+                marked = connection.rooms_out
+                rooms |= marked
+                frames.append((connection, connection.take(), marked))
+            batch = _Batch(frames, tenures={r: authority.tenure(r) for r in rooms})
+            if fenced:
+                batch.fenced = fenced
+                authority.fenced(fenced)
         self._waiting.append(batch)
         if durable is None:
             self._drain()
@@ -116,6 +171,17 @@ class Outgoing:
             self._waiting[-1].then.append(action)
         else:
             action()
+
+    def reset(self) -> None:
+        """Send again after a failure that was dealt with (the store reconnected, with every
+        connection that had frames waiting let go)."""
+        self.broken = False
+        self._waiting.clear()
+
+    def resume(self) -> None:
+        """A room's spell changed: the batches held back for it may go (or never will)."""
+        if self._waiting:
+            self._drain()
 
     def _write(self, queued: list[Connection]) -> None:
         try:
@@ -133,19 +199,33 @@ class Outgoing:
 
     def _drain(self) -> None:
         waiting = self._waiting
+        authority = self.authority
         while waiting and not self.broken:
             batch = waiting[0]
             durable = batch.durable
             if durable is not None:
                 if not durable.done():
                     return
-                if durable.cancelled() or durable.exception() is not None:
-                    exc = durable.exception() if not durable.cancelled() else None
-                    if not self._fail(exc or asyncio.CancelledError()):
-                        return
+                batch.durable = None
+                exc = asyncio.CancelledError() if durable.cancelled() else durable.exception()
+                if isinstance(exc, Fenced) and authority is not None:
+                    batch.fenced = exc.rooms
+                    authority.fenced(exc.rooms)
+                elif exc is not None and not self._fail(exc):
+                    return
+            lost: Collection[str] = ()
+            if authority is not None and (batch.tenures or batch.fenced):
+                lost, wait = _verdict(batch, authority.now())
+                if wait:
+                    authority.doubt()
+                    return
             waiting.popleft()
-            for connection, data in batch.frames:
-                if data:
+            for connection, data, rooms in batch.frames:
+                if not data:
+                    continue
+                if lost and not rooms.isdisjoint(lost):
+                    connection.abandon(SERVICE_RESTART, MOVED)
+                else:
                     connection.write(data)
             for action in batch.then:
                 action()
@@ -159,13 +239,37 @@ class Outgoing:
         return False
 
 
+def _verdict(batch: _Batch, now: float) -> tuple[set[str], bool]:
+    """The rooms of ``batch`` whose frames may never be sent, and whether the batch must
+    wait (a room's lease to be proved, or its claim to come through)."""
+    lost = set(batch.fenced)
+    wait = False
+    for room, tenure in batch.tenures.items():
+        if tenure is None or room in lost:
+            continue  # not played here (closed in the turn): nothing to prove
+        sendable = tenure.sendable(now)
+        if sendable is None:
+            wait = True
+        elif not sendable:
+            lost.add(room)
+    return lost, wait
+
+
+_NO_ROOMS: frozenset[str] = frozenset()
+
+
 @dataclass(slots=True)
 class _Batch:
-    """One turn's frames, waiting for its commit (and every earlier one)."""
+    """One turn's frames (each connection's, with the rooms they tell of), waiting for its
+    commit (and every earlier one) and, with several nodes, for its rooms' leases."""
 
-    frames: list[tuple[Connection, bytes]]
+    frames: list[tuple[Connection, bytes, AbstractSet[str]]]
     durable: asyncio.Future[None] | None = None
     then: list[Callable[[], None]] = field(default_factory=list)
+    tenures: dict[str, Tenure | None] = field(default_factory=dict)
+    """Each room's spell at this node when the batch was committed."""
+    fenced: frozenset[str] = frozenset()
+    """The rooms its commit was refused for."""
 
 
 FLUSH_EVERY = 16
@@ -252,6 +356,8 @@ class Connection:
         self._hello_task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
         self._out: list[bytes] = []
+        self.rooms_out: set[str] = set()
+        """The rooms whose frames are among those queued (``Outgoing`` judges them)."""
         self._outgoing = app.outgoing
         self._tokens = float(self.config.rate_burst)
         self._refilled = self._loop.time()
@@ -286,11 +392,12 @@ class Connection:
     # action causes for this client leave in a single write. Control frames
     # (ping, pong, close) are written by the transport.
 
-    def enqueue(self, frame: bytes, kind: str) -> None:
-        if self.push(frame):
+    def enqueue(self, frame: bytes, kind: str, room: str | None = None) -> None:
+        """Queue ``frame`` (of type ``kind``; telling of ``room``, if it does) and count it."""
+        if self.push(frame, room):
             self.metrics.frames_out[kind] += 1
 
-    def push(self, frame: bytes) -> bool:
+    def push(self, frame: bytes, room: str | None = None) -> bool:
         # Rooms call this once per member for every event: kept to the bare minimum.
         if self.closing:
             return False
@@ -298,12 +405,16 @@ class Connection:
         if not out:
             self._outgoing.add(self)
         out.append(frame)
+        if room is not None:
+            self.rooms_out.add(room)
         return True
 
     def take(self) -> bytes:
         """The frames queued, in one piece, and the queue empty."""
         data = b"".join(self._out)
         self._out.clear()
+        if self.rooms_out:
+            self.rooms_out = set()
         return data
 
     def flush(self) -> None:
@@ -313,8 +424,11 @@ class Connection:
     def abandon(self, code: int, reason: str) -> None:
         """Close at once, sending nothing more: what is queued may not be sent (its commit
         was refused)."""
+        if self.abandoned:
+            return
         self.abandoned = self.closing = True
         self._out.clear()
+        self.rooms_out = set()
         self.peer.close(code, reason)
 
     def write(self, data: bytes) -> None:
@@ -325,8 +439,9 @@ class Connection:
         # outbound bound (1013).
         self.peer.write(data)
 
-    def reply(self, message: Any) -> None:
-        self.enqueue(message_frame(message), message.type)
+    def reply(self, message: Any, room: str | None = None) -> None:
+        """Queue a message; ``room``: it tells of that room (a snapshot)."""
+        self.enqueue(message_frame(message), message.type, room)
 
     def error(
         self,
@@ -371,6 +486,7 @@ class Connection:
         self._gate.stop()
         self.closing = True
         self._out.clear()
+        self.rooms_out = set()
         self.app.connection_closed(self)
         self.log.info("disconnected", code=code)
 
@@ -434,12 +550,24 @@ class Connection:
             return
         self.metrics.frames_in[message.type] += 1
         self._requests.spend(cost_of(message.type))
+        self._serve(message, received)
+
+    def _serve(self, message: req.ClientMessage, received: float, *, routed: bool = False) -> None:
+        """Dispatch a parsed request; every failure becomes its error reply. With several
+        nodes, a room not played here is looked up in the directory first (``_route``)."""
         try:
             self.dispatch(message)
             if type(message) in _ACTIONS:
                 self.metrics.action_seconds.observe(time.perf_counter() - received)
         except RequestError as exc:
             room = getattr(message, "room", None)
+            node = self.app.node
+            if node is not None and room is not None and exc.code in _ROUTED and not routed:
+                # Where it is played now, from the directory, not from what the lobby last
+                # heard: what this client sends meanwhile waits its turn in the request gate.
+                task = self._loop.create_task(self._route(node, message, room, received))
+                self._gate.wait_for(task)
+                return
             self.error(exc.code, exc.message, message.id, room, url=exc.url)
         except Exception:
             room = getattr(message, "room", None)
@@ -503,15 +631,21 @@ class Connection:
                 self.app.presence.kept(session)
         elif isinstance(message, req.CreateRoom):
             created = lobby.create(session, message)
-            if self.app.node is not None:
-                self.app.node.room_created(created)
+            node = self.app.node
+            if node is not None:
+                # Claimed before anyone hears of it: the result waits for the claim, and what
+                # this client sends meanwhile waits its turn in the request gate.
+                node.room_created(created)
+                claim = self._loop.create_task(self._claimed(node, message, created.id))
+                self._gate.wait_for(claim)
+                return
             result_room = created.id
         elif isinstance(message, req.JoinRoom):
             # A spectator with a seat broke the schema: refused by the parse, naming no room.
             room = lobby.room(message.room)
             room.join(session, message.role, message.seat)
             self._result(message, room.id)
-            self.reply(room.snapshot_for(session))
+            self.reply(room.snapshot_for(session), room.id)
             return
         elif isinstance(message, req.HandHistory):
             # Replayed in a task, a hand at a time; this client's next messages wait for it.
@@ -524,7 +658,7 @@ class Connection:
             room = lobby.room(message.room)
             snapshot = room.snapshot_for(session)
             self._result(message, room.id)
-            self.reply(snapshot)
+            self.reply(snapshot, room.id)
             return
         elif isinstance(message, req.LeaveRoom):
             lobby.room(message.room).leave(session)
@@ -559,12 +693,52 @@ class Connection:
             # validating 20 hands of an 8-seat table cost 14 ms (benchmarks/README.md).
             reply = {"id": message.id, "type": "hand_history", "room": message.room,
                      "hands": task.result()}  # fmt: skip
-            self.enqueue(data_frame(reply), "hand_history")
+            self.enqueue(data_frame(reply), "hand_history", message.room)
+
+    async def _route(
+        self, node: Node, message: req.ClientMessage, room: str, received: float
+    ) -> None:
+        """Answer a request about a room not played here from the directory: the room is
+        played at a live node (``room_elsewhere``, its URL), or was orphaned and is played
+        here now (the request is served), or is nowhere (``room_not_found``). Never a node
+        whose heartbeat lapsed: ``Node.locate`` waits for its lease to run out instead."""
+        try:
+            url = await node.locate(room)
+        except Exception as exc:
+            self.log.warning("route_failed", room=room, error=repr(exc))
+            url = None
+        if self.closing:
+            return
+        if room in self.app.lobby.rooms:
+            self._serve(message, received, routed=True)
+        elif url is not None:
+            self.error(
+                WireCode.ROOM_ELSEWHERE,
+                f"room {room!r} is played at another node: {url}",
+                message.id, room, url=url,
+            )  # fmt: skip
+        else:
+            self.error(WireCode.ROOM_NOT_FOUND, f"no room {room!r}", message.id, room)
+        self._outgoing.flush()
+
+    async def _claimed(self, node: Node, message: req.CreateRoom, room_id: str) -> None:
+        """The result of a room made at a node of several, once the node owns it."""
+        room = self.app.lobby.rooms.get(room_id)
+        try:
+            claimed = room is not None and await node.claim_new(room)
+        except Exception:
+            self.log.exception("room_claim_failed", room=room_id)
+            claimed = False
+        if claimed:
+            self._result(message, room_id)
+        else:
+            self.error(WireCode.INTERNAL_ERROR, "the server failed to make this room", message.id)
+        self._outgoing.flush()
 
     def _result(self, message: req.ClientMessage, room: str | None) -> None:
         # On the hot path (every action): built without a model, like room events.
         data = {"id": message.id, "type": "result", "request": message.type, "room": room}
-        self.enqueue(data_frame(data), "result")
+        self.enqueue(data_frame(data), "result", room)
 
     def hello(self, message: req.Hello) -> None:
         if self.session is not None:
@@ -662,4 +836,4 @@ class Connection:
                 room = self.app.lobby.rooms.get(room_id)
                 if room is not None:
                     room.reconnected(session)
-                    self.reply(room.snapshot_for(session))
+                    self.reply(room.snapshot_for(session), room_id)

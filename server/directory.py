@@ -36,6 +36,9 @@ key                            type    what
 ``P lobby:changes``            channel {"node", "at", "rooms": {room: summary or null}}
 ``P node:{node id}``           string  a node's heartbeat (JSON: url, info), expires
 ``P nodes``                    zset    node id -> until: for listing live nodes
+``P epoch``                    string  set by the first heartbeat, deleted when the last
+                                       node leaves: gone or new when Redis lost its data
+                                       (the nodes then share theirs again)
 =============================  ======  ==================================================
 
 Redis Cluster is not supported (the scripts touch keys of several slots): one
@@ -47,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import socket
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -54,6 +58,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 from server.store import Data, Store
 
@@ -66,14 +72,17 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 """
 """Lua: ``now``, Redis's clock in milliseconds."""
 
-# KEYS: lease, leases. ARGV: room, node, url, ttl ms, floor, mode (claim | take_over).
-# 0 if refused (a live lease; for a take-over, also no lease at all: the room was closed).
+# KEYS: lease, leases. ARGV: room, node, url, ttl ms, floor, mode (claim | take_over | own).
+# 0 if refused (a live lease, unless its node is this one and mode is own; for a take-over,
+# also no lease at all: the room was closed).
 _CLAIM = (
     _NOW
     + """
 local held_until = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
-if held_until > now then return 0 end
+if held_until > now and not (ARGV[6] == 'own' and redis.call('HGET', KEYS[1], 'node') == ARGV[2])
+then return 0 end
 if ARGV[6] == 'take_over' and held_until == 0 then return 0 end
+redis.call('HDEL', KEYS[1], 'heir', 'heir_url')
 local gen = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0')
 local floor = tonumber(ARGV[5])
 if gen < floor then gen = floor end
@@ -87,25 +96,38 @@ return gen
 )
 
 # KEYS: leases, then one lease per room. ARGV: node, ttl ms, then room, gen per room.
-# The rooms whose lease is no longer this node's under that generation.
+# {lost, forgotten}: the rooms whose lease is another's (or another generation's), and those
+# that have no lease at all (Redis lost its data, or was replaced).
 _RENEW = (
     _NOW
     + """
 local expires = string.format('%.0f', now + tonumber(ARGV[2]))
 local lost = {}
+local forgotten = {}
 for i = 2, #KEYS do
     local room, gen = ARGV[2 * i - 1], ARGV[2 * i]
     local held = redis.call('HMGET', KEYS[i], 'node', 'gen')
     if held[1] == ARGV[1] and held[2] == gen then
         redis.call('HSET', KEYS[i], 'until', expires)
         redis.call('ZADD', KEYS[1], expires, room)
+    elseif not held[1] then
+        forgotten[#forgotten + 1] = room
     else
         lost[#lost + 1] = room
     end
 end
-return lost
+return {lost, forgotten}
 """
 )
+
+# KEYS: one lease per room. ARGV: the rooms. Those that have no lease at all.
+_UNLEASED = """
+local none = {}
+for i = 1, #KEYS do
+    if redis.call('EXISTS', KEYS[i]) == 0 then none[#none + 1] = ARGV[i] end
+end
+return none
+"""
 
 # KEYS: lease, leases. ARGV: room, node, gen. 1 if released.
 _RELEASE = """
@@ -116,12 +138,42 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 """
 
-# KEYS: lease. {node, url, gen, until, now}.
+# KEYS: lease, leases. ARGV: room, node, gen, heir, heir's url. The lease expired now, if it
+# is node's under gen (handed over: taken over at once, by the heir if one is named). 1 if so.
+_HANDOVER = (
+    _NOW
+    + """
+local held = redis.call('HMGET', KEYS[1], 'node', 'gen')
+if held[1] ~= ARGV[2] or held[2] ~= ARGV[3] then return 0 end
+local past = string.format('%.0f', now - 1)
+redis.call('HSET', KEYS[1], 'until', past, 'heir', ARGV[4], 'heir_url', ARGV[5])
+redis.call('ZADD', KEYS[2], past, ARGV[1])
+return 1
+"""
+)
+
+# KEYS: leases. ARGV: lease key prefix. Each node's count of live leases: {node, n, ...}.
+_HELD_BY = (
+    _NOW
+    + """
+local counts = {}
+for _, room in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], string.format('%.0f', now), '+inf')) do
+    local node = redis.call('HGET', ARGV[1] .. room, 'node')
+    if node then counts[node] = (counts[node] or 0) + 1 end
+end
+local out = {}
+for node, n in pairs(counts) do out[#out + 1] = node; out[#out + 1] = n end
+return out
+"""
+)
+
+# KEYS: lease. {node, url, gen, until, now, heir, heir's url}.
 _LEASE = (
     _NOW
     + """
-local held = redis.call('HMGET', KEYS[1], 'node', 'url', 'gen', 'until')
-return {held[1] or '', held[2] or '', held[3] or '0', held[4] or '0', string.format('%.0f', now)}
+local held = redis.call('HMGET', KEYS[1], 'node', 'url', 'gen', 'until', 'heir', 'heir_url')
+return {held[1] or '', held[2] or '', held[3] or '0', held[4] or '0', string.format('%.0f', now),
+        held[5] or '', held[6] or ''}
 """
 )
 
@@ -134,12 +186,27 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now),
 """
 )
 
-# KEYS: node key, nodes. ARGV: node, heartbeat JSON, ttl ms.
+# KEYS: node key, nodes, epoch. ARGV: node, heartbeat JSON, ttl ms, a new epoch.
+# The epoch marks this Redis's data: it is set by the first heartbeat and kept; a
+# Redis that lost its data (or a new one) has none. Returns the epoch.
 _HEARTBEAT = (
     _NOW
     + """
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 redis.call('ZADD', KEYS[2], string.format('%.0f', now + tonumber(ARGV[3])), ARGV[1])
+redis.call('SET', KEYS[3], ARGV[4], 'NX')
+return redis.call('GET', KEYS[3])
+"""
+)
+
+# KEYS: node key, nodes, epoch. ARGV: node. The node leaves; the epoch goes with the last.
+_LEAVE = (
+    _NOW
+    + """
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now))
+if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('DEL', KEYS[3]) end
 return 1
 """
 )
@@ -176,6 +243,7 @@ class Keys:
         self.lobby = f"{prefix}lobby"
         self.lobby_changes = f"{prefix}lobby:changes"
         self.nodes = f"{prefix}nodes"
+        self.epoch = f"{prefix}epoch"
 
     def lease(self, room: str) -> str:
         return f"{self.prefix}lease:{room}"
@@ -201,6 +269,16 @@ class Owner:
 
 
 @dataclass(frozen=True)
+class Renewal:
+    """What a renewal of a node's leases found."""
+
+    lost: set[str]
+    """Rooms another node holds now (or under another generation): stop playing them."""
+    forgotten: set[str]
+    """Rooms with no lease at all: Redis lost its data (or was replaced); claim them again."""
+
+
+@dataclass(frozen=True)
 class Lease:
     """A room's lease as Redis holds it, live or not."""
 
@@ -209,6 +287,9 @@ class Lease:
     generation: int
     expires_in: float
     """Seconds until it expires, by Redis's clock (negative: expired that long ago)."""
+    heir: str = ""
+    """The node its owner handed it over to, if one was named (the heir takes it over)."""
+    heir_url: str = ""
 
     @property
     def live(self) -> bool:
@@ -226,6 +307,9 @@ class Directory:
         self._release = redis.register_script(_RELEASE)
         self._lease = redis.register_script(_LEASE)
         self._orphans = redis.register_script(_ORPHANS)
+        self._unleased = redis.register_script(_UNLEASED)
+        self._handover = redis.register_script(_HANDOVER)
+        self._held_by = redis.register_script(_HELD_BY)
 
     async def claim(
         self, room: str, node: str, url: str, ttl: float, *, floor: int = 0
@@ -242,6 +326,14 @@ class Directory:
         lease is live again (renewed, or taken by another node first) or gone (closed)."""
         return await self._take(room, node, url, ttl, floor, "take_over")
 
+    async def reclaim(
+        self, room: str, node: str, url: str, ttl: float, *, floor: int = 0
+    ) -> int | None:
+        """Own ``room`` under a new generation (above ``floor`` too) unless another node
+        holds a live lease of it: a lease of ``node``'s own, live or not, is taken back
+        (this node restarted, or Redis forgot the lease and it was claimed again)."""
+        return await self._take(room, node, url, ttl, floor, "own")
+
     async def _take(
         self, room: str, node: str, url: str, ttl: float, floor: int, mode: str
     ) -> int | None:
@@ -255,27 +347,59 @@ class Directory:
         return not await self.renew_all(node, {room: generation}, ttl)
 
     async def renew_all(self, node: str, rooms: Mapping[str, int], ttl: float) -> set[str]:
-        """Renew every lease of ``rooms`` (room -> generation) in one call: the rooms lost."""
+        """Renew every lease of ``rooms`` (room -> generation) in one call: the rooms lost
+        (another's now, or no lease at all)."""
+        renewal = await self.renew_leases(node, rooms, ttl)
+        return renewal.lost | renewal.forgotten
+
+    async def renew_leases(self, node: str, rooms: Mapping[str, int], ttl: float) -> Renewal:
+        """Renew every lease of ``rooms`` (room -> generation) in one call."""
         if not rooms:
-            return set()
+            return Renewal(set(), set())
         keys = [self.keys.leases, *(self.keys.lease(room) for room in rooms)]
         args: list[str | int] = [node, _ms(ttl)]
         for room, generation in rooms.items():
             args += [room, generation]
-        lost = await self._renew(keys, args)
-        return {str(room) for room in lost}
+        lost, forgotten = await self._renew(keys, args)
+        return Renewal({str(room) for room in lost}, {str(room) for room in forgotten})
+
+    async def unleased(self, rooms: list[str]) -> list[str]:
+        """Of ``rooms``, those that have no lease at all (live or expired)."""
+        found: list[str] = []
+        for start in range(0, len(rooms), TOUCH_BATCH):
+            batch = rooms[start : start + TOUCH_BATCH]
+            none = await self._unleased([self.keys.lease(room) for room in batch], batch)
+            found += [str(room) for room in none]
+        return found
 
     async def release(self, room: str, node: str, generation: int) -> bool:
         """Give ``room`` up (it closed): False if it was not ``node``'s under ``generation``."""
         keys = [self.keys.lease(room), self.keys.leases]
         return bool(await self._release(keys, [room, node, generation]))
 
+    async def handover(
+        self, room: str, node: str, generation: int, heir: str = "", heir_url: str = ""
+    ) -> bool:
+        """Let ``room`` go at once (it is not closed): its lease, if ``node``'s under
+        ``generation``, expires now, to be taken over (``orphans``) by ``heir`` if named (a
+        node of the cluster rebalancing), else by any node."""
+        keys = [self.keys.lease(room), self.keys.leases]
+        return bool(await self._handover(keys, [room, node, generation, heir, heir_url]))
+
+    async def held_by(self) -> dict[str, int]:
+        """How many live leases each node holds."""
+        flat = await self._held_by([self.keys.leases], [self.keys.lease("")])
+        return {str(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+
     async def lease(self, room: str) -> Lease | None:
         """``room``'s lease, live or expired; None if it has none."""
-        node, url, generation, until, now = await self._lease([self.keys.lease(room)])
+        node, url, generation, until, now, heir, heir_url = await self._lease(
+            [self.keys.lease(room)]
+        )
         if not node:
             return None
-        return Lease(str(node), str(url), int(generation), (int(until) - int(now)) / 1000)
+        expires_in = (int(until) - int(now)) / 1000
+        return Lease(str(node), str(url), int(generation), expires_in, str(heir), str(heir_url))
 
     async def owner(self, room: str) -> Owner | None:
         """Who owns ``room`` now: None if nobody does (no lease, or an expired one)."""
@@ -300,11 +424,13 @@ async def claim_room(
     ttl: float,
     *,
     take_over: bool = False,
+    own: bool = False,
 ) -> int | None:
     """Own ``room`` in the directory and in the store, under one generation: it, or None if
-    another node owns the room. A new room is claimed, an orphan taken over."""
-    take = directory.take_over if take_over else directory.claim
-    generation = await take(room, node, url, ttl)
+    another node owns the room. A new room is claimed, an orphan taken over; ``own``: a lease
+    of this node's own id (a former run's) is taken back at once."""
+    mode = "own" if own else "take_over" if take_over else "claim"
+    generation = await directory._take(room, node, url, ttl, 0, mode)
     if generation is None:
         return None
     if await store.claim(room, node, generation):
@@ -312,7 +438,7 @@ async def claim_room(
     # The store knows a newer generation than Redis (Redis lost its data): start above it.
     floor = await store.generation(room)
     await directory.release(room, node, generation)
-    generation = await directory.claim(room, node, url, ttl, floor=floor)
+    generation = await directory._take(room, node, url, ttl, floor, "own" if own else "claim")
     if generation is None or not await store.claim(room, node, generation):
         return None
     return generation
@@ -457,11 +583,17 @@ class Nodes:
         self.keys = keys
         self._heartbeat = redis.register_script(_HEARTBEAT)
         self._alive = redis.register_script(_ALIVE)
+        self._leave = redis.register_script(_LEAVE)
 
-    async def heartbeat(self, node: str, url: str, ttl: float, info: Data | None = None) -> None:
-        """``node`` is alive for ``ttl`` seconds more, reached at ``url``."""
+    async def heartbeat(self, node: str, url: str, ttl: float, info: Data | None = None) -> str:
+        """``node`` is alive for ``ttl`` seconds more, reached at ``url``. Returns the epoch
+        of Redis's data: a different one than before means Redis lost what it held."""
         beat = json.dumps({"url": url, "info": info or {}})
-        await self._heartbeat([self.keys.node(node), self.keys.nodes], [node, beat, _ms(ttl)])
+        epoch = await self._heartbeat(
+            [self.keys.node(node), self.keys.nodes, self.keys.epoch],
+            [node, beat, _ms(ttl), secrets.token_hex(8)],
+        )
+        return str(epoch)
 
     async def alive(self) -> dict[str, NodeInfo]:
         """The nodes whose heartbeat is live, by id."""
@@ -478,10 +610,7 @@ class Nodes:
 
     async def leave(self, node: str) -> None:
         """``node`` stops (a clean shutdown): not alive from now."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.delete(self.keys.node(node))
-            pipe.zrem(self.keys.nodes, node)
-            await pipe.execute()
+        await self._leave([self.keys.node(node), self.keys.nodes, self.keys.epoch], [node])
 
 
 class Cluster:
@@ -497,8 +626,12 @@ class Cluster:
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "tali:") -> Cluster:
-        """A cluster on the Redis at ``url`` (connections are made when first used)."""
-        return cls(aioredis.Redis.from_url(url, decode_responses=True), prefix)
+        """A cluster on the Redis at ``url`` (connections are made when first used). A call
+        that meets a closed connection is retried on a new one, a few times: after Redis
+        restarts, every pooled connection is stale, and one failed call must not cost a
+        take-over half done."""
+        retry = Retry(ExponentialBackoff(cap=0.5, base=0.02), 4)
+        return cls(aioredis.Redis.from_url(url, decode_responses=True, retry=retry), prefix)
 
     async def ping(self) -> bool:
         return bool(await self.redis.ping())

@@ -302,15 +302,17 @@ class Lobby:
             self._schedule_flush()
         self.on_close(room)
 
-    def drop(self, room_id: str) -> Room | None:
-        """Stop playing a room another node now plays (its lease was lost): closed here,
-        kept in the store, shown as the other node publishes it."""
+    def drop(self, room_id: str, *, moved: bool = False) -> Room | None:
+        """Stop playing a room another node now plays (its lease was lost; or, ``moved``,
+        this node handed it over): closed here, kept in the store, shown as the other node
+        publishes it."""
         room = self.rooms.get(room_id)
         if room is None:
             return None
         self._forget(room)
         self._bus_changed.discard(room_id)
-        room.log.warning("room_dropped", hands_played=room.game.state.hands_played)
+        if not moved:
+            room.log.warning("room_dropped", hands_played=room.game.state.hands_played)
         return room
 
     def _forget(self, room: Room) -> None:

@@ -13,7 +13,7 @@ from collections import Counter as Tally
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import NamedTuple
 
-from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -55,6 +55,12 @@ class Metrics:
             (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
         )
         self.commit_writes = Timings((1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000))
+        self.store_lost_frames = Gauge(
+            "tali_store_lost_frames",
+            "WAL frames of transactions committed before a crash that the SQLite store no"
+            " longer held when this server started (it was told to play on regardless).",
+            registry=r,
+        )
 
     def count_sent(self, kind: str, frames: int) -> None:
         """``frames`` frames of type ``kind`` were queued to clients."""

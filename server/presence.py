@@ -108,8 +108,8 @@ class Presence:
         )
         session.outbox = outbox
         self._add(session)
-        if self.shared is None:
-            self.store.save_session(session.key, _record(session))
+        # With several nodes too: should Redis lose its data, a session is found there.
+        self.store.save_session(session.key, _record(session))
         return session, token
 
     def kept(self, session: Session) -> None:
@@ -117,7 +117,7 @@ class Presence:
         so that a restart, or another node, finds it as it is now."""
         if self.shared is not None:
             self._spawn(self.share(session))
-        elif not session.bot and not session.key.startswith("gone:"):
+        if not session.bot and not session.key.startswith("gone:"):
             # A bot's record holds its token as well, written by ``server.bot_seats``.
             self.store.save_session(session.key, _record(session))
 
@@ -170,15 +170,20 @@ class Presence:
         return self._by_key.get(token_key(token))
 
     async def find(self, token: str) -> tuple[Session, Data | None]:
-        """The session of ``token`` here, or made here from its shared record; and that
-        record (None for a session known only here)."""
+        """The session of ``token`` here, or made here from its shared record (or, should
+        Redis have lost it, from the store's); and the shared record (None if it has none)."""
         key = token_key(token)
         data = await self.shared.get(key) if self.shared is not None else None
         session = self._by_key.get(key)
         if session is not None:
             return session, data
-        if data is None:
+        found = data if data is not None else await self.store.session_async(key)
+        if found is None:
             raise HelloRefused(WireCode.SESSION_NOT_FOUND, "that session is unknown or has expired")
+        session = self._from_record(key, found)
+        return session, data
+
+    def _from_record(self, key: str, data: Data) -> Session:
         # A member of a room taken over here is a placeholder until its token comes.
         session = self._by_player.get(data["player"])
         if session is None:
@@ -193,7 +198,7 @@ class Presence:
             self._by_key.pop(session.key, None)
             session.key = key
         self._add(session)
-        return session, data
+        return session
 
     def hold_absent(self, room: Room) -> None:
         """A room taken over here: its members are away, held for its grace from now; a
@@ -203,7 +208,7 @@ class Presence:
             if session.connected:
                 room.reconnected(session)
                 snapshot = room.snapshot_for(session)
-                session.send(message_frame(snapshot), snapshot.type)
+                session.send(message_frame(snapshot), snapshot.type, room.id)
             else:
                 self._hold(session, room)
                 self._schedule_forget(session, [])
@@ -309,11 +314,25 @@ class Presence:
         self.log.debug("session_forgotten", player=session.player_id)
 
     async def _unshare(self, key: str) -> None:
-        """Forget the shared record, unless the session went live at another node since."""
+        """Forget the shared record (and the store's), unless the session went live at
+        another node since."""
         assert self.shared is not None
         data = await self.shared.get(key)
+        if data is None or data.get("node") == self.node:
+            self.store.forget_session(key)
         if data is not None and data.get("node") == self.node:
             await self.shared.forget(key)
+
+    def let_go(self) -> None:
+        """Forget every session here, scheduling nothing and writing nothing (a node that
+        lost its store lets its rooms and players go: the shared records stay)."""
+        for timer in (*self._forget.values(), *self._holds.values()):
+            timer.cancel()
+        self._forget.clear()
+        self._forget_at.clear()
+        self._holds.clear()
+        self._by_key.clear()
+        self._by_player.clear()
 
     # -- after a restart -------------------------------------------------------
 

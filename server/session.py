@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 class Outbox(Protocol):
     """Where a session's frames go: the live connection, if any."""
 
-    def enqueue(self, frame: bytes, kind: str) -> None:
-        """Queue ``frame``, a framed message of type ``kind``, and count it."""
+    def enqueue(self, frame: bytes, kind: str, room: str | None = None) -> None:
+        """Queue ``frame``, a framed message of type ``kind`` (telling of ``room``, if it
+        does), and count it."""
 
-    def push(self, frame: bytes) -> bool:
+    def push(self, frame: bytes, room: str | None = None) -> bool:
         """Queue ``frame`` uncounted (the caller counts a fan-out once); False if dropped."""
 
 
@@ -55,10 +56,11 @@ class Session:
         if self.on_rooms is not None:
             self.on_rooms(self)
 
-    def send(self, frame: bytes, kind: str) -> None:
-        """Queue ``frame`` (a framed message of type ``kind``) if the player is connected."""
+    def send(self, frame: bytes, kind: str, room: str | None = None) -> None:
+        """Queue ``frame`` (a framed message of type ``kind``, telling of ``room`` if it
+        does) if the player is connected."""
         if self.outbox is not None:
-            self.outbox.enqueue(frame, kind)
+            self.outbox.enqueue(frame, kind, room)
 
 
 class Ids:

@@ -51,7 +51,9 @@ day, so a stale owner stays fenced after the new one closed it.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import sqlite3
 import threading
 import time
@@ -63,6 +65,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic_core import to_json
+
+from server.wal import WalCheck
+from server.wal import check as check_wal
 
 Data = dict[str, Any]
 
@@ -79,6 +84,18 @@ class Sync(StrEnum):
 
 class StoreError(RuntimeError):
     """The store cannot be used as it is (corrupt, or written by a newer server)."""
+
+
+class StoreDamaged(StoreError):
+    """The SQLite store's WAL lost transactions committed before a crash (``server.wal``)."""
+
+    def __init__(self, message: str, check: WalCheck) -> None:
+        super().__init__(message)
+        self.check = check
+
+
+class StoreTimeout(StoreError):
+    """A store call did not complete within its bound (``store_timeout_seconds``)."""
 
 
 class Fenced(StoreError):
@@ -152,8 +169,20 @@ class Store(Protocol):
         newer generation for it (then False: someone else owns it). This store's later writes
         to ``room`` are fenced by ``generation``."""
 
+    async def reclaim(self, room: str, node: str, held: int, generation: int) -> bool:
+        """Own ``room`` under the newer ``generation`` if ``node`` still holds it under
+        ``held`` (nobody claimed it since: its log is the one this node plays on from);
+        else False. (Redis lost the lease, and the room is claimed again.)"""
+
     async def generation(self, room: str) -> int:
         """The generation the store holds for ``room`` (0: never claimed)."""
+
+    async def open_rooms_async(self) -> dict[str, tuple[int, str]]:
+        """Every open room, with the generation it was last claimed under (0: never) and the
+        node that claimed it."""
+
+    async def session_async(self, key: str) -> Data | None:
+        """The session saved under ``key``, if any."""
 
     async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
         """Every open room (or only those of ``rooms``: a takeover) with its latest snapshot
@@ -193,6 +222,22 @@ class LocalStore(Store, Protocol):
         holds included."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Reconnecting(Protocol):
+    """A store over the network (PostgreSQL): it can be probed, and started over after a
+    failure on new connections."""
+
+    @property
+    def failed(self) -> BaseException | None:
+        """Why it stopped committing, if it did."""
+
+    async def ping(self) -> None:
+        """A bounded round trip; raises if the store cannot be reached."""
+
+    async def reconnect(self) -> None:
+        """Start over on new connections, forgetting the open batch and what is in flight."""
 
 
 def commit_now(store: Store) -> None:
@@ -235,9 +280,23 @@ class MemoryStore:
         self._claims[room] = (node, generation)
         return True
 
+    async def reclaim(self, room: str, node: str, held: int, generation: int) -> bool:
+        if self._claims.get(room) != (node, held) or generation <= held:
+            return False
+        self._claims[room] = (node, generation)
+        return True
+
     async def generation(self, room: str) -> int:
         held = self._claims.get(room)
         return held[1] if held else 0
+
+    async def open_rooms_async(self) -> dict[str, tuple[int, str]]:
+        claims = self._claims
+        return {room: (claims.get(room, ("", 0))[1], claims.get(room, ("", 0))[0])
+                for room in self._rooms}  # fmt: skip
+
+    async def session_async(self, key: str) -> Data | None:
+        return self._sessions.get(key)
 
     def append(self, room: str, n: int, entry: Data) -> None:
         self._entries[room].append((n, entry))
@@ -394,6 +453,15 @@ Op = tuple[str, tuple[Any, ...], str | None]
 """A write of the open batch: statement, arguments, and the room it writes (None: no room's)."""
 
 
+def _rollback(db: sqlite3.Connection) -> None:
+    """Undo a failed transaction if SQLite has not already: a COMMIT that failed (the disk
+    full, say) may have rolled it back itself, and a ROLLBACK then would raise "cannot
+    rollback - no transaction is active" in place of the failure that led here."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
 def _encode(data: Data) -> str:
     # pydantic-core's encoder: 0.7 us an entry against json.dumps's 4.4 (the same JSON
     # but for non-ASCII text, kept as UTF-8 instead of escaped).
@@ -419,11 +487,21 @@ class _TailChange:
 
 
 class SqliteStore:
-    """The store in one SQLite file (WAL), committed once per batch."""
+    """The store in one SQLite file (WAL), committed once per batch.
 
-    def __init__(self, path: Path, sync: Sync = Sync.NORMAL) -> None:
+    Opened after a crash, it first checks that the WAL still holds every transaction
+    committed to it (``server.wal``): one truncated, zeroed, bit-flipped or deleted since
+    would lose acknowledged entries, which SQLite's recovery does without a word. Such a
+    store is refused (``StoreDamaged``) unless ``accept_lost_writes``: then it plays on
+    from what is left, and ``damage`` says what was lost (the server logs it at critical
+    and exports it as ``tali_store_lost_frames``)."""
+
+    def __init__(
+        self, path: Path, sync: Sync = Sync.NORMAL, *, accept_lost_writes: bool = False
+    ) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.damage = self._check_wal(accept_lost_writes)
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -452,6 +530,29 @@ class SqliteStore:
         self._load_tail(None)
         self.last_commit_seconds = 0.0
         self.last_batch = 0
+
+    def _check_wal(self, accept_lost_writes: bool) -> WalCheck | None:
+        """What the WAL lost since a crash, if anything (refused unless accepted)."""
+        found = check_wal(self.path) if self.path.exists() else None
+        if found is None or not found.lost:
+            return None
+        if not accept_lost_writes:
+            raise StoreDamaged(
+                f"{self.path}: its WAL lost {found.lost} committed frames ({found.describe()}):"
+                " entries clients were shown are gone. Refusing to start on it: restore the"
+                " data directory from a backup, or start with accept_lost_writes"
+                " (TALI_ACCEPT_LOST_WRITES=true) to play on from what is left",
+                found,
+            )
+        # Kept as evidence; and a WAL cut short of what the database file already holds
+        # would copy old pages over newer ones: the database file alone is then the truth.
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists():
+            shutil.copyfile(wal, wal.with_name(f"{wal.name}.damaged-{int(time.time())}"))
+            if found.valid <= found.backfilled:
+                wal.unlink()
+                self.path.with_name(self.path.name + "-shm").unlink(missing_ok=True)
+        return found
 
     def _load_tail(self, rooms: Collection[str] | None) -> None:
         if rooms is None:
@@ -493,8 +594,7 @@ class SqliteStore:
             try:
                 self._db.executescript(script)
             except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
 
     @property
@@ -572,7 +672,27 @@ class SqliteStore:
             ).fetchone()
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
+            raise
+        if took is not None:
+            self._generations[room] = generation
+            self._fencing = True
+        return took is not None
+
+    async def reclaim(self, room: str, node: str, held: int, generation: int) -> bool:
+        if generation <= held:
+            return False
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            took = db.execute(
+                "UPDATE rooms SET generation = ? WHERE room = ? AND node = ? AND generation = ?"
+                " RETURNING generation",
+                (generation, room, node, held),
+            ).fetchone()
+            db.execute("COMMIT")
+        except BaseException:
+            _rollback(db)
             raise
         if took is not None:
             self._generations[room] = generation
@@ -582,6 +702,14 @@ class SqliteStore:
     async def generation(self, room: str) -> int:
         row = self._db.execute("SELECT generation FROM rooms WHERE room = ?", (room,)).fetchone()
         return int(row[0]) if row else 0
+
+    async def open_rooms_async(self) -> dict[str, tuple[int, str]]:
+        rows = self._db.execute("SELECT room, generation, node FROM rooms WHERE data IS NOT NULL")
+        return {room: (int(generation), node) for room, generation, node in rows}
+
+    async def session_async(self, key: str) -> Data | None:
+        row = self._db.execute("SELECT data FROM sessions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
 
     def _fenced(self, rooms: set[str]) -> set[str]:
         """Of ``rooms``, those whose stored generation is newer than this store's claim."""
@@ -627,7 +755,7 @@ class SqliteStore:
                 i = j
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
             raise
         self.last_batch = len(ops)
         self._ops = []

@@ -32,10 +32,22 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Collection
+from typing import Any, TypeVar
 
 import asyncpg
 
-from server.store import TOMBSTONE_SECONDS, Data, Fenced, Op, Recovered, RoomRecord, StoreError
+from server.store import (
+    TOMBSTONE_SECONDS,
+    Data,
+    Fenced,
+    Op,
+    Recovered,
+    RoomRecord,
+    StoreError,
+    StoreTimeout,
+)
+
+T = TypeVar("T")
 
 MIGRATIONS: list[str] = [
     # 1: rooms (with their owner and generation: fencing), entries, snapshots, sessions. A
@@ -99,8 +111,12 @@ def _encode(data: Data) -> str:
 class PostgresStore:
     """The store in a PostgreSQL database (``url``: ``postgresql://user:pw@host:port/db``)."""
 
-    def __init__(self, url: str, *, pool_size: int = 4) -> None:
+    def __init__(self, url: str, *, pool_size: int = 4, timeout: float = 10.0) -> None:
+        """``timeout``: the longest a call (a commit's transaction, a read, a claim) may
+        take; past it the call fails with ``StoreTimeout`` (a hung database must not freeze
+        play without a word)."""
         self.url = url
+        self.timeout = timeout
         self._pool_size = pool_size
         self._pool: asyncpg.Pool | None = None
         self._ops: list[Op] = []
@@ -126,18 +142,64 @@ class PostgresStore:
 
     async def start(self) -> None:
         try:
-            self._pool = await asyncpg.create_pool(
-                self.url, min_size=1, max_size=self._pool_size, command_timeout=30
+            self._pool = await self._call(
+                asyncpg.create_pool(
+                    self.url,
+                    min_size=1,
+                    max_size=self._pool_size,
+                    command_timeout=self.timeout,
+                    timeout=self.timeout,
+                )
             )
-        except (OSError, asyncpg.PostgresError) as exc:
+        except (OSError, asyncpg.PostgresError, StoreTimeout) as exc:
             raise StoreError(f"cannot reach the PostgreSQL store: {exc}") from None
         try:
             async with self._pool.acquire() as conn:
                 await self._migrate(conn)
         except BaseException:
-            await self._pool.close()
+            self._pool.terminate()
             self._pool = None
             raise
+
+    async def _call(self, work: Awaitable[T]) -> T:
+        """``work``, or ``StoreTimeout`` past ``timeout`` seconds. The work is left to end
+        by itself (cancelled, its connection let go when the database answers or the pool
+        is terminated): waiting for a hung database to acknowledge a cancel would hang too."""
+        task = asyncio.ensure_future(work)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if not done:
+            task.cancel()
+            task.add_done_callback(_retrieve)
+            raise StoreTimeout(f"the PostgreSQL store did not answer within {self.timeout} s")
+        return task.result()
+
+    async def reconnect(self) -> None:
+        """Start over on a new pool after a failure: the old connections are cut (a
+        transaction left open by a hung call is rolled back by the server), the open batch
+        and everything in flight are forgotten (the node plays its rooms again from what
+        the store holds, under new claims). Raises if the database cannot be reached."""
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool = None
+        self._ops, self._closing, self._generations = [], set(), {}
+        self._writing = self._next = None
+        self._next_ops, self._next_closing = [], set()
+        self._writer = None
+        self._failed = None
+        await self.start()
+
+    @property
+    def failed(self) -> BaseException | None:
+        """Why the store stopped committing, if it did (``reconnect`` starts it again)."""
+        return self._failed
+
+    async def ping(self) -> None:
+        """A round trip to the database, bounded like every call."""
+        await self._call(self.pool.fetchval("SELECT 1"))
 
     @staticmethod
     async def _migrate(conn: asyncpg.pool.PoolConnectionProxy) -> None:
@@ -259,7 +321,7 @@ class PostgresStore:
 
     async def _run(self, ops: list[Op], closing: set[str], future: asyncio.Future[None]) -> None:
         try:
-            await self._transaction(ops)
+            await self._call(self._transaction(ops))
         except Fenced as fenced:
             future.set_exception(fenced)
         except BaseException as exc:
@@ -324,7 +386,7 @@ class PostgresStore:
         self._generations[room] = generation
         self._fencing = True
         try:
-            took = await self.pool.fetchval(_CLAIM, room, node, generation)
+            took = await self._call(self.pool.fetchval(_CLAIM, room, node, generation))
         except BaseException:
             self._restore(room, before)
             raise
@@ -333,6 +395,43 @@ class PostgresStore:
             return False
         return True
 
+    async def reclaim(self, room: str, node: str, held: int, generation: int) -> bool:
+        if generation <= held:
+            return False
+        # As in claim: known before the statement commits (this store's own batches in
+        # flight must not be fenced off by it).
+        before = self._generations.get(room)
+        self._generations[room] = generation
+        self._fencing = True
+        try:
+            took = await self._call(
+                self.pool.fetchval(
+                    "UPDATE rooms SET generation = $1 WHERE room = $2 AND node = $3"
+                    " AND generation = $4 RETURNING generation",
+                    generation,
+                    room,
+                    node,
+                    held,
+                )
+            )
+        except BaseException:
+            self._restore(room, before)
+            raise
+        if took is None:
+            self._restore(room, before)
+            return False
+        return True
+
+    async def open_rooms_async(self) -> dict[str, tuple[int, str]]:
+        rows = await self._call(
+            self.pool.fetch("SELECT room, generation, node FROM rooms WHERE data IS NOT NULL")
+        )
+        return {row["room"]: (int(row["generation"]), row["node"]) for row in rows}
+
+    async def session_async(self, key: str) -> Data | None:
+        raw = await self._call(self.pool.fetchval("SELECT data FROM sessions WHERE key = $1", key))
+        return None if raw is None else dict(json.loads(raw))
+
     def _restore(self, room: str, generation: int | None) -> None:
         if generation is None:
             self._generations.pop(room, None)
@@ -340,12 +439,17 @@ class PostgresStore:
             self._generations[room] = generation
 
     async def generation(self, room: str) -> int:
-        held = await self.pool.fetchval("SELECT generation FROM rooms WHERE room = $1", room)
+        held = await self._call(
+            self.pool.fetchval("SELECT generation FROM rooms WHERE room = $1", room)
+        )
         return int(held or 0)
 
     # -- reading -----------------------------------------------------------------
 
     async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
+        return await self._call(self._recover(rooms))
+
+    async def _recover(self, rooms: Collection[str] | None) -> Recovered:
         wanted = None if rooms is None else list(rooms)
         async with (
             self.pool.acquire() as conn,
@@ -400,6 +504,11 @@ class PostgresStore:
     async def hands_async(
         self, room: str, since_hand: int
     ) -> tuple[Data | None, list[tuple[int, Data]]]:
+        return await self._call(self._hands(room, since_hand))
+
+    async def _hands(
+        self, room: str, since_hand: int
+    ) -> tuple[Data | None, list[tuple[int, Data]]]:
         async with (
             self.pool.acquire() as conn,
             conn.transaction(isolation="repeatable_read", readonly=True),
@@ -429,10 +538,12 @@ class PostgresStore:
         return self._size
 
     async def size_async(self) -> int:
-        size = await self.pool.fetchval(
-            "SELECT coalesce(sum(pg_total_relation_size(to_regclass(t))), 0)"
-            " FROM unnest($1::text[]) t",
-            list(_TABLES),
+        size = await self._call(
+            self.pool.fetchval(
+                "SELECT coalesce(sum(pg_total_relation_size(to_regclass(t))), 0)"
+                " FROM unnest($1::text[]) t",
+                list(_TABLES),
+            )
         )
         self._size = int(size)
         return self._size
@@ -444,10 +555,20 @@ class PostgresStore:
 
     async def _close(self) -> None:
         try:
-            pending = self.commit()
-            if pending is not None:
-                await pending
+            if self._failed is None:
+                pending = self.commit()
+                if pending is not None:
+                    await pending
         finally:
-            if self._pool is not None:
-                await self._pool.close()
-                self._pool = None
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                try:
+                    await self._call(pool.close())
+                except (OSError, asyncpg.PostgresError, StoreError):
+                    pool.terminate()  # the database is gone or hung: cut the connections
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Take a left-behind call's outcome, so that asyncio does not report it unretrieved."""
+    if not task.cancelled():
+        task.exception()

@@ -22,8 +22,9 @@ from server.frames import data_frame
 class Outbox(Protocol):
     """Where one member's frames go: its live connection."""
 
-    def push(self, frame: bytes) -> bool:
-        """Queue ``frame``, uncounted (a fan-out counts once); False if dropped."""
+    def push(self, frame: bytes, room: str | None = None) -> bool:
+        """Queue ``frame``, telling of ``room``, uncounted (a fan-out counts once); False if
+        dropped."""
 
 
 class Recipient(Protocol):
@@ -55,10 +56,11 @@ class RoomStream:
         """A room event (``data`` in its model's field order, ``seq`` set) to
         every member but ``but``."""
         frame = data_frame(data)
+        room = self.room_id
         sent = 0
         for player, member in self._members.items():
             outbox = member.outbox
-            if player != but and outbox is not None and outbox.push(frame):
+            if player != but and outbox is not None and outbox.push(frame, room):
                 sent += 1
         self._count(data["type"], sent)
 
@@ -71,5 +73,5 @@ class RoomStream:
         """A frame for one member alone (a personal notice, or the private face of an event)."""
         member = self._members.get(player)
         outbox = member.outbox if member is not None else None
-        if outbox is not None and outbox.push(data_frame(data)):
+        if outbox is not None and outbox.push(data_frame(data), self.room_id):
             self._count(data["type"], 1)

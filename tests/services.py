@@ -34,16 +34,21 @@ def free_port() -> int:
 
 
 def _wait_for_port(
-    port: int, process: subprocess.Popen[bytes], log: Path, ready: str | None = None
+    port: int,
+    process: subprocess.Popen[bytes],
+    log: Path,
+    ready: str | None = None,
+    times: int = 1,
 ) -> None:
-    """Until ``port`` accepts connections (and ``log`` says ``ready``, if given)."""
+    """Until ``port`` accepts connections (and ``log`` says ``ready``, ``times`` times: a
+    log that a restart appends to)."""
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"exited with {process.returncode}:\n{_tail(log)}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                if ready is None or ready in log.read_text(errors="replace"):
+                if ready is None or log.read_text(errors="replace").count(ready) >= times:
                     return
         except OSError:
             pass
@@ -72,17 +77,21 @@ class RedisServer:
     """``redis-server`` on 127.0.0.1, no persistence."""
 
     def __init__(self) -> None:
-        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-        if not Path(binary).exists():
+        self.binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        if not Path(self.binary).exists():
             raise RuntimeError("redis-server is missing: run scripts/ensure-system-packages")
         self.dir = Path(tempfile.mkdtemp(prefix="tali-redis-"))
         self.log = self.dir / "redis.log"
         self.port = free_port()
-        with self.log.open("wb") as out:
+        self._start()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def _start(self) -> None:
+        with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir),
-                 "--save", "", "--appendonly", "no", "--daemonize", "no",
-                 "--protected-mode", "yes", "--loglevel", "warning"],
+                [self.binary, "--bind", "127.0.0.1", "--port", str(self.port),
+                 "--dir", str(self.dir), "--save", "", "--appendonly", "no",
+                 "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning"],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         try:
@@ -90,9 +99,22 @@ class RedisServer:
         except BaseException:
             self.stop()
             raise
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def pause(self) -> None:
+        """Stop the server (SIGSTOP): it hangs, connections open."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
+    def restart(self) -> None:
+        """Stop and start again on the same port: empty, as Redis without persistence
+        comes back from a crash or a restart."""
+        _stop(self.process, signal.SIGKILL)
+        self._start()
 
     def stop(self) -> None:
+        self.resume()
         _stop(self.process, signal.SIGTERM)
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -148,24 +170,58 @@ class PostgresServer:
         except subprocess.CalledProcessError as exc:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise RuntimeError(f"initdb failed: {exc.stderr.decode(errors='replace')}") from None
-        with self.log.open("wb") as out:
+        self._bin, self._as_user = bin_dir, as_user
+        self._start()
+        self._databases = 0
+
+    def _start(self) -> None:
+        ready = "database system is ready to accept connections"
+        seen = self.log.read_text(errors="replace").count(ready) if self.log.exists() else 0
+        with self.log.open("ab") as out:
+            user = _server_user()
             if user is not None:
                 os.chown(self.log, user.pw_uid, user.pw_gid)
             self.process: subprocess.Popen[bytes] = subprocess.Popen(
-                [str(bin_dir / "postgres"), "-D", str(self.data), "-k", str(self.dir),
+                [str(self._bin / "postgres"), "-D", str(self.data), "-k", str(self.dir),
                  "-c", "listen_addresses=127.0.0.1", "-p", str(self.port),
                  "-c", "max_connections=100", "-c", "shared_buffers=32MB", "-c", "lc_messages=C"],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.dir,
-                **as_user,
+                **self._as_user,
             )  # fmt: skip
         try:
-            _wait_for_port(
-                self.port, self.process, self.log, "database system is ready to accept connections"
-            )
+            _wait_for_port(self.port, self.process, self.log, ready, seen + 1)
         except BaseException:
             self.stop()
             raise
-        self._databases = 0
+
+    def restart(self, down: float = 0.0) -> None:
+        """A fast shutdown (every connection cut), ``down`` seconds without a server, and a
+        start on the same data and port."""
+        _stop(self.process, signal.SIGINT)
+        time.sleep(down)
+        self._start()
+
+    def _pids(self) -> list[int]:
+        """The postmaster and every process it started (backends, background workers)."""
+        pids = [self.process.pid]
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                # The command may hold spaces and parentheses: the fields follow the last ")".
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == self.process.pid:
+                    pids.append(int(stat.parent.name))
+        return pids
+
+    def pause(self) -> None:
+        """Stop every process of the server (SIGSTOP): it hangs, connections open."""
+        for pid in self._pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        for pid in reversed(self._pids()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{self.USER}@127.0.0.1:{self.port}/{database}"
@@ -176,5 +232,6 @@ class PostgresServer:
 
     def stop(self) -> None:
         # SIGINT: a fast shutdown (SIGTERM would wait for clients to leave).
+        self.resume()
         _stop(self.process, signal.SIGINT)
         shutil.rmtree(self.dir, ignore_errors=True)

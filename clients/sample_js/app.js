@@ -94,7 +94,14 @@ async function loadHistory(hands) {
 // -- from the server -------------------------------------------------------------
 
 client.on("status", ({ status }) => {
-  const labels = { open: "online", connecting: "connecting…", reconnecting: "reconnecting…", closed: "offline", replaced: "playing in another tab" };
+  const labels = {
+    open: "online",
+    connecting: "connecting…",
+    reconnecting: "reconnecting…",
+    offline: "offline: the server does not answer, reconnecting…",
+    closed: "offline",
+    replaced: "playing in another tab",
+  };
   $("status").textContent = labels[status] ?? status;
   $("status").dataset.state = status;
   if (status === "replaced") {
@@ -118,6 +125,9 @@ client.on("session_lost", () => {
   state.notice = "Your earlier visit had expired, so you start afresh in the lobby.";
 });
 client.on("server_shutdown", () => handlers.notice(RESTARTING));
+client.on("rewound", () =>
+  handlers.notice("The server lost the last moves of this table; it is shown as it now stands."),
+);
 client.on("lobby_update", (update) => {
   store.lobbyUpdate(state, update);
   if (state.screen === "lobby") render();

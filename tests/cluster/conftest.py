@@ -1,4 +1,5 @@
-"""Two clients of one Redis (two nodes' views), on a key prefix of the test's own."""
+"""Two clients of one Redis (two nodes' views), on a key prefix of the test's own; and real
+nodes of one cluster (``nodes``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest_asyncio
 
 from server.directory import Cluster
 from tests.services import RedisServer
+
+from .nodes import Node, Start, start_node, stop_all
 
 
 @pytest_asyncio.fixture
@@ -22,3 +25,20 @@ async def node_b(redis_server: RedisServer, redis_prefix: str) -> AsyncIterator[
     cluster = Cluster.from_url(redis_server.url, redis_prefix)
     yield cluster
     await cluster.aclose()
+
+
+@pytest_asyncio.fixture
+async def nodes(pg_url: str, redis_server: RedisServer, redis_prefix: str) -> AsyncIterator[Start]:
+    """Start nodes of one cluster on the session's PostgreSQL and Redis (stopped after the
+    test; their warnings and errors printed)."""
+    started: list[Node] = []
+
+    async def start(name: str, **settings: str) -> Node:
+        node = await start_node(name, pg_url, redis_server.url, redis_prefix, **settings)
+        started.append(node)
+        return node
+
+    try:
+        yield start
+    finally:
+        await stop_all(started)

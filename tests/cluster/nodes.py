@@ -8,6 +8,8 @@ import json
 import os
 import signal
 import sys
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,3 +125,29 @@ async def follow(client: Client, error: dict[str, Any], label: str) -> Client:
 @dataclass
 class _At:
     port: int
+
+
+Start = Callable[..., Awaitable[Node]]
+"""Starts a node of the test's cluster: ``await start(name, **settings)``."""
+
+
+async def stop_all(nodes: list[Node]) -> None:
+    """Stop every node, then print their warnings and errors (for a failure's report)."""
+    for node in nodes:
+        await node.stop()
+    for node in nodes:
+        for record in node.log:
+            if record.get("level") in ("warning", "error", "critical") and record.get(
+                "event"
+            ) not in ("seeded_dice",):
+                print(node.name, record)
+
+
+async def until(check: Callable[[], Awaitable[bool]], timeout: float, every: float = 0.02) -> float:
+    """Seconds until ``check`` holds (polled), failing after ``timeout``."""
+    started = time.monotonic()
+    while not await check():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"not within {timeout} s")
+        await asyncio.sleep(every)
+    return time.monotonic() - started

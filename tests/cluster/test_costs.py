@@ -11,6 +11,8 @@ from benchmarks.cluster import commit_latency, describe, percentiles
 from server.store import SqliteStore
 from server.store_pg import PostgresStore
 
+pytestmark = pytest.mark.cluster
+
 
 @pytest.mark.asyncio
 async def test_commit_latency_postgres_against_sqlite(pg_url: str, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from benchmarks.cluster import describe, lobby_latency, percentiles
 from server.directory import TOUCH_BATCH, Cluster, claim_room
 from server.store import MemoryStore
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
 TTL = 0.3
 """A lease's time to live in these tests, in seconds."""
@@ -98,6 +98,42 @@ async def test_renew_all_reports_the_rooms_lost(node_a: Cluster, node_b: Cluster
     assert await node_a.directory.renew_all("a", rooms, 30) == {"r_3"}
     assert sorted(await node_b.directory.orphans()) == []
     assert await node_a.directory.renew_all("a", {}, 30) == set()
+
+
+async def test_a_renewal_tells_rooms_taken_from_rooms_forgotten(
+    node_a: Cluster, node_b: Cluster, redis_prefix: str
+) -> None:
+    rooms = {f"r_{i}": 1 for i in range(4)}
+    for room in rooms:
+        assert await node_a.directory.claim(room, "a", "ws://a/", TTL) == 1
+    await expire()
+    assert await node_b.directory.take_over("r_1", "b", "ws://b/", 30) == 2
+    # Redis loses two leases (a restart without persistence loses them all).
+    await node_a.redis.delete(f"{redis_prefix}lease:r_2", f"{redis_prefix}lease:r_3")
+    renewal = await node_a.directory.renew_leases("a", rooms, 30)
+    assert (renewal.lost, renewal.forgotten) == ({"r_1"}, {"r_2", "r_3"})
+    assert sorted(await node_a.directory.unleased(list(rooms))) == ["r_2", "r_3"]
+
+
+async def test_a_node_takes_its_own_lease_back_but_not_anothers(node_a: Cluster) -> None:
+    directory = node_a.directory
+    assert await directory.claim("r_a", "a", "ws://a/", 30) == 1
+    assert await directory.reclaim("r_a", "b", "ws://b/", 30) is None  # a's, live
+    assert await directory.reclaim("r_a", "a", "ws://a2/", 30) == 2  # a again (restarted)
+    owner = await directory.owner("r_a")
+    assert owner is not None
+    assert (owner.node, owner.url, owner.generation) == ("a", "ws://a2/", 2)
+    assert await directory.reclaim("r_new", "a", "ws://a/", 30, floor=5) == 6
+
+
+async def test_the_epoch_changes_when_redis_forgets(
+    node_a: Cluster, node_b: Cluster, redis_prefix: str
+) -> None:
+    epoch = await node_a.nodes.heartbeat("a", "ws://a/", 30)
+    assert await node_b.nodes.heartbeat("b", "ws://b/", 30) == epoch
+    assert await node_a.nodes.heartbeat("a", "ws://a/", 30) == epoch
+    await node_a.redis.delete(f"{redis_prefix}epoch")  # as a restart without persistence
+    assert await node_b.nodes.heartbeat("b", "ws://b/", 30) != epoch
 
 
 async def test_orphans_are_listed_longest_expired_first_and_bounded(node_a: Cluster) -> None:
@@ -240,7 +276,7 @@ async def test_every_key_is_under_the_prefix_and_gone_when_done(
     keys = sorted(await node_a.redis.keys(f"{redis_prefix}*"))
     assert keys == sorted(
         f"{redis_prefix}{k}"
-        for k in ("lease:r_a", "leases", "session:h1", "lobby", "node:a", "nodes")
+        for k in ("lease:r_a", "leases", "session:h1", "lobby", "node:a", "nodes", "epoch")
     )
     await node_a.directory.release("r_a", "a", 1)
     await node_a.sessions.forget("h1")

@@ -31,6 +31,9 @@ async def next_event(process: asyncio.subprocess.Process, timeout: float = 10) -
     return event
 
 
+pytestmark = pytest.mark.cluster
+
+
 @pytest.mark.asyncio
 async def test_a_node_paused_past_its_lease_cannot_write_after_a_takeover(
     redis_server: RedisServer, redis_prefix: str, pg_url: str

@@ -9,6 +9,8 @@ import pytest
 from benchmarks.cluster import HUMAN_HEADER, Shared, human_row, human_run
 from tests.services import PostgresServer, RedisServer
 
+pytestmark = pytest.mark.cluster
+
 
 @pytest.mark.asyncio
 async def test_rooms_at_human_pace_on_one_node_and_two(

@@ -6,55 +6,18 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from protocol.codec import PROTOCOL_VERSION
 from tests.integration.bots import Bot, run_bots
 from tests.integration.harness import Client, open_client
-from tests.services import RedisServer
 
-from .nodes import LEASE, Node, follow, port_of, start_node
+from .nodes import LEASE, Node, Start, follow, port_of, until
 
-pytestmark = pytest.mark.asyncio
-
-Start = Callable[..., Awaitable[Node]]
-
-
-@pytest_asyncio.fixture
-async def nodes(pg_url: str, redis_server: RedisServer, redis_prefix: str) -> AsyncIterator[Start]:
-    """Start nodes of one cluster (stopped after the test)."""
-    started: list[Node] = []
-
-    async def start(name: str, **settings: str) -> Node:
-        node = await start_node(name, pg_url, redis_server.url, redis_prefix, **settings)
-        started.append(node)
-        return node
-
-    try:
-        yield start
-    finally:
-        for node in started:
-            await node.stop()
-            for record in node.log:
-                if record.get("level") in ("warning", "error", "critical") and record.get(
-                    "event"
-                ) not in ("seeded_dice",):
-                    print(node.name, record)
-
-
-async def until(check: Callable[[], Awaitable[bool]], timeout: float, every: float = 0.02) -> float:
-    """Seconds until ``check`` holds (polled), failing after ``timeout``."""
-    started = time.monotonic()
-    while not await check():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"not within {timeout} s")
-        await asyncio.sleep(every)
-    return time.monotonic() - started
+pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
 
 async def seated(client: Client, room: str) -> None:
@@ -99,8 +62,9 @@ async def test_every_node_lists_every_room_and_hears_of_changes_within_a_bound(
         TALI_MAX_ROOMS_PER_PLAYER="30",
         TALI_MAX_ROOMS_PER_ADDRESS="30",
         TALI_EMPTY_ROOM_SECONDS="1",
+        TALI_BALANCE_ROOMS="false",  # the rooms stay at a: handed to b, their watcher would go
     )
-    b = await nodes("b")
+    b = await nodes("b", TALI_BALANCE_ROOMS="false")
     maker = await a.client("Maker")
     await maker.hello("Maker")
     watcher = await b.client("Watcher")
@@ -238,7 +202,11 @@ def own_dice(client: Client) -> dict[int, list[int]]:
 
 
 async def test_a_killed_node_s_busy_rooms_play_on_at_another_node(nodes: Start) -> None:
-    scale = {"TALI_TIME_SCALE": "0.2", "TALI_MAX_ROOMS_PER_ADDRESS": "50"}
+    scale = {
+        "TALI_TIME_SCALE": "0.2",
+        "TALI_MAX_ROOMS_PER_ADDRESS": "50",
+        "TALI_BALANCE_ROOMS": "false",  # every room made at a stays there until the kill
+    }
     a = await nodes("a", **scale)
     b = await nodes("b", **scale)
     bots, _ = await busy_rooms(a, 10)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -44,6 +45,8 @@ class Client:
         self.ws = ws
         self.label = label
         self.frames: list[Frame] = []
+        self.times: list[float] = []
+        """When each frame arrived (monotonic seconds)."""
         self.raw: list[str] = []
         self._ids = itertools.count(1)
         self._changed = asyncio.Condition()
@@ -61,6 +64,7 @@ class Client:
                 frame = json.loads(raw)
                 async with self._changed:
                     self.frames.append(frame)
+                    self.times.append(time.monotonic())
                     self._changed.notify_all()
         except ConnectionClosed:
             pass

@@ -4,6 +4,9 @@ left as it was."""
 
 from __future__ import annotations
 
+import logging
+import sys
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +19,11 @@ from server.logs import configure
 @pytest.fixture(autouse=True)
 def quiet_logs() -> Iterator[None]:
     before = structlog.get_config()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    hooks = sys.excepthook, threading.excepthook
     configure(LogFormat.JSON, "warning")
     yield
     structlog.configure(**before)
+    root.handlers, root.level = handlers, level
+    sys.excepthook, threading.excepthook = hooks

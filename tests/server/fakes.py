@@ -74,11 +74,11 @@ class Inbox:
     def __init__(self) -> None:
         self.frames: list[dict[str, Any]] = []
 
-    def push(self, frame: bytes) -> bool:
+    def push(self, frame: bytes, room: str | None = None) -> bool:
         self.frames.append(decode(frame))
         return True
 
-    def enqueue(self, frame: bytes, kind: str) -> None:
+    def enqueue(self, frame: bytes, kind: str, room: str | None = None) -> None:
         self.push(frame)
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:

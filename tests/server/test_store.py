@@ -205,6 +205,37 @@ async def test_a_claim_takes_only_a_newer_generation(store: Store) -> None:
 
 
 @pytest.mark.asyncio
+@each_store
+async def test_a_room_is_claimed_again_only_by_the_node_that_holds_it(store: Store) -> None:
+    """Redis forgot a lease: its node claims the room again under a newer generation, unless
+    the store has it under another node's or a newer generation (someone played it since)."""
+    assert await store.claim("r_a", "node-a", 3)
+    assert not await store.reclaim("r_a", "node-b", 3, 4)  # not b's
+    assert not await store.reclaim("r_a", "node-a", 2, 4)  # not under that generation
+    assert not await store.reclaim("r_a", "node-a", 3, 3)  # not newer
+    assert await store.reclaim("r_a", "node-a", 3, 4)
+    assert await store.generation("r_a") == 4
+    # Its own batches under the new generation are not fenced.
+    store.open_room("r_a", {"m": 1})
+    store.append("r_a", 1, {"k": "act"})
+    await done(store.commit())
+    assert await store.claim("r_b", "node-b", 1)
+    store.open_room("r_c", {"m": 1})
+    await done(store.commit())
+    assert await store.open_rooms_async() == {"r_a": (4, "node-a"), "r_c": (0, "")}
+
+
+@pytest.mark.asyncio
+@each_store
+async def test_a_session_is_found_by_its_key(store: Store) -> None:
+    session = {"key": "k1", "player": "p_1", "name": "Aulus", "address": "x"}
+    store.save_session("k1", session)
+    await done(store.commit())
+    assert await store.session_async("k1") == session
+    assert await store.session_async("k2") is None
+
+
+@pytest.mark.asyncio
 @shared_stores
 async def test_the_old_owners_batch_is_refused_after_a_new_owner_claimed(opener: Opener) -> None:
     old, new = await opener(), await opener()
@@ -331,8 +362,9 @@ async def test_postgres_a_failed_batch_fails_every_later_one(pg_url: str) -> Non
         with pytest.raises(StoreError, match="earlier commit failed"):
             await done(store.commit())
     finally:
-        with pytest.raises(StoreError):
-            await store.close()
+        # The failure was told by the commit: closing does not raise it again (the server's
+        # exit message came after the close, and was never printed: issue 24, finding 6).
+        await store.close()
     again = PostgresStore(pg_url)
     await again.start()
     (room,) = (await again.recover_async()).rooms

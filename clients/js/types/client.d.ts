@@ -8,7 +8,7 @@
 /** @typedef {import("../types/messages.js").Error} ErrorMessage */
 /** @typedef {import("./tokens.js").TokenStore} TokenStore */
 /**
- * @typedef {"idle" | "connecting" | "open" | "reconnecting" | "replaced" | "closed"} Status
+ * @typedef {"idle" | "connecting" | "open" | "reconnecting" | "offline" | "replaced" | "closed"} Status
  *
  * @typedef {object} ClientEvents  what `on` delivers besides the server's messages
  * @property {{status: Status, attempt: number}} status  the connection's state changed
@@ -17,7 +17,10 @@
  * @property {{code: number, reason: string}} closed  the WebSocket closed
  * @property {TaliError} session_lost  the server forgot the session: a new one was started
  * @property {ErrorMessage} server_error  an error that answers no request
- * @property {{sent: number, waited: number}} heartbeat_lapsed  no pong within the deadline
+ * @property {{sent: number, waited: number}} heartbeat_lapsed  no pong within the deadline: status
+ *   "offline" until a new connection is welcomed
+ * @property {{room: string, from: number, to: number}} rewound  a snapshot below the last seq
+ *   seen in its room: the server lost events it had sent (the snapshot is the truth now)
  * @property {Record<string, unknown>} sent  a frame this client sent
  * @property {Welcome} welcome  the session is open (after a resume too)
  *
@@ -124,6 +127,8 @@ export class TaliClient {
     _handlers: Map<string, Set<(message: any) => void>>;
     _attempt: number;
     _stopped: boolean;
+    /** The server stopped answering (the heartbeat lapsed): said until it is back. */
+    _offline: boolean;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     _timer: ReturnType<typeof setTimeout> | undefined;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -233,7 +238,7 @@ export type Welcome = import("../types/messages.js").Welcome;
 export type Snapshot = import("../types/messages.js").Snapshot;
 export type ErrorMessage = import("../types/messages.js").Error;
 export type TokenStore = import("./tokens.js").TokenStore;
-export type Status = "idle" | "connecting" | "open" | "reconnecting" | "replaced" | "closed";
+export type Status = "idle" | "connecting" | "open" | "reconnecting" | "offline" | "replaced" | "closed";
 /**
  * what `on` delivers besides the server's messages
  */
@@ -273,11 +278,21 @@ export type ClientEvents = {
      */
     server_error: ErrorMessage;
     /**
-     * no pong within the deadline
+     * no pong within the deadline: status
+     * "offline" until a new connection is welcomed
      */
     heartbeat_lapsed: {
         sent: number;
         waited: number;
+    };
+    /**
+     * a snapshot below the last seq
+     * seen in its room: the server lost events it had sent (the snapshot is the truth now)
+     */
+    rewound: {
+        room: string;
+        from: number;
+        to: number;
     };
     /**
      * a frame this client sent

@@ -20,7 +20,7 @@ import { defaultTokenStore } from "./tokens.js";
 /** @typedef {import("./tokens.js").TokenStore} TokenStore */
 
 /**
- * @typedef {"idle" | "connecting" | "open" | "reconnecting" | "replaced" | "closed"} Status
+ * @typedef {"idle" | "connecting" | "open" | "reconnecting" | "offline" | "replaced" | "closed"} Status
  *
  * @typedef {object} ClientEvents  what `on` delivers besides the server's messages
  * @property {{status: Status, attempt: number}} status  the connection's state changed
@@ -29,7 +29,10 @@ import { defaultTokenStore } from "./tokens.js";
  * @property {{code: number, reason: string}} closed  the WebSocket closed
  * @property {TaliError} session_lost  the server forgot the session: a new one was started
  * @property {ErrorMessage} server_error  an error that answers no request
- * @property {{sent: number, waited: number}} heartbeat_lapsed  no pong within the deadline
+ * @property {{sent: number, waited: number}} heartbeat_lapsed  no pong within the deadline: status
+ *   "offline" until a new connection is welcomed
+ * @property {{room: string, from: number, to: number}} rewound  a snapshot below the last seq
+ *   seen in its room: the server lost events it had sent (the snapshot is the truth now)
  * @property {Record<string, unknown>} sent  a frame this client sent
  * @property {Welcome} welcome  the session is open (after a resume too)
  *
@@ -116,6 +119,8 @@ export class TaliClient {
     this._handlers = new Map();
     this._attempt = 0;
     this._stopped = false;
+    /** The server stopped answering (the heartbeat lapsed): said until it is back. */
+    this._offline = false;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     this._timer = undefined;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -286,7 +291,7 @@ export class TaliClient {
 
   /** @returns {Promise<Welcome>} */
   async _open() {
-    this._setStatus(this._attempt ? "reconnecting" : "connecting");
+    this._setStatus(this._offline ? "offline" : this._attempt ? "reconnecting" : "connecting");
     const Socket = await this._socketClass();
     const ws = new Socket(this.url);
     this.ws = ws;
@@ -375,6 +380,7 @@ export class TaliClient {
     this.playerId = welcome.player_id;
     this.name = welcome.name;
     this.welcome = welcome;
+    this._offline = false;
     this._setStatus("open");
     this._startHeartbeat();
     this._emit("welcome", welcome);
@@ -390,7 +396,7 @@ export class TaliClient {
 
   _scheduleReconnect() {
     this._attempt += 1;
-    this._setStatus("reconnecting");
+    this._setStatus(this._offline ? "offline" : "reconnecting");
     clearTimeout(this._timer);
     this._timer = setTimeout(() => this._open().catch(() => {}), this.retryDelay());
   }
@@ -408,6 +414,7 @@ export class TaliClient {
         if (answered || ws !== this.ws) return;
         // The server (or the path to it) stopped answering: this connection is dead
         // even if the socket does not know it yet. Give it up and reconnect.
+        this._offline = true; // said until a new connection is welcomed
         this._emit("heartbeat_lapsed", { sent, waited: Date.now() - sent });
         try {
           ws.close(4000, "heartbeat deadline passed");
@@ -456,6 +463,12 @@ export class TaliClient {
       this._emit("server_error", message);
     }
     if (message.type === "snapshot") {
+      const last = this.lastSeq.get(message.room);
+      if (last !== undefined && message.seq < last) {
+        // The room's seq went back: the server lost events it had sent (protocol:
+        // "If a seq ever repeats or goes backwards"). The snapshot is the truth now.
+        this._emit("rewound", { room: message.room, from: last, to: message.seq });
+      }
       this.lastSeq.set(message.room, message.seq);
       this.resyncing.delete(message.room);
       this._resuming.delete(message.room);
