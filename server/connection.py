@@ -27,7 +27,15 @@ from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
 from server import engine
 from server.budget import Buckets
-from server.costs import BASE_COST, IN_PROCESS, RequestBudget, RequestGate, cost_of
+from server.costs import (
+    BASE_COST,
+    IN_PROCESS,
+    CloseAfter,
+    Received,
+    RequestBudget,
+    RequestGate,
+    cost_of,
+)
 from server.frames import data_frame, message_frame
 from server.logs import get_logger
 from server.names import NameRefused, normalise
@@ -289,9 +297,9 @@ class Incoming:
 
     def __init__(self, outgoing: Outgoing) -> None:
         self._outgoing = outgoing
-        self._queue: deque[tuple[Connection, str | bytes, float]] = deque()
+        self._queue: deque[tuple[Connection, Received, float]] = deque()
 
-    def add(self, connection: Connection, text: str | bytes) -> None:
+    def add(self, connection: Connection, text: Received) -> None:
         if not self._queue:
             asyncio.get_running_loop().call_soon(self._handle)
         self._queue.append((connection, text, time.perf_counter()))
@@ -481,6 +489,11 @@ class Connection:
         """A message read: handled in its turn with the others read now (see Incoming)."""
         self.app.incoming.add(self, data)
 
+    def on_invalid(self, code: int, reason: str) -> None:
+        """The client broke the protocol: close once what it sent before is answered, in
+        its turn like any message (see Incoming)."""
+        self.app.incoming.add(self, CloseAfter(code, reason))
+
     def on_closed(self, code: int | None) -> None:
         self._hello_timer.cancel()
         self._gate.stop()
@@ -490,14 +503,18 @@ class Connection:
         self.app.connection_closed(self)
         self.log.info("disconnected", code=code)
 
-    def receive(self, frame: str | bytes, received: float) -> None:
+    def receive(self, frame: Received, received: float) -> None:
         """Handle a message read at ``received``, in its turn (see Incoming)."""
         if self.closing:
             return
         self._gate.receive(frame, received)
 
-    def _handle_safely(self, frame: str | bytes, received: float) -> None:
+    def _handle_safely(self, frame: Received, received: float) -> None:
         if self.closing:
+            return
+        if isinstance(frame, CloseAfter):
+            self.log.info("protocol_broken", code=frame.code, reason=frame.reason)
+            self.close(frame.code, frame.reason)
             return
         try:
             self.handle(frame, received)

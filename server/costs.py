@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -46,6 +47,18 @@ def cost_of(kind: str) -> int:
 IN_PROCESS = "in-process"
 """The address of a connection from inside the server (its bots): one address for all of
 them, but no budget shared between them; each keeps its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class CloseAfter:
+    """Close the connection with ``code`` once every message received before is handled."""
+
+    code: int
+    reason: str
+
+
+Received = str | bytes | CloseAfter
+"""What a connection's gate lets through: a message, or the close that follows the last."""
 
 
 class RequestBudget:
@@ -137,7 +150,7 @@ class RequestGate:
         budget: RequestBudget,
         peer: Pausable,
         clock: Timers,
-        handle: Callable[[str | bytes, float], None],
+        handle: Callable[[Received, float], None],
         close: Callable[[], None],
         max_waiting: int,
     ) -> None:
@@ -147,7 +160,7 @@ class RequestGate:
         self._handle = handle
         self._close = close
         self._max_waiting = max_waiting
-        self._waiting: deque[tuple[str | bytes, float]] = deque()
+        self._waiting: deque[tuple[Received, float]] = deque()
         self._timer: Timer | None = None
         self._busy: Done | None = None
         self.closed = False
@@ -156,7 +169,7 @@ class RequestGate:
     def waiting(self) -> int:
         return len(self._waiting)
 
-    def receive(self, frame: str | bytes, received: float) -> None:
+    def receive(self, frame: Received, received: float) -> None:
         """Handle ``frame`` now, or once the budget allows."""
         if self.closed:
             return

@@ -27,7 +27,11 @@ plain HTTP request or one WebSocket, never more:
    in debt, or held back longer than ``throttle_close_seconds`` within
    ``THROTTLE_WINDOW`` seconds, is failed with 1008. Text and binary messages
    (fragments reassembled; the library bounds their size) go to
-   ``Handler.on_message``; text must be UTF-8 (else 1007). Pings are
+   ``Handler.on_message``; text must be UTF-8: a message that is not ends
+   the reading (nothing after it is parsed), and ``Handler.on_invalid``
+   closes the connection with 1007 once the messages before it are answered
+   (a close the application has not started within ``close_timeout`` is
+   forced). Pings are
    answered by the library; ours go out every ``ping_interval`` and a pong
    missing for ``ping_timeout`` fails the connection with 1011.
 3. **Out.** ``Peer.write`` takes bytes that are already whole, unmasked
@@ -81,7 +85,7 @@ MIN_PAUSE = 0.05
 _TEXT, _BINARY, _CONT, _PONG = Opcode.TEXT, Opcode.BINARY, Opcode.CONT, Opcode.PONG
 _OPEN = State.OPEN
 # Why reading is paused, as bits: several reasons may hold at once.
-_BUDGET, _WRITING, _APP = 1, 2, 4
+_BUDGET, _WRITING, _APP, _INVALID = 1, 2, 4, 8
 
 
 # -- the interface the application implements and uses ---------------------------
@@ -129,6 +133,11 @@ class Handler(Protocol):
 
     def on_closed(self, code: int | None) -> None:
         """The TCP connection is gone; ``code`` is the close code the client sent."""
+
+    def on_invalid(self, code: int, reason: str) -> None:
+        """The client broke the protocol after the messages delivered so far (nothing more
+        is read): answer those, then ``Peer.close`` with ``code``, which fails the
+        WebSocket (the close frame, then the end of the TCP stream)."""
 
 
 class Listener(Protocol):
@@ -347,6 +356,8 @@ class WsConnection(asyncio.Protocol):
         self._budget_timer: Timer | None = None
         self._app_timer: Timer | None = None
         self._app_until = 0.0
+        self._invalid: tuple[int, str] | None = None
+        """Why the client broke the protocol, once it did: nothing more is parsed."""
 
     # -- Peer --
 
@@ -375,13 +386,15 @@ class WsConnection(asyncio.Protocol):
         ws = self.ws
         if ws is None or ws.state is State.CONNECTING:
             self._finish()
+        elif self._invalid is not None:
+            self._fail(code, reason)
         elif ws.state is _OPEN:
             ws.send_close(code, reason)
             self._send(ws.data_to_send())
 
     def pause(self, seconds: float) -> None:
         until = self._clock.time() + seconds
-        if seconds <= 0 or self._gone or until <= self._app_until:
+        if seconds <= 0 or self._gone or until <= self._app_until or self._invalid is not None:
             return
         if self._app_timer is not None:
             self._app_timer.cancel()
@@ -413,6 +426,8 @@ class WsConnection(asyncio.Protocol):
         if self._gone:
             return
         if self.ws is not None:
+            if self._invalid is not None:
+                return  # the client broke the protocol: nothing more is parsed
             if self._offset < len(self._inbox):
                 self._inbox = self._inbox[self._offset :] + data
             else:
@@ -613,6 +628,8 @@ class WsConnection(asyncio.Protocol):
             if events:
                 frames.tokens -= len(events)
                 self._receive(cast(list[Frame], events))
+                if self._invalid is not None:
+                    return
                 if frames.tokens < 0:
                     now = self._clock.time()
                     if frames.level(now) < 0:
@@ -638,7 +655,7 @@ class WsConnection(asyncio.Protocol):
                 try:
                     text = str(event.data, "utf-8")
                 except UnicodeDecodeError as exc:
-                    self._fail(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
+                    self._reject(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
                     return
                 try:
                     handler.on_message(text)
@@ -647,6 +664,8 @@ class WsConnection(asyncio.Protocol):
             elif opcode is _TEXT or opcode is _BINARY:
                 if event.fin:
                     self._deliver(opcode, event.data)
+                    if self._invalid is not None:
+                        return
                 else:
                     self._fragments, self._fragmented = [bytes(event.data)], opcode
             elif opcode is _CONT:
@@ -657,6 +676,8 @@ class WsConnection(asyncio.Protocol):
                     if event.fin:
                         self._fragments = None
                         self._deliver(self._fragmented, b"".join(fragments))
+                        if self._invalid is not None:
+                            return
             elif opcode is _PONG and bytes(event.data) == self._ping_payload:
                 self._ponged()
             # The library answers pings and closes itself.
@@ -669,7 +690,7 @@ class WsConnection(asyncio.Protocol):
             try:
                 message: str | bytes = str(data, "utf-8")
             except UnicodeDecodeError as exc:
-                self._fail(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
+                self._reject(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
                 return
         else:
             message = bytes(data)
@@ -677,6 +698,38 @@ class WsConnection(asyncio.Protocol):
             handler.on_message(message)
         except Exception:
             self._server.log.exception("on_message_failed", client=self._client)
+
+    def _reject(self, code: int, reason: str) -> None:
+        """The client broke the protocol: parse nothing more, and let the handler answer
+        what it was given before closing (``Handler.on_invalid``); a close it has not
+        started within ``close_timeout`` is forced."""
+        self._invalid = (code, reason)
+        self._inbox = b""
+        self._offset = 0
+        self._fragments = None
+        self._pause(_INVALID)
+        handler = self.handler
+        self._app_timer_cancel()
+        self._app_timer = self._clock.call_later(self._limits.close_timeout, self._invalid_due)
+        if handler is None:
+            self._fail(code, reason)
+            return
+        try:
+            handler.on_invalid(code, reason)
+        except Exception:
+            self._server.log.exception("on_invalid_failed", client=self._client)
+            self._fail(code, reason)
+
+    def _invalid_due(self) -> None:
+        self._app_timer = None
+        if self._open and self._invalid is not None:
+            self._fail(*self._invalid)
+
+    def _app_timer_cancel(self) -> None:
+        if self._app_timer is not None:
+            self._app_timer.cancel()
+            self._app_timer = None
+        self._app_until = 0.0
 
     def _send(self, chunks: list[bytes]) -> None:
         """Write the protocol's output; follow its state (open, closing, EOF)."""
@@ -712,6 +765,9 @@ class WsConnection(asyncio.Protocol):
             ws.fail(code, reason)
             self._send(ws.data_to_send())
         self._open = False
+        # Read again (and discard) after a protocol break: the client's end of the
+        # connection must be seen.
+        self._resume(_INVALID)
 
     def _overflow(self) -> None:
         if not self._open:

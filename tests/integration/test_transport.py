@@ -319,6 +319,25 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_droppe
         assert b'tali_transport_events_total{event="keepalive_timeout"}' in reply
 
 
+async def test_a_valid_frame_keeps_its_reply_when_invalid_utf8_follows_in_the_same_write() -> None:
+    """Both frames in one TCP write: the hello is handled and answered, then the connection
+    fails with 1007 for the frame after it (a regression: the welcome was lost, 6 of 6)."""
+    async with serving() as server:
+        sock, _ = await raw_websocket(server.port)
+        try:
+            hello = {"type": "hello", "protocol": PROTOCOL_VERSION, "name": "Valid", "id": 1}
+            both = masked(Opcode.TEXT, json.dumps(hello).encode()) + masked(Opcode.TEXT, b"\xff")
+            await asyncio.get_running_loop().sock_sendall(sock, both)
+            received = await read_to_end(sock)
+        finally:
+            sock.close()
+        assert b'"type":"welcome"' in received, received
+        close = received.index(b"\x88")
+        assert received.index(b'"type":"welcome"') < close
+        assert received[close + 2 : close + 4] == b"\x03\xef"  # 1007
+        await within(5, lambda: open_count(server) == 0)
+
+
 # -- keepalive, closing, shutdown ------------------------------------------------------------
 
 
