@@ -68,6 +68,9 @@ CANARY = "127.0.0.1"
 HEALTH = "127.0.0.3"
 P99_FACTOR = 3.0
 P99_FLOOR_MS = 5.0
+CPU_SHARE_LIMIT = 30.0
+"""The most of a core an attack of ``CPU_CHECKED`` may take, over the canary's own share."""
+CPU_CHECKED = {"address_at_limits", "five_addresses", "spread_10", "spread_32"}
 RSS_SLACK_MIB = 24.0
 HANDSHAKE = (
     "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -138,6 +141,19 @@ class Server:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
         return 0.0
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server process has used (user and system)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def disk_bytes(self) -> int:
+        """Bytes the server's data directory takes (its store, WAL included; not its log)."""
+        return sum(
+            p.stat().st_size
+            for p in Path(self.data).iterdir()
+            if p.is_file() and p != self.log_path
+        )
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -407,6 +423,9 @@ class Context:
     rng: random.Random
     budget: dict[str, float] = field(default_factory=dict)
     """The server's request budgets (its defaults, or as the run's settings change them)."""
+    quiet_cpu: float = 0.0
+    """The server's CPU (% of a core) with the canary alone: what an attack's share is over."""
+    quiet_p99: float = 0.0
 
 
 def cut(outcome: Outcome, started: float, how: str) -> None:
@@ -572,6 +591,77 @@ async def hand_history(ctx: Context) -> Outcome:
     )
     out.note += " (8 connections, one address)"
     return out
+
+
+async def spread(
+    ctx: Context, addresses: int, connections: int = 64, per_second: float = 19.0
+) -> Outcome:
+    """``connections`` connections from each of ``addresses`` addresses (64: the most an
+    address may hold), each sending ``ping`` within the message rate: each connection is
+    within every limit of its own, the address far over its request budget.
+
+    Cut off: connections closed by the server, or the address held to its budget (no more
+    answered than it allows, 10 % slack)."""
+    out = Outcome()
+
+    async def open_all(address: str) -> list[Player]:
+        opened = []
+        for i in range(connections):
+            try:
+                opened.append(await Player.open(ctx.port, address, f"Spread {i}"))
+            except (Refused, OSError, TimeoutError, AssertionError, ConnectionError):
+                break
+        return opened
+
+    groups = await asyncio.gather(
+        *(open_all(attacker(ctx.base + 30 + a)) for a in range(addresses))
+    )
+    players = [p for group in groups for p in group]
+    base = sum(p.answered for p in players)
+    started = time.monotonic()
+    n = 0
+    try:
+        while time.monotonic() - started < ctx.seconds:
+            while n < (time.monotonic() - started) * per_second:
+                for player in players:
+                    if player.closed:
+                        cut(out, started, "closed")
+                        continue
+                    player.send({"type": "ping", "id": 1000 + n})
+                    out.sent += 1
+                n += 1
+            await asyncio.sleep(1 / per_second)
+        await asyncio.sleep(0.2)
+        elapsed = time.monotonic() - started
+        answered = sum(p.answered for p in players) - base
+        budget = ctx.budget
+        allowed = addresses * (
+            budget["address_request_budget_burst"]
+            + budget["address_request_budget_per_second"] * elapsed
+        )
+        closed = sum(1 for p in players if p.closed)
+        if out.cut_off is None and out.sent > 1.1 * allowed and answered <= 1.1 * allowed:
+            out.cut_off = elapsed
+            out.how = "held to budget"
+        out.note = (
+            f"{len(players)} connections from {addresses} address(es), {out.sent} pings sent,"
+            f" {answered} answered ({answered / elapsed:.0f}/s; the budget allows"
+            f" {allowed / elapsed:.0f}/s), {closed} closed"
+        )
+        if "internal_error" in {c for p in players for c in p.codes}:
+            out.bad_answers.append("internal_error")
+    finally:
+        for player in players:
+            player.close()
+    return out
+
+
+async def address_at_limits(ctx: Context) -> Outcome:
+    return await spread(ctx, 1)
+
+
+async def five_addresses(ctx: Context) -> Outcome:
+    return await spread(ctx, 5)
 
 
 async def connection_flood(ctx: Context) -> Outcome:
@@ -965,6 +1055,8 @@ ATTACKS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "list_rooms": list_rooms,
     "resync": resync,
     "hand_history": hand_history,
+    "address_at_limits": address_at_limits,
+    "five_addresses": five_addresses,
     "connection_flood": connection_flood,
     "slowloris": slowloris,
     "oversized_frames": malformed(oversized=True),
@@ -973,7 +1065,30 @@ ATTACKS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "metrics_hammer": metrics_hammer,
     "fuzz": fuzz,
 }
-LONG_WINDOWS = {"slowloris": 12.0}
+
+
+def spread_of(connections: int) -> Callable[[Context], Awaitable[Outcome]]:
+    async def attack(ctx: Context) -> Outcome:
+        return await spread(ctx, 1, connections)
+
+    return attack
+
+
+EXTRA = {
+    "spread_10": spread_of(10),
+    "spread_32": spread_of(32),
+}
+"""Attacks run only when named (``--only``): CPU per attacker connection, by their number."""
+WINDOWS = {
+    "slowloris": (12.0, 12.0),
+    # Long enough for a budget's hold to show what it costs, and (in the long run) for an
+    # address that stays over its budget to lose connections.
+    "address_at_limits": (8.0, 30.0),
+    "five_addresses": (8.0, 30.0),
+    "spread_10": (8.0, 30.0),
+    "spread_32": (8.0, 30.0),
+}
+"""Attacks with windows of their own: (quick, long)."""
 
 
 # -- the runner ------------------------------------------------------------------------
@@ -999,6 +1114,11 @@ class Row:
     outcome: Outcome
     canary_ok: bool
     canary_note: str
+    cpu: float = 0.0
+    """The server's CPU during the attack, % of one core, less its quiet share (the canary's)."""
+    disk_per_minute: float = 0.0
+    """Growth of the server's data directory, bytes per minute of attack."""
+    quiet_p99: float = 0.0
     failures: list[str] = field(default_factory=list)
 
 
@@ -1051,12 +1171,17 @@ async def attempt(
 ) -> Row:
     """One attack with the canary beside it, checked."""
     ctx.base = 2000 + 40 * index
-    ctx.seconds = LONG_WINDOWS.get(name, window)
+    quick, long = WINDOWS.get(name, (window, window))
+    ctx.seconds = quick if ctx.quick else long
     await asyncio.sleep(0.3)
     await canary.mark()
     poller.reset()
     rss_before = server.rss_mib()
-    outcome = await ATTACKS[name](ctx)
+    cpu_before, disk_before, started = server.cpu_seconds(), server.disk_bytes(), time.monotonic()
+    outcome = await {**ATTACKS, **EXTRA}[name](ctx)
+    elapsed = time.monotonic() - started
+    cpu = (server.cpu_seconds() - cpu_before) / elapsed * 100 - ctx.quiet_cpu
+    disk = (server.disk_bytes() - disk_before) / (elapsed / 60)
     await asyncio.sleep(0.5)
     seen = await canary.mark()
     rss_after = server.rss_mib()
@@ -1074,6 +1199,9 @@ async def attempt(
         outcome,
         seen["chips_ok"] and not disturbed,
         f"errors {seen['errors'][:3]}, lost {seen['lost']}" if disturbed else "",
+        cpu,
+        disk,
+        ctx.quiet_p99,
     )
     if not server.alive():
         row.failures.append("the server died")
@@ -1087,6 +1215,8 @@ async def attempt(
         row.failures.append("the canary's chips do not add up")
     if disturbed:
         row.failures.append(f"the canary was disturbed: {row.canary_note}")
+    if name in CPU_CHECKED and cpu > CPU_SHARE_LIMIT:
+        row.failures.append(f"the attack's CPU share {cpu:.0f} % > {CPU_SHARE_LIMIT:g} %")
     if rss_after - rss_before > RSS_SLACK_MIB:
         row.failures.append(f"RSS grew {rss_after - rss_before:.1f} MiB")
     if outcome.needs_cut_off and outcome.cut_off is None:
@@ -1121,9 +1251,11 @@ async def run(
         await canary.mark()
         poller.reset()
         windows = []
+        cpu_before, quiet_started = server.cpu_seconds(), time.monotonic()
         for _ in range(3):
             await asyncio.sleep(max(1.5, window * 0.6))
             windows.append((await canary.mark())["latencies"])
+        quiet_cpu = (server.cpu_seconds() - cpu_before) / (time.monotonic() - quiet_started) * 100
         # The median window's p99: one stall of this shared machine in a quiet window
         # must not set the bar for every attack.
         base_p99 = sorted(percentile(w, 0.99) for w in windows)[1]
@@ -1134,6 +1266,7 @@ async def run(
             "actions": len(every),
             "rss": server.rss_mib(),
             "health_failures": poller.failures,
+            "cpu": quiet_cpu,
         }
         limit = P99_FACTOR * max(base_p99, P99_FLOOR_MS)
         summary["p99_limit"] = limit
@@ -1153,6 +1286,8 @@ async def run(
             lobby_rooms,
             3000 if quick else 100_000,
             random.Random(14),
+            quiet_cpu=quiet_cpu,
+            quiet_p99=base_p99,
         )
         settings = env or {}
         for name in BUDGETS:
@@ -1200,7 +1335,7 @@ async def run(
     return rows, summary
 
 
-HEADER = f"{'attack':<18}{'p50 ms':>8}{'p99 ms':>8}{'moves':>7}{'healthz':>9}{'RSS Δ MiB':>10}{'cut off':>9}  {'how':<18}verdict / notes"
+HEADER = f"{'attack':<18}{'p50 ms':>8}{'p99 ms':>8}{'moves':>7}{'healthz':>9}{'RSS Δ MiB':>10}{'CPU %':>7}{'disk/min':>10}{'cut off':>9}  {'how':<18}verdict / notes"
 
 
 def format_row(row: Row) -> str:
@@ -1213,9 +1348,18 @@ def format_row(row: Row) -> str:
     health = f"{row.health_polls - row.health_failures}/{row.health_polls}"
     return (
         f"{row.name:<18}{row.p50:>8.1f}{row.p99:>8.1f}{row.actions:>7}{health:>9}"
-        f"{row.rss_after - row.rss_before:>+10.1f}{cut_off:>9}  {row.outcome.how:<18}{verdict}"
+        f"{row.rss_after - row.rss_before:>+10.1f}{row.cpu:>7.0f}{_size(row.disk_per_minute):>10}"
+        f"{cut_off:>9}  {row.outcome.how:<18}{verdict}"
         + (f"\n{'':<18}{row.outcome.note}" if row.outcome.note else "")
     )
+
+
+def _size(count: float) -> str:
+    """Bytes, briefly (a negative growth is a store that shrank)."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(count) >= scale:
+            return f"{count / scale:+.1f} {unit}"
+    return f"{count:+.0f} B"
 
 
 def print_header(summary: dict[str, Any]) -> None:
@@ -1223,7 +1367,7 @@ def print_header(summary: dict[str, Any]) -> None:
     print(
         f"canary baseline: p50 {base['p50']:.1f} ms, p99 {base['p99']:.1f} ms over {base['actions']} moves; "
         f"p99 limit {summary['p99_limit']:.1f} ms ({P99_FACTOR:g} x max(baseline, {P99_FLOOR_MS:g} ms)); "
-        f"RSS {base['rss']:.0f} MiB"
+        f"RSS {base['rss']:.0f} MiB; server CPU {base['cpu']:.0f} % of a core (attacks' CPU is over this)"
     )
     print(HEADER)
 
@@ -1235,7 +1379,7 @@ async def main() -> int:
     parser.add_argument(
         "--quick", action="store_true", help="short windows, 3,000 fuzzed frames, 1,000 lobby rooms"
     )
-    parser.add_argument("--only", nargs="*", choices=list(ATTACKS), help="these attacks only")
+    parser.add_argument("--only", nargs="*", choices=[*ATTACKS, *EXTRA], help="these attacks only")
     parser.add_argument(
         "--seconds", type=float, help="each attack's window (default 2.5 quick, 10 long)"
     )

@@ -26,10 +26,10 @@ from websockets.http11 import Response
 import protocol.server as msg
 from protocol.errors import CloseCode as TaliCloseCode
 from server.bot_seats import BotSeats
-from server.budget import Buckets
 from server.clock import Clock, LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import MOVED, Connection, Incoming, Outgoing
+from server.costs import RequestBudgets
 from server.directory import Cluster, node_identity
 from server.frames import message_frame
 from server.http import Endpoints
@@ -117,10 +117,12 @@ class TaliServer:
         self.bots = BotSeats(self)
         self.outgoing = Outgoing(self._commit, self._store_failed)
         self.incoming = Incoming(self.outgoing)
-        self.request_budgets = Buckets(
+        self.request_budgets = RequestBudgets(
+            config.request_budget_per_second,
+            config.request_budget_burst,
             config.address_request_budget_per_second,
             config.address_request_budget_burst,
-            Monotonic(),
+            config.read_throttle_close_seconds,
         )
         """The request budget each client address's connections share (server.costs)."""
         self._connection_numbers = itertools.count(1)

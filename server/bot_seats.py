@@ -160,6 +160,9 @@ class BotPeer:
     def pause(self, seconds: float) -> None:
         """A bot sends at its own pace: nothing to hold back."""
 
+    def resume(self) -> None:
+        """Nothing was held back."""
+
 
 class BotSeat:
     """One bot: its connection, its picture of the table, and its next decision."""

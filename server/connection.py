@@ -26,14 +26,12 @@ from protocol.codec import PROTOCOL_VERSION, ParseFailure, parse_client_message,
 from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
 from server import engine
-from server.budget import Buckets
 from server.costs import (
     BASE_COST,
     IN_PROCESS,
     CloseAfter,
     Received,
-    RequestBudget,
-    RequestGate,
+    RequestBudgets,
     cost_of,
 )
 from server.frames import data_frame, message_frame
@@ -338,7 +336,7 @@ class Host(Protocol):
     lobby: Lobby
     presence: Presence
     limits: msg.Limits
-    request_budgets: Buckets
+    request_budgets: RequestBudgets
     node: Node | None
 
     @property
@@ -370,23 +368,18 @@ class Connection:
         self._tokens = float(self.config.rate_burst)
         self._refilled = self._loop.time()
         self._limited: deque[float] = deque()
-        budget = RequestBudget(
-            self.config.request_budget_per_second,
-            self.config.request_budget_burst,
+        self._gate = app.request_budgets.gate(
             # Without address limits (a proxy hides the addresses) nothing is shared; the
             # server's own bots share no budget either.
             peer.remote_address
             if self.config.address_limits and peer.remote_address != IN_PROCESS
             else f"#{self.number}",
-            app.request_budgets,
+            peer,
             self._loop,
-            self.config.read_throttle_close_seconds,
-        )
-        self._requests = budget
-        self._gate = RequestGate(
-            budget, peer, self._loop, self._handle_safely, self._over_budget,
+            self._handle_safely,
+            self._over_budget,
             self.config.read_frames_burst,
-        )  # fmt: skip
+        )
         self.log = get_logger(conn=self.number)
         self._hello_timer = self._loop.call_later(
             self.config.hello_timeout_seconds, self._hello_timeout
@@ -522,9 +515,9 @@ class Connection:
             # handle() never raises; should it, the connection's reader must not break.
             self.log.exception("handle_failed")
 
-    def _over_budget(self) -> None:
-        self.log.warning("request_budget_exceeded")
-        self.close(CloseCode.POLICY_VIOLATION, "over its request budget for too long")
+    def _over_budget(self, reason: str) -> None:
+        self.log.warning("request_budget_exceeded", reason=reason)
+        self.close(CloseCode.POLICY_VIOLATION, reason)
 
     def _hello_timeout(self) -> None:
         if self.session is None:
@@ -548,7 +541,7 @@ class Connection:
             received = time.perf_counter()
         if isinstance(frame, bytes):
             # Binary frames count against the rate limit like any other.
-            self._requests.spend(BASE_COST)
+            self._gate.spend(BASE_COST)
             if self._take_token(None):
                 self.metrics.frames_in["invalid"] += 1
                 self.error(
@@ -558,15 +551,15 @@ class Connection:
         message = parse_client_message(frame)
         request_id = message.id
         if not self._take_token(request_id):
-            self._requests.spend(BASE_COST)
+            self._gate.spend(BASE_COST)
             return
         if isinstance(message, ParseFailure):
-            self._requests.spend(BASE_COST)
+            self._gate.spend(BASE_COST)
             self.metrics.frames_in["invalid"] += 1
             self.error(message.code, message.message, request_id)
             return
         self.metrics.frames_in[message.type] += 1
-        self._requests.spend(cost_of(message.type))
+        self._gate.spend(cost_of(message.type))
         self._serve(message, received)
 
     def _serve(self, message: req.ClientMessage, received: float, *, routed: bool = False) -> None:

@@ -124,6 +124,9 @@ class Peer(Protocol):
     def pause(self, seconds: float) -> None:
         """Read nothing more from this client for ``seconds``."""
 
+    def resume(self) -> None:
+        """Read from this client again: a ``pause`` ends early."""
+
 
 class Handler(Protocol):
     """What the application does with one open WebSocket."""
@@ -401,6 +404,11 @@ class WsConnection(asyncio.Protocol):
         self._app_until = until
         self._app_timer = self._clock.call_later(seconds, self._app_resume)
         self._pause(_APP)
+
+    def resume(self) -> None:
+        if self._app_timer is not None and self._invalid is None:
+            self._app_timer.cancel()
+            self._app_resume()
 
     def abort(self) -> None:
         if self.transport is not None and not self._gone:
