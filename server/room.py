@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
-from protocol.types import Role, RoomState
+from protocol.types import MAX_ROOMS_PER_SESSION, Role, RoomState
 from server import names, wire
 from server.clock import Clock, Timer
 from server.engine import Game, Settings, view
@@ -241,6 +241,13 @@ class Room:
         current = self.members.get(player)
         if current is not None and (current.role is role or role is Role.SPECTATOR):
             raise RequestError(WireCode.ALREADY_IN_ROOM, "you are already in this room")
+        if current is None and len(session.rooms) >= MAX_ROOMS_PER_SESSION:
+            # welcome.rooms lists every room of a session: a resume must be able to.
+            raise RequestError(
+                WireCode.TOO_MANY_ROOMS,
+                f"you are in {len(session.rooms)} rooms, as many as a session may be in"
+                f" ({MAX_ROOMS_PER_SESSION}); leave one first",
+            )
         looks = names.key(session.name)
         if any(names.key(m.session.name) == looks for p, m in self.members.items() if p != player):
             raise RequestError(
