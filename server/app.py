@@ -78,6 +78,7 @@ def transport_limits(config: ServerConfig) -> Limits:
         connection_rate_per_address=config.connection_rate_per_address,
         connection_burst_per_address=config.connection_burst_per_address,
         trusted_proxy=config.trusted_proxy,
+        ipv6_prefix=config.ipv6_prefix_length,
     )
 
 

@@ -241,6 +241,15 @@ class ServerConfig(BaseSettings):
             "client is about 23: five people behind one address may open it together)."
         ),
     )
+    ipv6_prefix_length: int = Field(
+        64,
+        ge=16,
+        le=128,
+        description=(
+            "IPv6 clients are limited (and logged) by this prefix of their address, not each"
+            " address alone: one subscriber usually has a whole /64."
+        ),
+    )
     trusted_proxy: str | None = Field(
         None,
         description=(

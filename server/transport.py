@@ -72,7 +72,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from server.budget import AddressLimits, Admission, TokenBucket
+from server.budget import AddressLimits, Admission, TokenBucket, address_key
 from server.httphead import ALLOWED_METHODS, HeadError, HeadLimits, RequestHead, parse_head
 
 FEED_CHUNK = 4096
@@ -81,6 +81,11 @@ THROTTLE_WINDOW = 30.0
 """Seconds over which the time a connection was held back by its budget is summed."""
 MIN_PAUSE = 0.05
 """Shortest budget pause: a connection just over budget is not woken every millisecond."""
+DROP_WAIT = 1.0
+"""Seconds a connection from an address deep over its limits has to show a probe's
+request line (``Limits.exempt_paths``) before it is dropped unanswered."""
+MAX_DROPPING = 256
+"""Connections awaiting that verdict at once, server-wide; beyond, they are dropped at once."""
 
 _TEXT, _BINARY, _CONT, _PONG = Opcode.TEXT, Opcode.BINARY, Opcode.CONT, Opcode.PONG
 _OPEN = State.OPEN
@@ -185,6 +190,10 @@ class Limits:
     connection_rate_per_address: float = 10.0
     connection_burst_per_address: int = 120
     trusted_proxy: str | None = None
+    ipv6_prefix: int = 64
+    """An IPv6 client is known (limited, logged) by this prefix of its address."""
+    exempt_paths: frozenset[str] = frozenset({"/healthz", "/readyz"})
+    """Plain GET or HEAD requests answered whatever their address's limits (probes)."""
     ws_path: str = "/"
 
 
@@ -208,6 +217,8 @@ class WsServer:
         self._server: asyncio.Server | None = None
         self._idle: list[asyncio.Future[None]] = []
         self._refusals_logged: dict[str, float] = {}
+        self.dropping = 0
+        """Connections to drop unless they turn out to be probes (``DROP_WAIT``)."""
 
     @property
     def clock(self) -> Clock:
@@ -338,6 +349,8 @@ class WsConnection(asyncio.Protocol):
         self._client = ""
         self._counted: str | None = None  # the address counted against its open limit
         self._refused = False
+        self._dropping = False
+        """Over its address's limits so far that only a probe is answered, at once."""
         self._head: bytearray | None = bytearray()  # None once the head is dealt with
         self._inbox = b""
         self._offset = 0  # bytes of _inbox already fed to the protocol
@@ -423,11 +436,13 @@ class WsConnection(asyncio.Protocol):
         server = self._server
         server.connections.add(self)
         peer = t.get_extra_info("peername")
-        self._client = str(peer[0]) if isinstance(peer, tuple) else str(peer or "")
         limits = self._limits
+        raw = str(peer[0]) if isinstance(peer, tuple) else str(peer or "")
+        # The trusted proxy is known by its own address; everyone else by their address's key.
+        self._client = raw if raw == limits.trusted_proxy else address_key(raw, limits.ipv6_prefix)
         t.set_write_buffer_limits(limits.outbound_pause_bytes, limits.outbound_pause_bytes // 4)
         self._open_timer = self._clock.call_later(limits.open_timeout, self._open_timed_out)
-        if self._client != limits.trusted_proxy:
+        if raw != limits.trusted_proxy:
             self._count(self._client, drop=True)
 
     def data_received(self, data: bytes) -> None:
@@ -456,6 +471,9 @@ class WsConnection(asyncio.Protocol):
         return None  # let the transport close itself
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._dropping:
+            self._dropping = False
+            self._server.dropping -= 1
         self._gone = True
         self._open = False
         self._inbox = b""
@@ -500,10 +518,19 @@ class WsConnection(asyncio.Protocol):
         """Admit a connection from ``address``: counted, refused (429), or dropped at once."""
         verdict = self._server.admit(address)
         if verdict is Admission.DROP:
-            if drop:
+            server = self._server
+            if not drop:
+                self._refused = True
+            elif server.dropping >= MAX_DROPPING or not self._limits.exempt_paths:
                 self.abort()
             else:
+                # A probe is answered even now: its request line is awaited, briefly.
+                server.dropping += 1
+                self._dropping = True
                 self._refused = True
+                if self._open_timer is not None:
+                    self._open_timer.cancel()
+                self._open_timer = self._clock.call_later(DROP_WAIT, self._open_timed_out)
             return
         self._counted = address
         self._refused = verdict is Admission.REFUSE
@@ -515,6 +542,9 @@ class WsConnection(asyncio.Protocol):
         try:
             head = parse_head(buffer, self._limits.head)
         except HeadError as exc:
+            if self._dropping:
+                self.abort()
+                return
             self._server.stats["bad_request"] += 1
             allow = (("Allow", ", ".join(ALLOWED_METHODS)),)
             extra = allow if exc.status is HTTPStatus.METHOD_NOT_ALLOWED else ()
@@ -524,13 +554,19 @@ class WsConnection(asyncio.Protocol):
             return
         raw, rest = bytes(buffer[: head.size]), bytes(buffer[head.size :])
         self._head = None
-        if self._client == self._limits.trusted_proxy:
-            self._client = _forwarded_for(head.headers) or self._client
-            if self._client != self._limits.trusted_proxy:
+        limits = self._limits
+        if self._client == limits.trusted_proxy:
+            forwarded = _forwarded_for(head.headers)
+            if forwarded is not None and forwarded != limits.trusted_proxy:
+                self._client = address_key(forwarded, limits.ipv6_prefix)
                 # Refused, never dropped: the proxy's connection is not the client's to lose.
                 self._count(self._client, drop=False)
         head_only = head.method == "HEAD"
-        if self._refused:
+        probe = head.path in limits.exempt_paths and not head.upgrade
+        if self._dropping and not probe:
+            self.abort()  # a flood: dropped unanswered, as if at once
+            return
+        if self._refused and not probe:
             retry = (("Retry-After", "1"),)
             self._answer(_response(HTTPStatus.TOO_MANY_REQUESTS, "too many connections\n", retry))
             return
@@ -877,7 +913,8 @@ class WsConnection(asyncio.Protocol):
 
     def _open_timed_out(self) -> None:
         self._open_timer = None
-        self._server.stats["open_timeout"] += 1
+        if not self._dropping:  # a dropped connection was counted as such
+            self._server.stats["open_timeout"] += 1
         self.abort()
 
     def _close_timed_out(self) -> None:

@@ -178,13 +178,27 @@ async def test_an_address_over_its_connection_limit_is_refused_with_429() -> Non
         await held[1].close()
 
 
+async def test_probes_get_through_an_address_over_its_limits() -> None:
+    """/healthz and /readyz answer an address refused everything else (before: 429)."""
+    async with serving(max_connections_per_address=1) as server:
+        held = await open_client(server, "held")
+        assert status(await exchange(server.port, b"GET /index.html HTTP/1.0\r\n\r\n")) == 429
+        for probe in (b"/healthz", b"/readyz"):
+            assert (
+                status(await exchange(server.port, b"GET " + probe + b" HTTP/1.0\r\n\r\n")) == 200
+            )
+        await held.close()
+
+
 async def test_a_connection_flood_from_one_address_is_refused_then_dropped() -> None:
     async with serving(connection_rate_per_address=1, connection_burst_per_address=5) as server:
-        replies = [await exchange(server.port, b"GET /healthz HTTP/1.0\r\n\r\n") for _ in range(15)]
+        replies = [await exchange(server.port, b"GET /app.js HTTP/1.0\r\n\r\n") for _ in range(15)]
         answered = [status(r) for r in replies if r]
         assert answered[:5] == [200] * 5
         assert 429 in answered
         assert b"" in replies  # deep in debt: closed at once, unanswered
+        # Even so, a probe is answered.
+        assert status(await exchange(server.port, b"GET /healthz HTTP/1.0\r\n\r\n")) == 200
         stats = server.transport.stats  # type: ignore[union-attr]
         assert stats["refused"] >= 1
         assert stats["dropped"] >= 1
