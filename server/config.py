@@ -412,6 +412,15 @@ class ServerConfig(BaseSettings):
     history_hands: int = Field(
         50, ge=1, le=10_000, description="Hands a room keeps for hand_history; older ones go."
     )
+    history_bytes: int = Field(
+        512 * 1024,
+        ge=1024,
+        le=1_073_741_824,
+        description=(
+            "Bytes of hand stories a room keeps for hand_history, at most (the latest hand is"
+            " kept whatever its size); older ones go."
+        ),
+    )
     bot_think_min_seconds: float = Field(
         1.0,
         ge=0,

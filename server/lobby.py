@@ -185,7 +185,7 @@ class Lobby:
                 meta["creator"],
                 meta.get("address", ""),
             )
-            recovery.restore(room, record.snapshot, record.entries, session_of)
+            recovery.restore(room, record.snapshot, record.entries, session_of, record.hands)
             creator = room.members.get(room.creator)
             if creator is not None:
                 creator.session.created_rooms.add(room.id)
