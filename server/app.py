@@ -144,7 +144,6 @@ class TaliServer:
         self.metrics.watch(
             Observed(
                 connections=lambda: len(self.connections),
-                rooms=lambda: (room.stats() for room in self.lobby.rooms.values()),
                 transport_events=self._transport_events,
                 store_bytes=self.store.size,
             )

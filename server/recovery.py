@@ -73,6 +73,7 @@ def _apply(room: Room, entry: Data, session_of: SessionOf) -> list[Event]:
             _add(room, session_of(entry["p"], entry["n"]), Role.SPECTATOR)
         elif kind == "leave":
             member = room.members.pop(entry["p"])
+            room.members_changed()
             if member.role is Role.PLAYER:
                 events = game.leave(entry["p"])
             member.session.rooms.pop(room.id, None)
@@ -95,6 +96,7 @@ def _apply(room: Room, entry: Data, session_of: SessionOf) -> list[Event]:
 
 
 def _add(room: Room, session: Session, role: Role) -> None:
+    room.members_changed()
     member = room.members.get(session.player_id)
     if member is None:
         room.members[session.player_id] = Member(session, role)

@@ -144,6 +144,7 @@ class Room:
         self._settings_dict = settings.as_dict()
         self.config = config
         self.members: dict[str, Member] = {}
+        self._spectator_count: int | None = 0
         self.stream = RoomStream(room_id, self.members, metrics.count_sent)
         self.turns = TurnClock(clock, lambda: self._guarded(self._on_turn_timer))
         self.closed = False
@@ -171,7 +172,18 @@ class Room:
 
     @property
     def spectators(self) -> int:
-        return sum(1 for m in self.members.values() if m.role is Role.SPECTATOR)
+        # Read after every action (the metrics, the lobby): counted again only when the
+        # members changed.
+        count = self._spectator_count
+        if count is None:
+            count = self._spectator_count = sum(
+                1 for m in self.members.values() if m.role is Role.SPECTATOR
+            )
+        return count
+
+    def members_changed(self) -> None:
+        """Someone joined, left, or sat down from watching: the count is taken again."""
+        self._spectator_count = None
 
     @property
     def has_free_seat(self) -> bool:
@@ -287,6 +299,7 @@ class Room:
                 self.members[player] = Member(session, role)
             else:
                 current.role = Role.PLAYER
+            self.members_changed()
             session.rooms[self.id] = role
             session.rooms_changed()
             self._cancel_empty_timer()
@@ -304,6 +317,7 @@ class Room:
                 )
             # A spectator comes unannounced: the table hears of the count, at most once a second.
             self.members[player] = Member(session, role)
+            self.members_changed()
             session.rooms[self.id] = role
             session.rooms_changed()
             self._cancel_empty_timer()
@@ -446,6 +460,7 @@ class Room:
             self._refresh_turns()
             self._publish([*opened, left])
         del self.members[player]
+        self.members_changed()
         member.session.rooms.pop(self.id, None)
         member.session.rooms_changed()
         if player == self.creator:
