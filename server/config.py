@@ -442,6 +442,22 @@ class ServerConfig(BaseSettings):
         le=100_000,
         description="Bots this server runs at once, all rooms together (0: none).",
     )
+    max_bots_per_address: int = Field(
+        32,
+        ge=0,
+        le=100_000,
+        description="Bots at once in the rooms made from one address (its share of max_bots).",
+    )
+    bots_unattended_seconds: float = Field(
+        30.0,
+        ge=0,
+        le=3600,
+        description=(
+            "Bots stop dealing hands once no person at their table has been connected this"
+            " long (the people keep their seats for the room's reconnect grace), and leave"
+            " empty_room_seconds later unless one comes back."
+        ),
+    )
     client_dir: Path | None = Field(
         None,
         description="Directory of the browser client served at /; unset: the repository's client.",
@@ -451,8 +467,8 @@ class ServerConfig(BaseSettings):
         gt=0,
         le=1.0,
         description=(
-            "Multiplies the turn, reconnect-grace, next-hand, bot-fill, session and"
-            " spectator-count timers; below 1 only for tests and demos."
+            "Multiplies the turn, reconnect-grace, next-hand, bot-fill, unattended-bots, session"
+            " and spectator-count timers; below 1 only for tests and demos."
         ),
     )
     fair_dice: bool = Field(

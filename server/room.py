@@ -381,6 +381,7 @@ class Room:
                 )
             )
             self._record("away", p=session.player_id)
+            self._on_change(self)
 
     def reconnected(self, session: Session) -> None:
         member = self.members.get(session.player_id)
@@ -394,6 +395,7 @@ class Room:
                     wire.player_reconnected(self.id, self.stream.next_seq(), session.player_id)
                 )
                 self._record("back", p=session.player_id)
+                self._on_change(self)
 
     def resume(self) -> None:
         """After a restart (``server.recovery``): every member is away (``server.presence``

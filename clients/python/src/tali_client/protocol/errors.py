@@ -130,7 +130,11 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
     ErrorCode.NO_PLAYER_SEATED: ErrorInfo(
         "Bots play only with a person: nobody but bots would be seated.", False
     ),
-    ErrorCode.TOO_MANY_BOTS: ErrorInfo("The server runs as many bots as it may.", False),
+    ErrorCode.TOO_MANY_BOTS: ErrorInfo(
+        "The server runs as many bots as it may, or the rooms made from your address have as"
+        " many as one address may.",
+        False,
+    ),
 }
 
 
