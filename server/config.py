@@ -237,8 +237,8 @@ class ServerConfig(BaseSettings):
         ge=1,
         le=1_000_000,
         description=(
-            "New connections one address may open in a burst (a page load of the sample "
-            "client is about 23: five people behind one address may open it together)."
+            "New connections one address may open in a burst (a page load of the sample"
+            " client is four: its three files and a WebSocket)."
         ),
     )
     ipv6_prefix_length: int = Field(
@@ -283,8 +283,8 @@ class ServerConfig(BaseSettings):
         ge=5,
         le=1_000_000,
         description=(
-            "Static-file and /metrics requests in a burst (a page load of the sample client "
-            "is about 23)."
+            "Static-file and /metrics requests in a burst (a page load of the sample client"
+            " is three; a reload one)."
         ),
     )
     metrics_port: int | None = Field(

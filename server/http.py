@@ -75,8 +75,10 @@ class Endpoints:
         limited = self._limited(request, 1.0)
         if limited is not None:
             return limited
-        status, body, content_type = self._static.find(path)
-        return response(status, body, content_type, SECURITY_HEADERS)
+        found = self._static.find(path, request.query, request.headers.get("If-None-Match"))
+        return response(
+            found.status, found.body, found.content_type, (*found.headers, *SECURITY_HEADERS)
+        )
 
     def _not_ready(self) -> bytes:
         return f"{self._phase()}\n".encode()
@@ -96,11 +98,13 @@ def response(
     content_type: str = "text/plain; charset=utf-8",
     extra: tuple[tuple[str, str], ...] = (),
 ) -> Response:
+    """A whole answer; ``Cache-Control: no-cache`` unless ``extra`` says otherwise."""
+    cached = any(name == "Cache-Control" for name, _ in extra)
     headers = Headers(
         [
             ("Content-Type", content_type),
             ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-cache"),
+            *(() if cached else (("Cache-Control", "no-cache"),)),
             *extra,
         ]
     )
