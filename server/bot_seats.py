@@ -27,9 +27,10 @@ the rooms made from one address), a room's ``bot_fill_seconds`` (bots take the
 empty seats once a person has sat that long), bots sitting out and leaving (and
 the room closing) when no person is seated any more, or none of those seated
 has been connected for ``bots_unattended_seconds``, since bots do not play for
-nobody, and every bot coming back after a restart. A bot's session token is kept in the store with its
-session (a person's never is, only its hash): the server is that client, and
-a client keeps its token to resume. It gives control of that bot alone.
+nobody, and every bot coming back after a restart. A bot's session token is
+kept in the store with its session (a person's never is, only its hash): the
+server is that client, and a client keeps its token to resume. It gives
+control of that bot alone.
 
 Three things are handled at once rather than queued, so that the creator's
 reply comes after what the request did (the spec's order of events and

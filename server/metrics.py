@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from bisect import bisect_left
 from collections import Counter as Tally
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest

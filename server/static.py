@@ -208,7 +208,7 @@ def _not_found() -> Answer:
 # -- the bundle ----------------------------------------------------------------------
 
 _IMPORT = re.compile(
-    r'^import\s+(?:\{(?P<names>[^}]*)\}|\*\s+as\s+(?P<namespace>[A-Za-z_$][\w$]*))'
+    r"^import\s+(?:\{(?P<names>[^}]*)\}|\*\s+as\s+(?P<namespace>[A-Za-z_$][\w$]*))"
     r'\s+from\s+"(?P<source>[^"]+)";[ \t]*$',
     re.MULTILINE,
 )
@@ -251,7 +251,7 @@ def bundle(entry: Path, root: Path) -> tuple[str, list[Path]]:
 
     visit(entry.resolve())
     names = {path: f"__tali_module_{index}" for index, path in enumerate(order)}
-    parts = [f"// {len(order)} modules of the sample client, from {entry.name}: see server/static.py"]
+    parts = [f"// {len(order)} modules of the sample client from {entry.name} (server/static.py)"]
     for path in order:
         text = path.read_text()
         lines = []
