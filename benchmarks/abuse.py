@@ -38,9 +38,12 @@ import base64
 import contextlib
 import json
 import os
+import posixpath
 import random
+import re
 import shutil
 import socket
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -52,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.codec import PROTOCOL_VERSION
+from server import room as room_module
 from server.config import ServerConfig
 from server.costs import cost_of
 
@@ -68,6 +72,12 @@ CANARY = "127.0.0.1"
 HEALTH = "127.0.0.3"
 P99_FACTOR = 3.0
 P99_FLOOR_MS = 5.0
+# Read where the server has them, else their shipped values: the suite also runs against
+# code older than these limits, to show each attack get through there.
+LOG_BOUND = getattr(room_module, "LOG_ENTRIES", 256) + 8
+"""The most entries a room's log may hold (a snapshot every LOG_ENTRIES; a turn's more)."""
+_SHARE = ServerConfig.model_fields.get("max_bots_per_address")
+BOTS_PER_ADDRESS = int(_SHARE.default) if _SHARE is not None else 32
 CPU_SHARE_LIMIT = 30.0
 """The most of a core an attack of ``CPU_CHECKED`` may take, over the canary's own share."""
 CPU_CHECKED = {"address_at_limits", "five_addresses", "spread_10", "spread_32"}
@@ -324,6 +334,8 @@ class Player:
         self.replies: dict[Any, dict[str, Any]] = {}
         self.codes: list[str] = []
         self.answered = 0
+        self.snapshots = 0
+        self.token = ""
         self.close_code: int | None = None
         self.closed_at: float | None = None
         self._waiters: dict[Any, asyncio.Future[dict[str, Any]]] = {}
@@ -337,6 +349,7 @@ class Player:
                 {"type": "hello", "protocol": PROTOCOL_VERSION, "name": name}
             )
             assert welcome["type"] == "welcome", welcome
+            player.token = welcome["token"]
         return player
 
     async def _read(self) -> None:
@@ -353,6 +366,8 @@ class Player:
                     self.answered += 1
                 if message.get("type") == "error":
                     self.codes.append(message["code"])
+                elif message.get("type") == "snapshot":
+                    self.snapshots += 1
                 waiter = self._waiters.pop(message.get("id"), None)
                 if waiter is not None and not waiter.done():
                     waiter.set_result(message)
@@ -425,6 +440,8 @@ class Context:
     """The server's request budgets (its defaults, or as the run's settings change them)."""
     quiet_cpu: float = 0.0
     """The server's CPU (% of a core) with the canary alone: what an attack's share is over."""
+    data: str = ""
+    """The server's data directory (its SQLite store)."""
     quiet_p99: float = 0.0
 
 
@@ -872,6 +889,332 @@ async def metrics_hammer(ctx: Context) -> Outcome:
     return out
 
 
+async def metrics_from_many(ctx: Context) -> Outcome:
+    """A hundred addresses scraping /metrics as fast as each is answered, the lobby full
+    (each address has its own budget: what must hold is the canary and the server's CPU)."""
+    out = Outcome(needs_cut_off=False)
+    started = time.monotonic()
+    counts = {"200": 0, "429": 0, "other": 0}
+    first = 10_000 + 3 * ctx.base  # a hundred addresses of this attack's own
+
+    async def scraper(n: int) -> None:
+        while time.monotonic() - started < ctx.seconds:
+            out.sent += 1
+            try:
+                reply = await http_exchange(
+                    ctx.port, attacker(first + n), b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                )
+            except (OSError, TimeoutError):
+                counts["other"] += 1
+                await asyncio.sleep(0.05)
+                continue
+            key = reply[9:12].decode()
+            counts[key if key in counts else "other"] += 1
+            if key == "429":
+                cut(out, started, "429 (held to budget)")
+                await asyncio.sleep(0.1)
+
+    await asyncio.gather(*(scraper(n) for n in range(100)))
+    out.note = (
+        f"{counts['200']} scrapes served, {counts['429']} refused, {counts['other']} dropped;"
+        f" {ctx.lobby_rooms:,} rooms"
+    )
+    return out
+
+
+async def set_ready_flood(ctx: Context) -> Outcome:
+    """Eight players of one address at a table of their own sit in and out as fast as the
+    message rate allows: no hand is played, and the room's log must not keep what they
+    write (a snapshot takes it every LOG_ENTRIES entries); a hand_history after it costs
+    what it returns, not what the log holds."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 8)
+    players = [await Player.open(ctx.port, address, f"Sitter {i}") for i in range(8)]
+    try:
+        made = await players[0].request(
+            {"type": "create_room", "settings": {"variant": "liars", "max_players": 8}}
+        )
+        room = made["room"]
+        for player in players:
+            joined = await player.request({"type": "join_room", "room": room, "role": "player"})
+            assert joined["type"] == "result", joined
+        started = time.monotonic()
+        n = 0
+        while time.monotonic() - started < ctx.seconds:
+            while n < (time.monotonic() - started) * 19:
+                for player in players:
+                    if not player.closed:
+                        player.send({"type": "set_ready", "room": room, "ready": n % 2 == 1})
+                        out.sent += 1
+                n += 1
+            await asyncio.sleep(1 / 19)
+        await asyncio.sleep(0.5)
+        asked = time.perf_counter()
+        history = await players[0].request({"type": "hand_history", "room": room, "hands": 20})
+        took = (time.perf_counter() - asked) * 1000
+        kept = log_entries(ctx.data, room)
+        if kept is not None and kept > LOG_BOUND:
+            out.bad_answers.append(f"the room's log holds {kept} entries (bound {LOG_BOUND})")
+        if history.get("type") != "hand_history":
+            out.bad_answers.append(f"hand_history answered {history.get('code')}")
+        out.note = (
+            f"{out.sent} set_ready sent; the room's log holds {kept} entries;"
+            f" hand_history answered in {took:.1f} ms"
+        )
+        if "internal_error" in {c for p in players for c in p.codes}:
+            out.bad_answers.append("internal_error")
+    finally:
+        for player in players:
+            player.close()
+    return out
+
+
+def log_entries(data: str, room: str) -> int | None:
+    """How many entries of ``room``'s log the server's SQLite store holds (None: no store)."""
+    path = Path(data) / "tali.db"
+    if not path.exists():
+        return None
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
+        count = 0
+        for table in ("tail", "entries"):
+            with contextlib.suppress(sqlite3.OperationalError):
+                count += db.execute(
+                    f"SELECT count(*) FROM {table} WHERE room = ?", (room,)
+                ).fetchone()[0]
+        return count
+
+
+async def rooms_per_session(ctx: Context) -> Outcome:
+    """One session joins more rooms than a welcome lists (64) as a spectator, then resumes:
+    the joins beyond are refused (too_many_rooms), and the resume gets its welcome and a
+    snapshot of every room (before: all were taken, and the resume ended in
+    internal_error, with no welcome)."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 9)
+    # Seventy rooms of its own, from seven addresses (ten rooms an address, three a session).
+    rooms: list[str] = []
+    for a in range(7):
+        for k in range(4):
+            maker = await Player.open(ctx.port, attacker(ctx.base + 14 + a), f"Maker {a}.{k}")
+            for j in range(3 if k < 3 else 1):
+                made = await maker.request(
+                    {"type": "create_room", "settings": {"variant": "simple"}}, ident=f"m{j}"
+                )
+                if made["type"] == "result":
+                    rooms.append(made["room"])
+            maker.close()
+    watcher = await Player.open(ctx.port, address, "Everywhere")
+    joined = refused = 0
+    codes: dict[str, int] = {}
+    for k, room in enumerate(rooms[:70]):
+        if k >= 20:
+            await asyncio.sleep(1 / 15)  # within the message rate, after a burst
+        reply = await watcher.request(
+            {"type": "join_room", "room": room, "role": "spectator"}, ident=f"j{k}"
+        )
+        out.sent += 1
+        if reply["type"] == "result":
+            joined += 1
+        else:
+            codes[reply.get("code", "?")] = codes.get(reply.get("code", "?"), 0) + 1
+            refused += reply.get("code") == "too_many_rooms"
+    token = watcher.token
+    watcher.close()
+    back = await Player.open(ctx.port, address, None)
+    try:
+        welcome = await back.request(
+            {"type": "hello", "protocol": PROTOCOL_VERSION, "token": token}
+        )
+        await asyncio.sleep(0.5)
+        if welcome.get("type") != "welcome":
+            out.bad_answers.append(f"the resume got {welcome.get('code')}, no welcome")
+        elif len(welcome["rooms"]) != joined or back.snapshots < joined:
+            out.bad_answers.append(
+                f"welcome with {len(welcome['rooms'])} rooms, {back.snapshots} snapshots"
+            )
+        if joined > 64:
+            out.bad_answers.append(f"{joined} rooms joined by one session")
+        if len(rooms) >= 70 and joined + refused < 70:
+            out.bad_answers.append(f"joins refused otherwise: {codes}")
+        out.note = (
+            f"{len(rooms[:70])} joins asked, {joined} taken, refused: {codes or 'none'};"
+            f" the resume: {welcome.get('type')}, {back.snapshots} snapshots"
+        )
+    finally:
+        back.close()
+    return out
+
+
+async def probes_over_limits(ctx: Context) -> Outcome:
+    """An address holding every connection it may (and as many more, refused): its probes
+    are answered all the same (before: 429, or dropped)."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 10)
+    held: list[asyncio.StreamWriter] = []
+    statuses: dict[str, int] = {}
+    try:
+        for _ in range(140):  # 64 allowed, as many refused, then dropped
+            try:
+                _, writer = await connect(ctx.port, address)
+            except (OSError, TimeoutError):
+                continue
+            writer.write(b"GET /slow HTTP/1.1\r\n")  # and never the rest of the head
+            held.append(writer)
+        await asyncio.sleep(0.2)
+        for k in range(40):
+            path = b"/healthz" if k % 2 else b"/readyz"
+            out.sent += 1
+            try:
+                reply = await http_exchange(
+                    ctx.port, address, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+                )
+                status = reply[9:12].decode() or "dropped"
+            except (OSError, TimeoutError):
+                status = "dropped"
+            statuses[status] = statuses.get(status, 0) + 1
+        if set(statuses) != {"200"}:
+            out.bad_answers.append(f"probes answered {statuses}")
+        out.note = f"{len(held)} connections held; probes: {statuses}"
+    finally:
+        for writer in held:
+            writer.transport.abort()
+    return out
+
+
+async def utf8_in_one_write(ctx: Context) -> Outcome:
+    """A hello and a text frame that is not UTF-8 in one TCP write, twenty times: each hello
+    gets its welcome, then the connection closes with 1007 (before: the welcome was lost)."""
+    out = Outcome()
+    started = time.monotonic()
+    lost = 0
+    hello = text({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "Valid", "id": 1})
+    while out.sent < 20 and time.monotonic() - started < ctx.seconds * 5:
+        try:
+            reader, writer = await ws_open(ctx.port, attacker(ctx.base + 11))
+        except (Refused, OSError, TimeoutError):
+            await asyncio.sleep(0.1)
+            continue
+        out.sent += 1
+        welcomed = False
+        code = None
+        try:
+            writer.write(hello + frame(0x1, b"\xff\xfe"))
+            while True:
+                opcode, payload = await asyncio.wait_for(read_frame(reader), 5)
+                if opcode == 0x8:
+                    code = struct.unpack("!H", payload[:2])[0] if payload else None
+                    break
+                welcomed = welcomed or b'"welcome"' in payload
+        except (asyncio.IncompleteReadError, ConnectionError, OSError, TimeoutError):
+            pass
+        finally:
+            writer.transport.abort()
+        if code is not None:
+            cut(out, started, "closed (1007)" if code == 1007 else f"closed ({code})")
+        lost += not welcomed
+        await asyncio.sleep(0.1)  # within the address's connection rate
+    if lost:
+        out.bad_answers.append(f"{lost} of {out.sent} welcomes lost")
+    out.note = f"{out.sent - lost} of {out.sent} welcomed before the close"
+    return out
+
+
+async def page_behind_nat(ctx: Context) -> Outcome:
+    """Ten people behind one address open the sample client at once, as a browser does (the
+    page, each file it names, each module those import, each on a connection of its own,
+    then a WebSocket and a hello): none is refused (before: 429 on 69 of 189 files and on
+    every WebSocket of nine)."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 12)
+    statuses: dict[str, int] = {}
+
+    async def get(path: str) -> bytes:
+        out.sent += 1
+        try:
+            reply = await http_exchange(
+                ctx.port, address, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+            )
+        except (OSError, TimeoutError):
+            reply = b""
+        status = reply[9:12].decode() or "dropped"
+        statuses[status] = statuses.get(status, 0) + 1
+        return reply.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in reply else b""
+
+    async def person(n: int) -> bool:
+        page = await get("/")
+        wanted = [
+            u for u in re.findall(rb'(?:src|href)="([^"]+)"', page) if not u.startswith(b"data:")
+        ]
+        seen: set[str] = set()
+        queue = ["/" + u.decode().lstrip("/") for u in wanted]
+        while queue:
+            path = queue.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            body = await get(path)
+            if path.split("?")[0].endswith(".js"):
+                base = path.split("?")[0].rsplit("/", 1)[0]
+                for found in re.findall(rb'^import .* from "([^"]+)";', body, re.MULTILINE):
+                    queue.append(posixpath.normpath(f"{base}/{found.decode()}"))
+        try:
+            player = await Player.open(ctx.port, address, f"Neighbour {n}")
+        except (Refused, OSError, TimeoutError, AssertionError):
+            return False
+        player.close()
+        return True
+
+    opened = await asyncio.gather(*(person(n) for n in range(10)))
+    if set(statuses) != {"200"}:
+        out.bad_answers.append(f"files answered {statuses}")
+    if not all(opened):
+        out.bad_answers.append(f"{opened.count(False)} of 10 WebSockets refused")
+    out.note = f"{out.sent} files asked: {statuses}; {opened.count(True)} of 10 played"
+    return out
+
+
+async def bots_from_one_address(ctx: Context) -> Outcome:
+    """One address fills the rooms it may make (10, from four sessions) with bots, then
+    goes: the bots it gets are its share of the server's (max_bots_per_address), not all it
+    asks for (before: 70, and 15 addresses filled max_bots)."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 13)
+    share = BOTS_PER_ADDRESS
+    added = refused = 0
+    players = []
+    try:
+        for k in range(4):
+            player = await Player.open(ctx.port, address, f"Host {k}")
+            players.append(player)
+            for j in range(3 if k < 3 else 1):
+                made = await player.request(
+                    {"type": "create_room", "settings": {"variant": "simple", "max_players": 8}},
+                    ident=f"c{j}",
+                )
+                if made["type"] != "result":
+                    continue
+                room = made["room"]
+                await player.request(
+                    {"type": "join_room", "room": room, "role": "player"}, ident=f"s{j}"
+                )
+                for b in range(7):
+                    out.sent += 1
+                    reply = await player.request(
+                        {"type": "add_bot", "room": room}, ident=f"b{j}.{b}"
+                    )
+                    if reply["type"] == "result":
+                        added += 1
+                    elif reply.get("code") == "too_many_bots":
+                        refused += 1
+        if added > share:
+            out.bad_answers.append(f"{added} bots for one address (its share: {share})")
+        out.note = f"{added} bots added, {refused} refused (too_many_bots); the share is {share}"
+    finally:
+        for player in players:
+            player.close()
+    return out
+
+
 # -- the fuzzer --
 
 
@@ -1063,6 +1406,13 @@ ATTACKS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "malformed_frames": malformed(oversized=False),
     "odd_http": odd_http,
     "metrics_hammer": metrics_hammer,
+    "metrics_from_many": metrics_from_many,
+    "set_ready_flood": set_ready_flood,
+    "rooms_per_session": rooms_per_session,
+    "probes_over_limits": probes_over_limits,
+    "utf8_in_one_write": utf8_in_one_write,
+    "page_behind_nat": page_behind_nat,
+    "bots_from_one_address": bots_from_one_address,
     "fuzz": fuzz,
 }
 
@@ -1083,8 +1433,10 @@ WINDOWS = {
     "slowloris": (12.0, 12.0),
     # Long enough for a budget's hold to show what it costs, and (in the long run) for an
     # address that stays over its budget to lose connections.
-    "address_at_limits": (8.0, 30.0),
+    "address_at_limits": (12.0, 30.0),
     "five_addresses": (8.0, 30.0),
+    "set_ready_flood": (8.0, 60.0),
+    "metrics_from_many": (4.0, 20.0),
     "spread_10": (8.0, 30.0),
     "spread_32": (8.0, 30.0),
 }
@@ -1274,7 +1626,7 @@ async def run(
             header(summary)
         lobby_rooms = 0
         names = only or list(ATTACKS)
-        if "list_rooms" in names:
+        if {"list_rooms", "rooms_per_session", "metrics_from_many"} & set(names):
             lobby_rooms = await fill_lobby(port, 1000 if quick else 10_000)
         summary["lobby_rooms"] = lobby_rooms
         ctx = Context(
@@ -1288,6 +1640,7 @@ async def run(
             random.Random(14),
             quiet_cpu=quiet_cpu,
             quiet_p99=base_p99,
+            data=server.data,
         )
         settings = env or {}
         for name in BUDGETS:

@@ -101,7 +101,7 @@ class TaliServer:
         test brings its own (``server.clock.ManualClock``)."""
         self.config = config
         self.ids = Ids(config.seed)
-        self.metrics = Metrics()
+        self.metrics = Metrics(config.metrics_max_age_seconds)
         self.store = open_store(config)
         self.clock: Clock = clock or LoopClock()
         clock = self.clock

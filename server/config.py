@@ -287,6 +287,15 @@ class ServerConfig(BaseSettings):
             " is three; a reload one)."
         ),
     )
+    metrics_max_age_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description=(
+            "A /metrics scrape within this long of the last is answered with the same"
+            " rendering (scrapers from many addresses cost one); 0: each event-loop turn's own."
+        ),
+    )
     metrics_port: int | None = Field(
         None,
         ge=0,

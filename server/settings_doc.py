@@ -41,7 +41,10 @@ LIMITS = """\
   limit, or a whole burst in debt) has its connections closed at once, unanswered.
   Static files and `/metrics` draw on `TALI_HTTP_RATE_PER_SECOND`
   ({http_rate_per_second} a second, bursts of `TALI_HTTP_RATE_BURST`, {http_rate_burst};
-  a scrape of `/metrics` counts {metrics_cost}). `/healthz` and `/readyz` are exempt from
+  a scrape of `/metrics` counts {metrics_cost}, and scrapes within
+  `TALI_METRICS_MAX_AGE_SECONDS` ({metrics_max_age_seconds} s) of the last share its
+  rendering, whoever asks; the rooms' gauges are kept as the rooms change, so a scrape
+  costs the same at ten rooms or ten thousand). `/healthz` and `/readyz` are exempt from
   every limit: they are answered even to an address refused everything else, or dropped
   (a probe's request line is awaited {drop_wait} s at most). Refusals are logged
   (`connection_refused`, at most one line per address per 10 s).

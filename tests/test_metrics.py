@@ -47,6 +47,22 @@ def test_scrapes_of_one_event_loop_turn_share_one_rendering() -> None:
     assert b"tali_connections_open 4.0" in metrics.exposition()
 
 
+def test_a_rendering_serves_the_scrapes_of_its_max_age() -> None:
+    metrics = Metrics(max_age=0.05)
+    metrics.watch(Observed(lambda: 4, dict, lambda: 0))
+
+    async def scrapes() -> None:
+        first = metrics.exposition()
+        for _ in range(20):
+            await asyncio.sleep(0)
+            assert metrics.exposition() is first
+        await asyncio.sleep(0.06)
+        assert metrics.exposition() is not first
+
+    asyncio.run(scrapes())
+    assert metrics.renderings == 2
+
+
 def test_the_room_gauges_follow_each_change_without_walking_the_rooms() -> None:
     metrics = Metrics()
     metrics.watch(Observed(lambda: 0, dict, lambda: 0))

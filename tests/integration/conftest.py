@@ -39,6 +39,8 @@ def config(**overrides: object) -> ServerConfig:
         "seed": 7,
         "log_level": "warning",
         "store": "memory",
+        # Each scrape renders afresh: tests read what they just did.
+        "metrics_max_age_seconds": 0,
         # The server's bots act at once (a person's think time is for play).
         "bot_think_min_seconds": 0,
         "bot_think_max_seconds": 0,
