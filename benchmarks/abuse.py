@@ -950,16 +950,23 @@ async def set_ready_flood(ctx: Context) -> Outcome:
         started = time.monotonic()
         n = 0
         while time.monotonic() - started < ctx.seconds:
-            while n < (time.monotonic() - started) * 19:
+            # Paced by the clock, at most ten a turn each (within the message burst).
+            due = min(10, int((time.monotonic() - started) * 19) - n)
+            for k in range(due):
                 for player in players:
                     if not player.closed:
-                        player.send({"type": "set_ready", "room": room, "ready": n % 2 == 1})
+                        ready = (n + k) % 2 == 1
+                        player.send({"type": "set_ready", "room": room, "ready": ready})
                         out.sent += 1
-                n += 1
-            await asyncio.sleep(1 / 19)
+            n += max(0, due)
+            await asyncio.sleep(0.1)
         await asyncio.sleep(0.5)
+        # Asked by a spectator of the room, on a connection of its own.
+        reader = await Player.open(ctx.port, attacker(ctx.base + 21), "Reader")
+        players.append(reader)
+        await reader.request({"type": "join_room", "room": room, "role": "spectator"}, ident="w")
         asked = time.perf_counter()
-        history = await players[0].request({"type": "hand_history", "room": room, "hands": 20})
+        history = await reader.request({"type": "hand_history", "room": room, "hands": 20})
         took = (time.perf_counter() - asked) * 1000
         kept = log_entries(ctx.data, room)
         if kept is not None and kept > LOG_BOUND:
@@ -1428,7 +1435,9 @@ ATTACKS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
 
 def spread_of(connections: int) -> Callable[[Context], Awaitable[Outcome]]:
     async def attack(ctx: Context) -> Outcome:
-        return await spread(ctx, 1, connections)
+        out = await spread(ctx, 1, connections)
+        out.needs_cut_off = False  # a measurement: CPU by the number of connections
+        return out
 
     return attack
 
@@ -1543,7 +1552,10 @@ async def attempt(
     poller.reset()
     rss_before = server.rss_mib()
     cpu_before, disk_before, started = server.cpu_seconds(), server.disk_bytes(), time.monotonic()
-    outcome = await {**ATTACKS, **EXTRA}[name](ctx)
+    try:
+        outcome = await {**ATTACKS, **EXTRA}[name](ctx)
+    except Exception as exc:  # the attacker's own failure: noted, the run goes on
+        outcome = Outcome(needs_cut_off=False, bad_answers=[f"the attack failed: {exc!r}"])
     elapsed = time.monotonic() - started
     cpu = (server.cpu_seconds() - cpu_before) / elapsed * 100 - ctx.quiet_cpu
     await asyncio.sleep(0.6)  # the server's checkpoint of what the attack wrote
