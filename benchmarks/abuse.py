@@ -1651,7 +1651,7 @@ async def run(
             header(summary)
         lobby_rooms = 0
         names = only or list(ATTACKS)
-        if {"list_rooms", "rooms_per_session", "metrics_from_many"} & set(names):
+        if {"list_rooms", "metrics_from_many"} & set(names):
             lobby_rooms = await fill_lobby(port, 1000 if quick else 10_000)
         summary["lobby_rooms"] = lobby_rooms
         ctx = Context(
