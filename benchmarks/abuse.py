@@ -1491,6 +1491,8 @@ class Row:
     disk_per_minute: float = 0.0
     """Growth of the server's data directory, bytes per minute of attack."""
     quiet_p99: float = 0.0
+    seconds: float = 0.0
+    """How long the attack ran (its CPU share and disk growth are over this)."""
     failures: list[str] = field(default_factory=list)
 
 
@@ -1579,6 +1581,7 @@ async def attempt(
         cpu,
         disk,
         ctx.quiet_p99,
+        elapsed,
     )
     if not server.alive():
         row.failures.append("the server died")
