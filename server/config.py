@@ -189,7 +189,7 @@ class ServerConfig(BaseSettings):
         le=1_000_000,
         description=(
             "Request units a client may spend per second, sustained (a game action costs 1,"
-            " hand_history 50: server.costs); more wait unread."
+            " hand_history 12: server.costs); more wait unread."
         ),
     )
     request_budget_burst: int = Field(

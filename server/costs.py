@@ -41,7 +41,7 @@ from server.budget import TokenBucket
 
 COSTS: Mapping[str, int] = MappingProxyType(
     {
-        "hand_history": 50,
+        "hand_history": 12,
         "list_rooms": 4,
         "join_room": 2,
         "create_room": 2,
