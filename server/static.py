@@ -217,7 +217,22 @@ _EXPORT = re.compile(
     r"(?P<name>[A-Za-z_$][\w$]*)",
     re.MULTILINE,
 )
+_REEXPORT = re.compile(
+    r'^export\s*\{(?P<names>[^}]*)\}\s*from\s+"(?P<source>[^"]+)";[ \t]*$', re.MULTILINE
+)
+_EXPORT_LIST = re.compile(r"^export\s*\{(?P<names>[^}]*)\};[ \t]*$", re.MULTILINE)
 _LEFT = re.compile(r"^(?:import|export)\b", re.MULTILINE)
+
+
+def _names(listed: str) -> list[tuple[str, str]]:
+    """``a, b as c`` (an import's or export's braces): (name there, name here) pairs."""
+    pairs = []
+    for item in listed.split(","):
+        item = item.strip()
+        if item:
+            original, _, alias = (p.strip() for p in item.partition(" as "))
+            pairs.append((original, alias or original))
+    return pairs
 
 
 class BundleError(ValueError):
@@ -230,8 +245,9 @@ def bundle(entry: Path, root: Path) -> tuple[str, list[Path]]:
     Each module becomes a function run once, in the order the modules would run (its
     imports first, depth first, in the order written): its imports are the exports of
     those before it, its exports the frozen object it returns. Only named imports and
-    exports at the top level are taken (``BundleError`` otherwise): a module exporting a
-    ``let`` it changes later, or importing at run time, would not work alike.
+    exports at the top level are taken (declarations, lists, lists from another module;
+    ``BundleError`` otherwise): a module exporting a ``let`` it changes later, or
+    importing at run time, would not work alike.
     """
     order: list[Path] = []
     state: dict[Path, str] = {}
@@ -244,7 +260,8 @@ def bundle(entry: Path, root: Path) -> tuple[str, list[Path]]:
         if not path.resolve().is_relative_to(root):
             raise BundleError(f"{path}: outside the client")
         state[path] = "visiting"
-        for found in _IMPORT.finditer(path.read_text()):
+        text = path.read_text()
+        for found in [*_IMPORT.finditer(text), *_REEXPORT.finditer(text)]:
             visit((path.parent / found["source"]).resolve())
         state[path] = "done"
         order.append(path)
@@ -260,20 +277,20 @@ def bundle(entry: Path, root: Path) -> tuple[str, list[Path]]:
             if found["namespace"]:
                 lines.append(f"const {found['namespace']} = {module};")
             else:
-                bound = []
-                for item in found["names"].split(","):
-                    item = item.strip()
-                    if item:
-                        original, _, alias = (p.strip() for p in item.partition(" as "))
-                        bound.append(f"{original}: {alias}" if alias else original)
+                bound = [f"{a}: {b}" if a != b else a for a, b in _names(found["names"])]
                 lines.append(f"const {{ {', '.join(bound)} }} = {module};")
-        exports = []
+        exports: list[str] = []
+        for found in _REEXPORT.finditer(text):
+            module = names[(path.parent / found["source"]).resolve()]
+            exports += [f"{b}: {module}.{a}" for a, b in _names(found["names"])]
+        for found in _EXPORT_LIST.finditer(text):
+            exports += [f"{b}: {a}" if a != b else a for a, b in _names(found["names"])]
         for found in _EXPORT.finditer(text):
             if found["kind"] in ("let", "var"):
                 raise BundleError(f"{path.name}: exports a {found['kind']} ({found['name']})")
             exports.append(found["name"])
         body = _EXPORT.sub(lambda m: m.group(0).removeprefix("export").lstrip(), text)
-        body = _IMPORT.sub("", body)
+        body = _EXPORT_LIST.sub("", _REEXPORT.sub("", _IMPORT.sub("", body)))
         if _LEFT.search(body):
             raise BundleError(f"{path.name}: an import or export the bundle cannot take")
         name = path.relative_to(root)

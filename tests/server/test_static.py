@@ -114,11 +114,38 @@ def test_a_module_the_bundle_cannot_take_is_refused(
 
 
 def test_the_sample_client_bundles() -> None:
-    files = StaticFiles(default_client_dir())
+    root = default_client_dir()
+    files = StaticFiles(root)
     script = files.find("/bundle.js")
     assert script.status == HTTPStatus.OK
-    modules = script.body.count(b"= (() => { // ")
-    assert modules == len(list(default_client_dir().rglob("*.js")))
+    _, modules = bundle(root / "app.js", root.resolve())
+    assert script.body.count(b"= (() => { // ") == len(modules) > 15
+    # Every module of the page is in it; of the library's copy (tali/), what it imports.
+    left_out = {p.resolve() for p in root.rglob("*.js")} - set(modules)
+    assert all(p.parent.name == "tali" for p in left_out), left_out
+    # The library's index, re-exports and all, bundles too.
+    text, _ = bundle(root / "tali" / "index.js", root.resolve())
+    assert "TaliClient: __tali_module_" in text
+
+
+def test_lists_of_exports_and_exports_from_another_module(tmp_path: Path) -> None:
+    root = client(tmp_path)
+    (root / "facts.js").write_text(
+        "const ANSWER = 42;\nconst other = 1;\nexport { ANSWER, other as OTHER };\n"
+    )
+    (root / "views" / "show.js").write_text(
+        'export {\n  ANSWER,\n  OTHER as more,\n} from "../facts.js";\nexport function show() { return 1; }\n'
+    )
+    (root / "app.js").write_text(
+        'import { ANSWER, more } from "./views/show.js";\nexport const both = [ANSWER, more];\n'
+    )
+    text, _ = bundle(root / "app.js", root.resolve())
+    assert "return Object.freeze({ ANSWER, OTHER: other });" in text
+    assert (
+        "return Object.freeze({ ANSWER: __tali_module_0.ANSWER, more: __tali_module_0.OTHER, show });"
+        in text
+    )
+    assert "export" not in text
 
 
 @pytest.mark.parametrize("path", ["/../pyproject.toml", "/%2e%2e/README.md", "/.git/config"])
