@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import MAX_ROOMS_PER_SESSION, Role, RoomState
-from server import names, wire
+from server import journal, names, wire
 from server.clock import Clock, Timer
 from server.engine import Game, Settings, view
 from server.engine import events as ev
@@ -33,7 +33,7 @@ from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
 from server.history import hand_history, private
-from server.journal import RecordingDice, encode_action
+from server.journal import RecordingDice
 from server.logs import get_logger
 from server.metrics import RoomStats
 from server.store import Data, Store
@@ -306,10 +306,7 @@ class Room:
             self._publish(events)
             self._maybe_schedule_hand()
             taken = self.game.state.seats[player].index
-            if session.bot:
-                self._record("sit", p=player, n=session.name, seat=taken, b=True)
-            else:
-                self._record("sit", p=player, n=session.name, seat=taken)
+            self._record(journal.Sat(player, session.name, taken, session.bot))
         else:
             if self.spectators >= self.config.max_spectators:
                 raise RequestError(
@@ -321,7 +318,7 @@ class Room:
             session.rooms[self.id] = role
             session.rooms_changed()
             self._cancel_empty_timer()
-            self._record("watch", p=player, n=session.name)
+            self._record(journal.Watched(player, session.name))
         self._spectators_moved()
         self._on_change(self)
 
@@ -337,7 +334,7 @@ class Room:
         if events:
             self._publish(events)
             self._maybe_schedule_hand()
-            self._record("ready", p=session.player_id, r=ready)
+            self._record(journal.ReadySet(session.player_id, ready))
 
     def act(self, session: Session, action: Action) -> None:
         member = self._member(session)
@@ -347,7 +344,7 @@ class Room:
         events = self._engine(lambda: self.game.act(player, action))
         self.turns.done(player)
         self._after(events)
-        self._record("act", p=player, a=encode_action(action))
+        self._record(journal.Acted(player, action))
 
     def chat(self, session: Session, text: str) -> None:
         member = self._member(session)
@@ -363,7 +360,7 @@ class Room:
         self.stream.publish(
             wire.chat(self.id, self.stream.next_seq(), session.player_id, session.name, text)
         )
-        self._record("chat")
+        self._record(journal.Chatted())
 
     # -- presence ------------------------------------------------------------
 
@@ -380,7 +377,7 @@ class Room:
                     self.id, self.stream.next_seq(), session.player_id, grace_until
                 )
             )
-            self._record("away", p=session.player_id)
+            self._record(journal.WentAway(session.player_id))
             self._on_change(self)
 
     def reconnected(self, session: Session) -> None:
@@ -394,7 +391,7 @@ class Room:
                 self.stream.publish(
                     wire.player_reconnected(self.id, self.stream.next_seq(), session.player_id)
                 )
-                self._record("back", p=session.player_id)
+                self._record(journal.CameBack(session.player_id))
                 self._on_change(self)
 
     def resume(self) -> None:
@@ -409,7 +406,7 @@ class Room:
         self._refresh_turns()
         self._maybe_schedule_hand()
         if self.stream.seq != before:
-            self._record("resume")
+            self._record(journal.Resumed())
 
     def close(self) -> None:
         self.closed = True
@@ -469,7 +466,7 @@ class Room:
             # The creator's room cap counts the rooms they made and are still in.
             member.session.created_rooms.discard(self.id)
         self._maybe_schedule_hand()
-        self._record("leave", p=player)
+        self._record(journal.Left(player))
         self._spectators_moved()
         if not self.members:
             self.schedule_empty_close()
@@ -647,7 +644,7 @@ class Room:
             timed_out.append(player)
         self._move_on()
         if timed_out:
-            self._record("timeout", ps=timed_out)
+            self._record(journal.TimedOut(tuple(timed_out)))
 
     def _maybe_schedule_hand(self, announce: bool = True) -> None:
         """Schedule the next hand once one can start, or cancel a schedule that can no
@@ -688,9 +685,9 @@ class Room:
         self._refresh_turns()
         if hand.fair is not None:
             # The hand's secrets, to deal the same dice again after a restart.
-            self._record("start", x=[hand.fair.secret(p).hex() for p in hand.fair.players])
+            self._record(journal.Dealt(tuple(hand.fair.secret(p).hex() for p in hand.fair.players)))
         else:
-            self._record("start")
+            self._record(journal.Dealt())
         self._on_change(self)
 
     def _spectators_moved(self) -> None:
@@ -707,17 +704,15 @@ class Room:
         if count != self.spectators_told:
             self.spectators_told = count
             self.stream.publish(wire.spectators_changed(self.id, self.stream.next_seq(), count))
-            self._record("spectators", c=count)
+            self._record(journal.SpectatorsTold(count))
 
-    def _record(self, kind: str, **data: Any) -> None:
+    def _record(self, entry: journal.Entry) -> None:
         """Write down what just changed the room (see ``server.journal``), and at the end
         of every ``SNAPSHOT_EVERY``-th hand the whole room."""
         self.log_n += 1
-        entry: Data = {"k": kind, "s": self.stream.seq, **data}
-        faces = self.tape.take() if self.tape is not None else ()
-        if faces:
-            entry["d"] = faces
-        self.logged_bytes += self.store.append(self.id, self.log_n, entry)
+        faces = self.tape.take() if self.tape is not None else []
+        data = entry.encode(self.stream.seq, faces)
+        self.logged_bytes += self.store.append(self.id, self.log_n, data)
         self.logged += 1
         hands = self.game.state.hands_played
         if self._hand_over:

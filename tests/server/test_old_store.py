@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
 
+from server import room as room_module
 from server.config import ServerConfig
 from server.engine import SeededDice, Settings
 from server.metrics import Metrics
@@ -25,6 +27,7 @@ from server.session import Session
 from server.store import RoomRecord, SqliteStore, Store
 from server.store_pg import PostgresStore
 
+from . import old_store
 from .fakes import FakeClock, Inbox
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -144,3 +147,31 @@ def test_the_fixture_has_every_kind_of_entry() -> None:
     snapshotted = {r for r, *_ in tables["snapshots"]}
     assert snapshotted
     assert snapshotted != {r for r, _ in tables["rooms"]}
+
+
+def test_todays_server_writes_format_1_as_the_old_one_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same play on today's code gives the same rows, byte for byte: the typed entries
+    encode to the stored form the old server wrote (so an older node reads them too)."""
+    for name in ("LOG_ENTRIES", "SNAPSHOT_EVERY"):
+        monkeypatch.setattr(room_module, name, getattr(room_module, name))  # play sets them
+    assert old_store.sqlite(tmp_path / "today.db") == EXPECTED
+    shutil.copy(DATA / "format1.db", tmp_path / "old.db")
+    rows = {}
+    for name in ("old.db", "today.db"):
+        db = sqlite3.connect(tmp_path / name)
+        try:
+            rows[name] = [
+                db.execute(query).fetchall()
+                for query in (
+                    "SELECT room, data FROM rooms ORDER BY room",
+                    "SELECT room, n, data FROM tail ORDER BY rowid",
+                    "SELECT room, n, hand, data FROM snapshots ORDER BY room, n",
+                    "SELECT room, hand, data FROM hands ORDER BY room, hand",
+                )
+            ]
+        finally:
+            db.close()
+    assert rows["today.db"] == rows["old.db"]
+    assert rows["old.db"][1]  # entries were compared
