@@ -248,7 +248,8 @@ class Player:
                     break
                 except ConnectionClosed:
                     continue  # a hello given up on, answered late, took the session: resume
-            assert reply is not None and reply["type"] == "hand_history", reply
+            assert reply is not None
+            assert reply["type"] == "hand_history", reply
             history = reply["hands"]
         seen = self.seen()
         wrong: list[tuple[Frame, Any]] = []
