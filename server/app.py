@@ -26,7 +26,7 @@ from websockets.http11 import Response
 import protocol.server as msg
 from protocol.errors import CloseCode as TaliCloseCode
 from server.bot_seats import BotSeats
-from server.clock import Clock, LoopClock
+from server.clock import Clock, LoopClock, ScaledClock
 from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import MOVED, Connection, Incoming, Outgoing
 from server.costs import RequestBudgets
@@ -98,13 +98,15 @@ class _MetricsPort:
 class TaliServer:
     def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         """``clock`` is game time (turns, graces, pauses, bots): the event loop's unless a
-        test brings its own (``server.clock.ManualClock``)."""
+        test brings its own (``server.clock.ManualClock``); the rooms, presence and bots
+        get it scaled by ``time_scale`` (``game_clock``), the one place the scale is applied."""
         self.config = config
         self.ids = Ids(config.seed)
         self.metrics = Metrics(config.metrics_max_age_seconds)
         self.store = open_store(config)
         self.clock: Clock = clock or LoopClock()
-        clock = self.clock
+        self.game_clock: Clock = ScaledClock(self.clock, config.time_scale)
+        clock = self.game_clock
         self.lobby = Lobby(config, self.ids, self.metrics, clock, self.store)
         self.presence = Presence(
             config,

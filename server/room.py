@@ -621,7 +621,7 @@ class Room:
 
     def _refresh_turns(self) -> None:
         """Announce whom the table now waits for, and prompt them (see ``TurnClock.update``)."""
-        prompts = self.turns.update(self.game, self.settings.turn_seconds * self.config.time_scale)
+        prompts = self.turns.update(self.game, self.settings.turn_seconds)
         if prompts is None:
             return
         # Everyone learns whose turn it is and until when; the actors get their prompts.
@@ -660,9 +660,7 @@ class Room:
             self._start_timer = None
             self._next_hand_ms = None
         elif can_start:
-            start = self._clock.after(
-                self.settings.next_hand_delay_seconds * self.config.time_scale
-            )
+            start = self._clock.after(self.settings.next_hand_delay_seconds)
             self._next_hand_ms = start.ms
             self._start_timer = self._clock.call_at(
                 start.at, lambda: self._guarded(self._start_hand)
@@ -693,7 +691,7 @@ class Room:
     def _spectators_moved(self) -> None:
         """The number watching may have changed: tell the table within a second, once."""
         if self._spectators_timer is None and self.spectators != self.spectators_told:
-            at = self._clock.now() + 1.0 * self.config.time_scale
+            at = self._clock.after(1.0).at
             self._spectators_timer = self._clock.call_at(
                 at, lambda: self._guarded(self._tell_spectators)
             )
