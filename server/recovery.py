@@ -13,7 +13,7 @@ from now (announced to the table, for whoever comes back).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from protocol.types import Role
 from server import journal
@@ -75,7 +75,7 @@ def _applied(room: Room, logged: journal.Logged, session_of: SessionOf) -> list[
     live_dice = game.dice
     game.dice = logged.dice(room.id)
     try:
-        match logged.entry:
+        match entry := logged.entry:
             case journal.Acted(player, action):
                 return game.act(player, action)
             case journal.TimedOut(players):
@@ -88,21 +88,24 @@ def _applied(room: Room, logged: journal.Logged, session_of: SessionOf) -> list[
                 return events
             case journal.Watched(player, name):
                 _add(room, session_of(player, name), Role.SPECTATOR)
+                return []
             case journal.Left(player):
                 member = room.members.pop(player)
                 room.members_changed()
                 member.session.rooms.pop(room.id, None)
                 if player == room.creator:
                     member.session.created_rooms.discard(room.id)
-                if member.role is Role.PLAYER:
-                    return game.leave(player)
+                return game.leave(player) if member.role is Role.PLAYER else []
             case journal.ReadySet(player, ready):
                 return game.set_ready(player, ready)
             case journal.SpectatorsTold(count):
                 room.spectators_told = count
+                return []
             case journal.Chatted() | journal.WentAway() | journal.CameBack() | journal.Resumed():
-                pass  # they moved the seq, nothing else
-        return []
+                return []  # they moved the seq, nothing else
+            case _:
+                # A kind of entry without its case here fails the type check (mypy).
+                assert_never(entry)
     finally:
         game.dice = live_dice
 
