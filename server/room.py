@@ -24,6 +24,7 @@ import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import MAX_ROOMS_PER_SESSION, Role, RoomState
 from server import journal, names, wire
+from server.budget import Window
 from server.clock import Clock, Timer
 from server.engine import Game, Settings, view
 from server.engine import events as ev
@@ -96,7 +97,8 @@ class Member:
     session: Session
     role: Role
     connected: bool = True
-    chat_times: list[float] = field(default_factory=list)
+    chats: Window = field(default_factory=lambda: Window(60.0))
+    """Their chat messages of the last minute (``chat_per_minute``)."""
 
     @property
     def outbox(self) -> Outbox | None:
@@ -352,11 +354,9 @@ class Room:
             # A crowd of spectators must not be able to flood the table.
             raise RequestError(WireCode.NOT_SEATED, "spectators watch in silence")
         now = self._clock.now()
-        recent = [t for t in member.chat_times if now - t < 60.0]
-        if len(recent) >= self.config.chat_per_minute:
+        if member.chats.count(now) >= self.config.chat_per_minute:
             raise RequestError(WireCode.RATE_LIMITED, "too many chat messages; wait a little")
-        recent.append(now)
-        member.chat_times = recent
+        member.chats.add(now)
         self.stream.publish(
             wire.chat(self.id, self.stream.next_seq(), session.player_id, session.name, text)
         )
