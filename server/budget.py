@@ -83,16 +83,22 @@ class Window:
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self._times: deque[float] = deque()
+        # Made at the first event: a deque takes some 600 bytes, and most windows (one a
+        # member of every room, for chat) never see one.
+        self._times: deque[float] | None = None
 
     def count(self, now: float) -> int:
         """How many events are younger than ``seconds`` at ``now`` (times never go back)."""
         times = self._times
+        if times is None:
+            return 0
         while times and now - times[0] >= self.seconds:
             times.popleft()
         return len(times)
 
     def add(self, now: float) -> None:
+        if self._times is None:
+            self._times = deque()
         self._times.append(now)
 
 
