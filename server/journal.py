@@ -14,10 +14,10 @@ The stored form is plain data, short keys to keep the log small: ``k`` the kind,
 the ``seq``, ``d`` the faces (if any), and what the kind needs (``p`` the player, ``a``
 an action...). It is versioned: ``v`` says an entry's format, and an entry without it is
 format 1, the only one so far (written by every server before the field existed, and by
-this one: a ``v`` on every entry would cost a twelfth of the log's bytes for nothing to
+this one: a ``v`` on every entry would add a tenth to the log's bytes, with nothing to
 tell apart). A server reads every format it knows and refuses a newer one
 (``StoreError``) rather than replay what it cannot read; a room snapshot carries its
-format the same way (``snapshot_format``). A change of shape bumps ``LOG_FORMAT``, writes
+format the same way (``RoomSnapshot``). A change of shape bumps ``LOG_FORMAT``, writes
 ``v``, and keeps a decoder for each older format (``tests/server/test_old_store.py``
 reads a store of format 1 written by the server before typed entries).
 """
@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from protocol.types import Role
 from server.engine import (
     Action,
     ActionKind,
@@ -327,11 +328,52 @@ def decode(data: Data) -> Logged:
         raise StoreError(f"a log entry this server cannot read ({exc!r}): {data!r}") from None
 
 
-def snapshot_format(state: Data) -> Data:
-    """A room snapshot (``Room.state``) as this server reads it: refused if it is of a
-    newer format."""
-    _check_format(state, "a room snapshot")
-    return state
+# -- the room's snapshot ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSnapshot:
+    """The whole room after its log's entry ``n``: where a restart starts, before replaying
+    the entries after it."""
+
+    n: int
+    seq: int
+    """The room's ``seq`` then."""
+    game: Data
+    """The engine's state (``server.engine.snapshot.dump``, which has a version of its own)."""
+    members: dict[str, tuple[Role, str]]
+    """Each member's role and name, by player id."""
+    spectators_told: int
+    story: Data | None
+    """The story of the hand in play so far (``server.room.Story``); None when no hand is in
+    play, or written by a server before stories."""
+
+    def encode(self) -> Data:
+        return {
+            "n": self.n,
+            "seq": self.seq,
+            "game": self.game,
+            "members": {p: [role.value, name] for p, (role, name) in self.members.items()},
+            "spectators_told": self.spectators_told,
+            "story": self.story,
+        }
+
+    @classmethod
+    def decode(cls, data: Data) -> RoomSnapshot:
+        """A snapshot from its stored form, whichever format this server knows it was written
+        in (a newer one is refused: ``StoreError``)."""
+        _check_format(data, "a room snapshot")
+        try:
+            return cls(
+                data["n"],
+                data["seq"],
+                data["game"],
+                {p: (Role(role), name) for p, (role, name) in data["members"].items()},
+                data["spectators_told"],
+                data.get("story"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StoreError(f"a room snapshot this server cannot read ({exc!r})") from None
 
 
 def _check_format(data: Data, what: str) -> None:

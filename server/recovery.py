@@ -38,16 +38,15 @@ def restore(
     store keeps of its hands (number, bytes). Raises ``StoreError`` for a snapshot or an
     entry this server cannot read (a newer format)."""
     if snapshot is not None:
-        snapshot = journal.snapshot_format(snapshot)
-        room.game.state = load(snapshot["game"])
-        room.log_n = snapshot["n"]
-        room.stream.seq = snapshot["seq"]
-        room.spectators_told = snapshot["spectators_told"]
-        for player, (role, name) in snapshot["members"].items():
-            _add(room, session_of(player, name), Role(role))
+        taken = journal.RoomSnapshot.decode(snapshot)
+        room.game.state = load(taken.game)
+        room.log_n = taken.n
+        room.stream.seq = taken.seq
+        room.spectators_told = taken.spectators_told
+        for player, (role, name) in taken.members.items():
+            _add(room, session_of(player, name), role)
         # Written before stories were (an older server): the hand in play goes untold.
-        told = snapshot.get("story")
-        room.story = None if told is None else Story.load(told)
+        room.story = None if taken.story is None else Story.load(taken.story)
     for n, data in entries:
         apply(room, journal.decode(data), session_of)
         room.log_n = n

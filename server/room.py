@@ -729,15 +729,15 @@ class Room:
 
     def state(self) -> Data:
         """The whole room as plain data: a snapshot."""
-        return {
-            "n": self.log_n,
-            "seq": self.stream.seq,
-            "game": dump(self.game.state),
-            "members": {p: [m.role.value, m.session.name] for p, m in self.members.items()},
-            "spectators_told": self.spectators_told,
+        return journal.RoomSnapshot(
+            self.log_n,
+            self.stream.seq,
+            dump(self.game.state),
+            {p: (m.role, m.session.name) for p, m in self.members.items()},
+            self.spectators_told,
             # A copy: the story goes on after the snapshot (a store may keep what it is given).
-            "story": None if self.story is None else self.story.copy().data(),
-        }
+            None if self.story is None else self.story.copy().data(),
+        ).encode()
 
     def schedule_empty_close(self) -> None:
         self._cancel_empty_timer()
