@@ -185,6 +185,7 @@ class Lobby:
                 meta["creator"],
                 meta.get("address", ""),
             )
+            room.extra = dict(meta.get("extra", {}))
             recovery.restore(room, record.snapshot, record.entries, session_of)
             creator = room.members.get(room.creator)
             if creator is not None:
