@@ -61,7 +61,7 @@ async def test_every_sign_in_outcome(tmp_path: Path) -> None:
     keys = tokens.KeySet(tmp_path / "jwks.json")
     async with serving(auth_jwks=str(keys.path)) as server:
         # Valid: HS256 (the shared secret), RS256 and EdDSA (the key set); name and roles.
-        client, welcome = await signed_in(
+        _client, welcome = await signed_in(
             server, tokens.hs256("acct-1", "Aurelia", roles=["moderator", "cook"])
         )
         assert welcome["type"] == "welcome", welcome
@@ -176,7 +176,8 @@ async def test_kick_and_its_refusals() -> None:
         )
         assert left["room"] == room
         kicked = await target.wait(lambda f: f["type"] == "kicked")
-        assert kicked["reason"] == "rude" and kicked["room"] == room
+        assert kicked["reason"] == "rude"
+        assert kicked["room"] == room
         assert code(await target.request("join_room", room=room, role="player")) == "kicked"
         # A moderator kicks anywhere (and the kick runs out).
         done = await mod.request("kick", room=room, player=other.player_id)
@@ -220,11 +221,14 @@ async def test_mute_chat_filter_and_reports() -> None:
         assert actions[:3] == ["report", "unmute", "mute"]
         report = log[0]
         assert report["action"] == "report"
-        assert report["text"] == "hello all" and report["reason"] == "spam"
-        assert report["actor"] == creator.player_id and report["target"] == target.player_id
+        assert report["text"] == "hello all"
+        assert report["reason"] == "spam"
+        assert report["actor"] == creator.player_id
+        assert report["target"] == target.player_id
         assert report["at"] > 0
         mute = next(e for e in log if e["action"] == "mute")
-        assert mute["target"] == target.player_id and mute["until"] > mute["at"]
+        assert mute["target"] == target.player_id
+        assert mute["until"] > mute["at"]
 
 
 async def test_moderation_is_rate_limited() -> None:
@@ -317,10 +321,12 @@ async def test_operator_api_needs_its_token() -> None:
         status, rooms = await api(
             port, "GET", "/admin/api/rooms", token=tokens.hs256("a", roles=["admin"])
         )
-        assert status == 200 and rooms == []
+        assert status == 200
+        assert rooms == []
         # The page itself is served to anyone (it holds no secret), the API to nobody else.
         status, page = await api(port, "GET", "/admin/", token=None)
-        assert status == 200 and "<html" in page.lower()
+        assert status == 200
+        assert "<html" in page.lower()
         status, _ = await api(port, "POST", "/healthz", token=None)
         assert status == 405
 
@@ -337,7 +343,9 @@ async def test_operator_sees_rooms_and_acts() -> None:
         status, rooms = await api(port, "GET", "/admin/api/rooms")
         assert status == 200
         (seen,) = rooms
-        assert seen["room"] == room and seen["state"] == "in_hand" and seen["hand"] == 1
+        assert seen["room"] == room
+        assert seen["state"] == "in_hand"
+        assert seen["hand"] == 1
         assert {p["name"] for p in seen["players"]} == {"Alice", "Bob", "Carol"}
         assert seen["pot"] >= 0
         assert all(p["dice"] is None for p in seen["players"])  # no hidden die
@@ -348,7 +356,8 @@ async def test_operator_sees_rooms_and_acts() -> None:
         assert nodes[0]["rooms"][0]["room"] == room
         # A notice to everyone.
         status, told = await api(port, "POST", "/admin/api/notice", text="restart in 5 minutes")
-        assert status == 200 and told["told"] == 3
+        assert status == 200
+        assert told["told"] == 3
         notice = await bob.wait(lambda f: f["type"] == "notice")
         assert notice["text"] == "restart in 5 minutes"
         # Kick, then close the room.
@@ -366,7 +375,8 @@ async def test_operator_sees_rooms_and_acts() -> None:
         assert status == 404
         # Drain: no new rooms here.
         status, drained = await api(port, "POST", "/admin/api/nodes/self/drain")
-        assert status == 200 and drained["draining"] is True
+        assert status == 200
+        assert drained["draining"] is True
         refused = await alice.request("create_room", settings={"variant": "simple"})
         assert code(refused) == "server_draining"
         await api(port, "POST", "/admin/api/nodes/self/drain", on="false")
@@ -383,7 +393,8 @@ async def test_operator_sees_rooms_and_acts() -> None:
             seconds=600,
             reason="spam",
         )
-        assert status == 200 and ban["value"] == "acct-9"
+        assert status == 200
+        assert ban["value"] == "acct-9"
         _, reply = await signed_in(server, tokens.hs256("acct-9", "Nine"))
         assert code(reply) == "banned"
         status, log = await api(port, "GET", "/admin/api/moderation")
@@ -396,7 +407,7 @@ async def test_operator_sees_rooms_and_acts() -> None:
 
 async def test_leaderboard_and_profile() -> None:
     async with serving(rating_hands=2) as server:
-        person, welcome = await signed_in(server, tokens.hs256("acct-1", "Aurelia"))
+        person, _welcome = await signed_in(server, tokens.hs256("acct-1", "Aurelia"))
         created = await person.request("create_room", settings={"variant": "stud"})
         room = created["room"]
         await person.request("join_room", room=room, role="player")
@@ -416,9 +427,11 @@ async def test_leaderboard_and_profile() -> None:
         assert all(e["hands"] >= 4 for e in accounts.values())
         assert [e["rank"] for e in board["entries"]] == [1, 2]
         profile = await person.request("profile", account="bot:expert")
-        assert profile["type"] == "profile" and profile["ratings"][0]["variant"] == "stud"
+        assert profile["type"] == "profile"
+        assert profile["ratings"][0]["variant"] == "stud"
         mine = await person.request("profile")
-        assert mine["account"] == "acct-1" and mine["ratings"] == []
+        assert mine["account"] == "acct-1"
+        assert mine["ratings"] == []
         guest = await player(server, "Guest")
         assert code(await guest.request("profile")) == "no_account"
 
@@ -437,5 +450,6 @@ async def test_delete_an_accounts_data() -> None:
         await gone.closed.wait()
         status, log = await api(server.port, "GET", "/admin/api/moderation")
         report = next(e for e in log if e["action"] == "report")
-        assert report["target"] == "deleted" and "text" not in report
+        assert report["target"] == "deleted"
+        assert "text" not in report
         assert server.presence.session_of(gone.player_id) is None
