@@ -96,7 +96,7 @@ def room_view(room: Room, node: str) -> Data:
                 "connected": bool(member and member.connected),
                 "in_hand": seat.in_hand,
                 "folded": seat.folded,
-                "dice": list(seat.dice) if seat.dice is not None else None,
+                "dice": list(seat.dice) if seat.dice else None,
             }
         )
     return {
