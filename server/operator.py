@@ -261,7 +261,10 @@ class Operator:
             }
             for node, info in alive.items()
         }
-        for room in sorted(await cluster.lobby.rooms()):
+        # The rooms the lobby published, and those the nodes say they play (the lobby's
+        # changes are published at most every lobby_update_seconds).
+        known = set(await cluster.lobby.rooms()) | {r["room"] for r in await self.rooms()}
+        for room in sorted(known):
             lease = await cluster.directory.lease(room)
             if lease is None:
                 continue
