@@ -20,14 +20,22 @@ async def api(
     port: int, method: str, path: str, token: str | None = ADMIN_TOKEN, **query: Any
 ) -> tuple[int, Any]:
     """One request to the operator's API: its status and its JSON (or text)."""
+    header = None if token is None else f"Bearer {token}"
+    return await raw_api(port, method, path, header, **query)
+
+
+async def raw_api(
+    port: int, method: str, path: str, authorization: str | None, **query: Any
+) -> tuple[int, Any]:
+    """One request with ``authorization`` as its Authorization header (or none)."""
     target = f"http://127.0.0.1:{port}{path}"
     if query:
         target += "?" + urllib.parse.urlencode(query)
 
     def fetch() -> tuple[int, Any]:
         request = urllib.request.Request(target, method=method)
-        if token is not None:
-            request.add_header("Authorization", f"Bearer {token}")
+        if authorization is not None:
+            request.add_header("Authorization", authorization)
         try:
             with urllib.request.urlopen(request, timeout=10) as reply:
                 body = reply.read().decode()

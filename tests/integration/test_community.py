@@ -10,6 +10,7 @@ token), and the leaderboard. The same acts across two real nodes are in
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 from server.app import TaliServer
 from tests import tokens
 
-from .community import ADMIN_TOKEN, api, signed_in
+from .community import ADMIN_TOKEN, api, raw_api, signed_in
 from .conftest import BOTS, advance, make_server, running
 from .harness import Client, open_client, player
 
@@ -329,6 +330,100 @@ async def test_operator_api_needs_its_token() -> None:
         assert "<html" in page.lower()
         status, _ = await api(port, "POST", "/healthz", token=None)
         assert status == 405
+
+
+# Every request of the operator's API (server/admin.py's table), with its arguments.
+OPERATOR_REQUESTS = (
+    ("GET", "/admin/api/rooms", {}),
+    ("GET", "/admin/api/players", {}),
+    ("GET", "/admin/api/nodes", {}),
+    ("GET", "/admin/api/moderation", {}),
+    ("GET", "/admin/api/bans", {}),
+    ("GET", "/admin/api/leaderboard", {"variant": "liars"}),
+    ("POST", "/admin/api/rooms/{room}/close", {"reason": "x"}),
+    ("POST", "/admin/api/rooms/{room}/kick", {"player": "{player}"}),
+    ("POST", "/admin/api/notice", {"text": "hi"}),
+    ("POST", "/admin/api/nodes/self/drain", {}),
+    ("POST", "/admin/api/bans", {"scope": "account", "value": "acct-1", "seconds": 600}),
+    ("POST", "/admin/api/bans/b_any/lift", {}),
+    ("POST", "/admin/api/accounts/acct-1/delete", {}),
+    ("GET", "/admin/api/no-such-request", {}),
+)
+
+
+async def test_no_operator_request_without_its_token(tmp_path: Path) -> None:
+    keys = tokens.KeySet(tmp_path / "jwks.json")
+    async with serving(
+        auth_jwks=str(keys.path), http_rate_burst=1000, address_limits=False
+    ) as server:
+        port = server.port
+        member, _ = await signed_in(server, tokens.hs256("acct-1", "Aurelia"))
+        other = await player(server, "Other")
+        room = await table(server, member, other)
+        wrong = [
+            (None, None),
+            ("Bearer", "wrong"),
+            ("Bearer", ADMIN_TOKEN.upper()),
+            ("Bearer", ADMIN_TOKEN[:-1]),
+            ("Bearer", ADMIN_TOKEN + "x"),
+            ("Basic", ADMIN_TOKEN),
+            ("Token", ADMIN_TOKEN),
+            ("Bearer", ""),
+            # Signed-in tokens that do not make an admin: no role, a moderator's, an admin's
+            # expired, forged (another secret), for another audience, from an unknown key.
+            ("Bearer", tokens.hs256("acct-2")),
+            ("Bearer", tokens.hs256("acct-2", roles=["moderator"])),
+            ("Bearer", tokens.hs256("acct-2", roles=["admin"], exp=1_000_000, iat=999_000)),
+            ("Bearer", tokens.hs256("acct-2", roles=["admin"], secret="x" * 40)),
+            ("Bearer", tokens.hs256("acct-2", roles=["admin"], aud="another-game")),
+            ("Bearer", keys.rs256("acct-2", roles=["admin"], kid="rsa-9")),
+            ("Bearer", tokens.stranger_rs256("acct-2")),
+        ]
+        for method, path, query in OPERATOR_REQUESTS:
+            path = path.format(room=room)
+            args = {k: str(v).format(player=other.player_id) for k, v in query.items()}
+            for scheme, credential in wrong:
+                header = None if scheme is None else f"{scheme} {credential}".rstrip()
+                status, body = await raw_api(port, method, path, header, **args)
+                assert status == 401, (method, path, scheme, credential, body)
+                assert "error" in body
+                assert room not in json.dumps(body)
+            # Nor the admin token in the query string (it would end up in logs).
+            status, _ = await raw_api(port, method, path, None, token=ADMIN_TOKEN, **args)
+            assert status == 401
+        # Nothing was done: the room plays on with both, no notice, no ban, no drain, the
+        # account is there.
+        assert room in server.lobby.rooms
+        assert set(server.lobby.rooms[room].members) == {member.player_id, other.player_id}
+        assert not member.of_type("notice")
+        assert not other.of_type("kicked")
+        assert not member.closed.is_set()
+        assert not server.draining
+        status, bans = await api(port, "GET", "/admin/api/bans")
+        assert (status, bans) == (200, [])
+        status, log = await api(port, "GET", "/admin/api/moderation")
+        assert (status, log) == (200, [])
+        assert (await member.request("profile"))["account"] == "acct-1"
+        assert (await other.request("create_room", settings={"variant": "simple"}))[
+            "type"
+        ] == "result"
+
+
+async def test_a_token_guesser_is_slowed() -> None:
+    async with serving(http_rate_burst=5, http_rate_per_second=0.001) as server:
+        port = server.port
+        statuses = []
+        for attempt in range(8):
+            status, _ = await api(port, "GET", "/admin/api/rooms", token=f"guess-{attempt}")
+            statuses.append(status)
+        assert statuses[:6] == [401] * 6
+        assert statuses[6:] == [429, 429]
+        # Refused even with the right token now, from that address: the guesser cannot
+        # tell a right guess from a wrong one.
+        status, _ = await api(port, "GET", "/admin/api/rooms")
+        assert status == 429
+        # The game is not slowed.
+        assert (await player(server, "Player")).player_id
 
 
 async def test_operator_sees_rooms_and_acts() -> None:
