@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks import ratings as ratings_benchmark
 from server.app import TaliServer
 from tests import tokens
 
@@ -529,6 +530,27 @@ async def test_leaderboard_and_profile() -> None:
         assert mine["ratings"] == []
         guest = await player(server, "Guest")
         assert code(await guest.request("profile")) == "no_account"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
+async def test_the_expert_ranks_above_the_beginner_after_1000_hands(
+    variant: str, tmp_path: Path
+) -> None:
+    """benchmarks.ratings: 1,000 hands of the expert bot against the beginner, heads-up, on
+    the real server (its SQLite store), then the variant's leaderboard as a client asks."""
+    outcome = await ratings_benchmark.play(variant, 1000, data_dir=tmp_path)
+    expert, beginner = outcome.expert, outcome.beginner
+    assert outcome.hands >= 1000
+    assert expert.hands == beginner.hands == outcome.hands
+    assert expert.chips + beginner.chips == 0
+    assert outcome.rounds >= 100
+    # Where the expert wins chips, it ranks above the beginner.
+    assert outcome.holds, outcome
+    if variant == "liars":
+        # Where the bots decide most (poker betting), it wins: the claim is not vacuous.
+        assert outcome.expert_wins, outcome
+        assert expert.rank == 1, outcome
 
 
 async def test_delete_an_accounts_data() -> None:
