@@ -186,7 +186,8 @@ class Lobby:
                 meta.get("address", ""),
             )
             room.extra = dict(meta.get("extra", {}))
-            recovery.restore(room, record.snapshot, record.entries, session_of)
+            recovery.restore(room, record.snapshot, record.entries, session_of, record.hands)
+            self.metrics.rooms.update(room.id, room.stats())
             creator = room.members.get(room.creator)
             if creator is not None:
                 creator.session.created_rooms.add(room.id)
@@ -275,6 +276,8 @@ class Lobby:
         if room.idle_expired and not room.closed:
             self.close(room)
             return
+        if not room.closed:
+            self.metrics.rooms.update(room.id, room.stats())
         if room.closed or not (self.subscribers or self.publish):
             return
         # Called after every action: compare a cheap key before anything else.
@@ -318,6 +321,7 @@ class Lobby:
 
     def _forget(self, room: Room) -> None:
         room.close()
+        self.metrics.rooms.update(room.id, None)
         self.rooms.pop(room.id, None)
         self._unlist(room.id)
         self._by_address[room.address] -= 1
@@ -394,6 +398,7 @@ class Lobby:
         for room in list(self.rooms.values()):
             room.close()
         self.rooms.clear()
+        self.metrics.rooms.clear()
         self._number.clear()
         self._order.clear()
         self._listing.clear()

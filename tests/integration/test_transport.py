@@ -178,13 +178,27 @@ async def test_an_address_over_its_connection_limit_is_refused_with_429() -> Non
         await held[1].close()
 
 
+async def test_probes_get_through_an_address_over_its_limits() -> None:
+    """/healthz and /readyz answer an address refused everything else (before: 429)."""
+    async with serving(max_connections_per_address=1) as server:
+        held = await open_client(server, "held")
+        assert status(await exchange(server.port, b"GET /index.html HTTP/1.0\r\n\r\n")) == 429
+        for probe in (b"/healthz", b"/readyz"):
+            assert (
+                status(await exchange(server.port, b"GET " + probe + b" HTTP/1.0\r\n\r\n")) == 200
+            )
+        await held.close()
+
+
 async def test_a_connection_flood_from_one_address_is_refused_then_dropped() -> None:
     async with serving(connection_rate_per_address=1, connection_burst_per_address=5) as server:
-        replies = [await exchange(server.port, b"GET /healthz HTTP/1.0\r\n\r\n") for _ in range(15)]
+        replies = [await exchange(server.port, b"GET /app.js HTTP/1.0\r\n\r\n") for _ in range(15)]
         answered = [status(r) for r in replies if r]
         assert answered[:5] == [200] * 5
         assert 429 in answered
         assert b"" in replies  # deep in debt: closed at once, unanswered
+        # Even so, a probe is answered.
+        assert status(await exchange(server.port, b"GET /healthz HTTP/1.0\r\n\r\n")) == 200
         stats = server.transport.stats  # type: ignore[union-attr]
         assert stats["refused"] >= 1
         assert stats["dropped"] >= 1
@@ -317,6 +331,25 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_droppe
         assert transport.stats["keepalive_timeout"] + transport.stats["slow_client"] >= 1
         reply = await exchange(server.port, b"GET /metrics HTTP/1.0\r\n\r\n")
         assert b'tali_transport_events_total{event="keepalive_timeout"}' in reply
+
+
+async def test_a_valid_frame_keeps_its_reply_when_invalid_utf8_follows_in_the_same_write() -> None:
+    """Both frames in one TCP write: the hello is handled and answered, then the connection
+    fails with 1007 for the frame after it (a regression: the welcome was lost, 6 of 6)."""
+    async with serving() as server:
+        sock, _ = await raw_websocket(server.port)
+        try:
+            hello = {"type": "hello", "protocol": PROTOCOL_VERSION, "name": "Valid", "id": 1}
+            both = masked(Opcode.TEXT, json.dumps(hello).encode()) + masked(Opcode.TEXT, b"\xff")
+            await asyncio.get_running_loop().sock_sendall(sock, both)
+            received = await read_to_end(sock)
+        finally:
+            sock.close()
+        assert b'"type":"welcome"' in received, received
+        close = received.index(b"\x88")
+        assert received.index(b'"type":"welcome"') < close
+        assert received[close + 2 : close + 4] == b"\x03\xef"  # 1007
+        await within(5, lambda: open_count(server) == 0)
 
 
 # -- keepalive, closing, shutdown ------------------------------------------------------------
