@@ -553,20 +553,59 @@ async def test_the_expert_ranks_above_the_beginner_after_1000_hands(
         assert expert.rank == 1, outcome
 
 
-async def test_delete_an_accounts_data() -> None:
-    async with serving() as server:
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+async def test_delete_an_accounts_data(store: str, tmp_path: Path) -> None:
+    async with serving(store=store, data_dir=tmp_path) as server:
         mod, _ = await signed_in(server, tokens.hs256("mod-1", "Moderata", roles=["moderator"]))
         gone, _ = await signed_in(server, tokens.hs256("acct-gone", "Gone"))
-        room = await table(server, mod, gone)
+        kept, _ = await signed_in(server, tokens.hs256("acct-kept", "Kept"))
+        room = await table(server, mod, gone, kept)
         await gone.request("chat", room=room, text="remember me")
         chat = await mod.wait(lambda f: f["type"] == "chat")
         await mod.request("report", room=room, seq=chat["seq"], reason="rude")
+        await mod.request("mute", room=room, player=kept.player_id)
+        # A record of play for both accounts (as a rated round writes it).
+        for account in ("acct-gone", "acct-kept"):
+            server.records.rate(account, "liars", 30.0, 5.0, 12, 40)
+        server.outgoing.flush()
+        before = await mod.request("profile", account="acct-gone")
+        assert before["name"] == "Gone"
+        assert [r["hands"] for r in before["ratings"]] == [12]
         status, done = await api(server.port, "POST", "/admin/api/accounts/acct-gone/delete")
         assert status == 200, done
         assert done["sessions_ended"] == 1
+        if store == "sqlite":  # what the store deleted, per table (its session went with it)
+            assert done["accounts"] == 1
+            assert done["ratings"] == 1
+            assert done["moderation"] == 1
         await gone.closed.wait()
+        assert server.presence.session_of(gone.player_id) is None
+        # Its record, ratings and sessions are gone; the log names it "deleted", without its
+        # words; the other account keeps everything.
+        after = await mod.request("profile", account="acct-gone")
+        assert after["name"] is None
+        assert after["ratings"] == []
+        board = await mod.request("leaderboard", variant="liars")
+        assert [e["account"] for e in board["entries"]] == ["acct-kept"]
         status, log = await api(server.port, "GET", "/admin/api/moderation")
         report = next(e for e in log if e["action"] == "report")
         assert report["target"] == "deleted"
         assert "text" not in report
-        assert server.presence.session_of(gone.player_id) is None
+        assert "remember me" not in json.dumps(log)
+        mute = next(e for e in log if e["action"] == "mute")
+        assert mute["target"] == "acct-kept"
+        kept_profile = await mod.request("profile", account="acct-kept")
+        assert kept_profile["name"] == "Kept"
+        # Its session cannot be resumed, on this server or after a restart.
+        back = await open_client(server, "back")
+        reply = await back.request("hello", protocol="2.2", token=gone.token)
+        assert code(reply) == "session_not_found"
+    if store == "sqlite":
+        async with serving(store=store, data_dir=tmp_path) as server:
+            back = await open_client(server, "back")
+            reply = await back.request("hello", protocol="2.2", token=gone.token)
+            assert code(reply) == "session_not_found"
+            kept_back = await open_client(server, "kept")
+            resumed = await kept_back.request("hello", protocol="2.2", token=kept.token)
+            assert resumed["type"] == "welcome", resumed
+            assert resumed["account"] == "acct-kept"
