@@ -157,6 +157,8 @@ class TaliServer:
                 self.notice,
                 self.drain,
                 lambda: self.draining,
+                self.ratings.erase,
+                self._settle,
             )
         )
         self.moderation.on_ban = self.operator.spread_ban
@@ -285,6 +287,11 @@ class TaliServer:
         if isinstance(outbox, Connection):
             outbox.error(WireCode.BANNED, why, closes=True)
             outbox.close(CloseCode.POLICY_VIOLATION, "banned")
+
+    async def _settle(self) -> None:
+        """Until every round ended so far is rated and everything written so far is durable."""
+        await self.ratings.settled()
+        await done(self.store.commit())
 
     async def drain(self, on: bool) -> Data:
         """Drain this node (``on``) or stop: no new rooms; with several nodes, every room

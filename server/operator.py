@@ -73,6 +73,10 @@ class Local:
     notice: Callable[[str], int]
     drain: Callable[[bool], Awaitable[Data]]
     draining: Callable[[], bool]
+    erase: Callable[[str], None]
+    """Forget an account in the rounds being rated (``Ratings.erase``)."""
+    settle: Callable[[], Awaitable[None]]
+    """Until what was done so far here is committed to the store (ratings included)."""
     node_id: str = "local"
 
 
@@ -188,13 +192,21 @@ class Operator:
                 "name": session.name,
                 "moderator": session.moderator,
             }
-        if op == "forget_account":
-            return self._forget_account(args["account"])
         raise OperatorError(400, f"no operation {op!r}")
 
-    def _forget_account(self, account: str) -> int:
-        """Close the account's connections here and forget its sessions."""
+    async def act(self, op: str, args: Data) -> Any:
+        """``run``, and the acts that wait for something (draining, forgetting an account)."""
+        if op == "drain":
+            return await self.local.drain(bool(args["on"]))
+        if op == "forget_account":
+            return await self._forget_account(args["account"])
+        return self.run(op, args)
+
+    async def _forget_account(self, account: str) -> int:
+        """Close the account's connections here and forget its sessions; once nothing of it
+        is left to write here (a round it played being rated), with all committed."""
         local = self.local
+        local.erase(account)
         gone = [s for s in local.presence if s.account == account]
         for session in gone:
             for room_id in list(session.rooms):
@@ -204,6 +216,7 @@ class Operator:
             local.moderation.kick_out(session, "this account's data was deleted")
             session.outbox = None
             local.presence.forget(session)
+        await local.settle()
         return len(gone)
 
     # -- anywhere ---------------------------------------------------------------------
@@ -211,7 +224,7 @@ class Operator:
     async def everywhere(self, op: str, args: Data | None = None) -> list[Any]:
         """``op`` on every live node (this one included): each node's answer."""
         args = args or {}
-        here = self.run(op, args)
+        here = await self.act(op, args)
         if self.bus is None or self.node is None:
             return [here]
         alive = [n for n in await self.node.cluster.nodes.alive() if n != self.node.id]
@@ -494,11 +507,7 @@ class Bus:
     async def _serve(self, message: Data) -> None:
         answer: Data = {"node": self.node}
         try:
-            op = message["op"]
-            if op == "drain":
-                answer["result"] = await self.operator.local.drain(bool(message["args"]["on"]))
-            else:
-                answer["result"] = self.operator.run(op, message["args"])
+            answer["result"] = await self.operator.act(message["op"], message["args"])
         except RequestError as exc:
             refused = _refused(exc)
             answer.update(error=refused.message, status=refused.status, code=refused.code)

@@ -86,7 +86,8 @@ class Ratings:
         self._pending: dict[tuple[str, str], tuple[float, float]] = {}
         """Ratings written and not yet committed: what a read of the store would miss."""
         self._lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: dict[asyncio.Task[None], Round] = {}
+        """The rounds being rated."""
         self.rated = 0
         """Rounds rated (tests, logs)."""
         self.log = get_logger()
@@ -150,20 +151,21 @@ class Ratings:
         if not any(not team.startswith("guest:") for team in current.chips):
             return
         task = asyncio.get_running_loop().create_task(self._rate(current))
-        self._tasks.add(task)
+        self._tasks[task] = current
         task.add_done_callback(self._rated)
 
     def _rated(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
+        self._tasks.pop(task, None)
         if not task.cancelled() and task.exception() is not None:
             self.log.error("rating_failed", error=repr(task.exception()))
 
     async def _rate(self, done: Round) -> None:
         async with self._lock:
-            teams = list(done.chips)
-            accounts = [t for t in teams if not t.startswith("guest:")]
+            accounts = [t for t in done.chips if not t.startswith("guest:")]
             variant = done.variant
             stored = await self.records.ratings(accounts, variant)
+            # The teams as they are now: an account erased meanwhile is left out (``erase``).
+            teams = list(done.chips)
             before = []
             for team in teams:
                 mu, sigma = self._pending.get((team, variant)) or stored.get(team) or (None, None)
@@ -190,12 +192,23 @@ class Ratings:
             del self._pending[key]
 
     async def settled(self) -> None:
-        """Until every round ended so far is rated (tests)."""
+        """Until every round ended so far is rated (and its writes are in the store's batch)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
+    def erase(self, account: str) -> None:
+        """Forget ``account`` in every round still open or being rated here: nothing of it is
+        written after its data is deleted (``Operator.delete_account``)."""
+        rounds = [t.round for t in self._tables.values() if t.round is not None]
+        for table in self._tables.values():
+            table.teams = {p: team for p, team in table.teams.items() if team != account}
+        for round_ in (*rounds, *self._tasks.values()):
+            round_.chips.pop(account, None)
+            round_.played.pop(account, None)
+            round_.names.pop(account, None)
+
     def close(self) -> None:
-        for task in self._tasks:
+        for task in list(self._tasks):
             task.cancel()
 
     # -- requests ---------------------------------------------------------------------

@@ -12,9 +12,11 @@ resumed at the other node keeping its account.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
 from tests import tokens
@@ -22,6 +24,7 @@ from tests.integration.community import ADMIN_TOKEN, api, signed_in
 from tests.integration.harness import Client, open_client
 
 from .nodes import Node, Start, until
+from .players import Player, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
@@ -51,8 +54,8 @@ async def guest(node: Node, name: str) -> Client:
     return client
 
 
-async def seated_room(creator: Client, *others: Client) -> str:
-    created = await creator.request("create_room", settings={"variant": "liars"})
+async def seated_room(creator: Client, *others: Client, **room: Any) -> str:
+    created = await creator.request("create_room", settings={"variant": "liars", **room})
     assert created["type"] == "result", created
     room = str(created["room"])
     for client in (creator, *others):
@@ -203,3 +206,81 @@ async def test_the_operator_api_across_two_nodes(nodes: Start, tmp_path: Path) -
     assert status == 200
     status, rooms = await api(b.port, "GET", "/admin/api/rooms")
     assert rooms == []
+
+
+async def test_ratings_and_deleting_an_account_across_two_nodes(
+    nodes: Start, tmp_path: Path, pg_url: str
+) -> None:
+    env = {**settings(tmp_path), "TALI_RATING_HANDS": "2"}
+    a, b = await nodes("a", **env), await nodes("b", **env)
+    # Two accounts play a few hands at node a (bots run on single nodes only): rated there,
+    # in PostgreSQL.
+    gone, _ = await signed_in(a, tokens.hs256("acct-gone", "Gone"), "gone")
+    other, _ = await signed_in(a, tokens.hs256("acct-other", "Other"), "other")
+    room = await seated_room(
+        gone,
+        other,
+        betting_structure="fixed_limit",
+        bet_size=2,
+        starting_chips=1000,
+        next_hand_delay_seconds=0,
+    )
+    players = []
+    for seed, client in enumerate((gone, other)):
+        player = Player(client.label, room, seed)
+        player.adopt(client)
+        players.append(player)
+    await play(players, 4, [a.port], seconds=60)
+    # Node b's leaderboard has them (read from the store both nodes share).
+    watcher, _ = await signed_in(b, tokens.hs256("mod-1", "Moderata", roles=["moderator"]))
+    board: dict[str, Any] = {}
+
+    async def rated() -> bool:
+        nonlocal board
+        board = await watcher.request("leaderboard", variant="liars")
+        entries = board.get("entries", [])
+        return len(entries) == 2 and all(e["hands"] >= 2 for e in entries)
+
+    await until(rated, 15)
+    assert {e["account"] for e in board["entries"]} == {"acct-gone", "acct-other"}
+    assert sum(e["chips_won"] for e in board["entries"]) == 0
+    before = await watcher.request("profile", account="acct-gone")
+    assert before["name"] == "Gone"
+    assert before["ratings"][0]["hands"] >= 2
+    # Chat that a player at node a reported.
+    await gone.request("chat", room=room, text="remember me")
+    chat = await other.wait(lambda f: f["type"] == "chat" and f["text"] == "remember me")
+    assert (await other.request("report", room=room, seq=chat["seq"]))["type"] == "result"
+    # Erased, asked at node b: its connection at node a closes, its data goes everywhere.
+    status, done = await api(b.port, "POST", "/admin/api/accounts/acct-gone/delete")
+    assert status == 200, done
+    assert done["sessions_ended"] == 1
+    assert done["accounts"] == 1
+    assert done["ratings"] == 1
+    await asyncio.wait_for(gone.closed.wait(), 10)
+    database = await asyncpg.connect(pg_url)
+    try:
+        for table in ("accounts", "ratings"):
+            left = await database.fetchval(
+                f"SELECT count(*) FROM {table} WHERE account = 'acct-gone'"
+            )
+            assert left == 0, table
+        sessions = await database.fetchval(
+            "SELECT count(*) FROM sessions WHERE data->>'account' = 'acct-gone'"
+        )
+        assert sessions == 0
+        kept = await database.fetchval("SELECT count(*) FROM ratings WHERE account = 'acct-other'")
+        assert kept == 1
+    finally:
+        await database.close()
+    for node in (a, b):
+        after = await (await guest(node, "Asker")).request("profile", account="acct-gone")
+        assert after["name"] is None
+        assert after["ratings"] == []
+        status, log = await api(node.port, "GET", "/admin/api/moderation")
+        report = next(e for e in log if e["action"] == "report")
+        assert report["target"] == "deleted"
+        assert "remember me" not in json.dumps(log)
+    back = await open_client(b, "back")
+    reply = await back.request("hello", protocol="2.2", token=gone.token)
+    assert code(reply) == "session_not_found"
