@@ -23,7 +23,7 @@ from tests import tokens
 from tests.integration.community import ADMIN_TOKEN, api, signed_in
 from tests.integration.harness import Client, open_client
 
-from .nodes import Node, Start, until
+from .nodes import Node, Start, follow, until
 from .players import Player, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
@@ -147,6 +147,52 @@ async def test_moderation_across_two_nodes(nodes: Start, tmp_path: Path) -> None
         assert actions[:5] == ["close_room", "ban", "kick", "unmute", "mute"], actions
 
 
+async def test_more_refusals_across_two_nodes(nodes: Start, tmp_path: Path) -> None:
+    env = {**settings(tmp_path), "TALI_MODERATION_PER_MINUTE": "3", "TALI_AUTH_GUESTS": "false"}
+    a, b = await nodes("a", **env), await nodes("b", **env)
+    # Guests refused at either node.
+    for node in (a, b):
+        client = await node.client("guest")
+        reply = await client.request("hello", protocol="2.2", name="Guest")
+        assert code(reply) == "auth_required", (node.name, reply)
+    # A room at node b: a plain player, a moderator; a moderator at node a.
+    creator, _ = await signed_in(b, tokens.hs256("creator", "Creator"))
+    target, _ = await signed_in(b, tokens.hs256("target", "Target"))
+    other_mod, _ = await signed_in(b, tokens.hs256("mod-b", "Modesta", roles=["moderator"]))
+    room = await seated_room(creator, target, other_mod)
+    mod, _ = await signed_in(a, tokens.hs256("mod-a", "Moderata", roles=["moderator"]))
+    # A moderator is moderated by an admin only, whichever node asks.
+    kick = await mod.request("kick", room=room, player=other_mod.player_id)
+    assert code(kick) == "cannot_moderate"
+    ban = await mod.request("ban", player=other_mod.player_id, seconds=600)
+    assert code(ban) == "cannot_moderate"
+    # The acts of one moderator in a room at the other node are counted (3 a minute).
+    for _ in range(3):
+        done = await mod.request("mute", room=room, player=target.player_id)
+        assert done["type"] == "result", done
+    limited = await mod.request("mute", room=room, player=target.player_id)
+    assert code(limited) == "moderation_limited"
+    # Chat, the filter and reports at the room's node; the log read at the other.
+    assert code(await target.request("chat", room=room, text="hi")) == "muted"
+    said = await creator.request("chat", room=room, text="ave")
+    assert said["type"] == "result", said
+    assert code(await creator.request("chat", room=room, text="oh shit")) == "chat_refused"
+    chat = await target.wait(lambda f: f["type"] == "chat" and f["text"] == "ave")
+    assert (await target.request("report", room=room, seq=chat["seq"]))["type"] == "result"
+    again = await target.request("report", room=room, seq=chat["seq"])
+    assert code(again) == "moderation_limited"
+    assert code(await target.request("report", room=room, seq=1)) == "message_not_found"
+    status, log = await api(a.port, "GET", "/admin/api/moderation")
+    assert status == 200
+    report = next(e for e in log if e["action"] == "report")
+    assert report["text"] == "ave"
+    assert report["target"] == "creator"
+    assert [e["action"] for e in log].count("mute") == 3
+    # No profile for nobody; a profile read at the other node.
+    profile = await mod.request("profile", account="target")
+    assert profile["name"] == "Target"
+
+
 async def test_the_operator_api_across_two_nodes(nodes: Start, tmp_path: Path) -> None:
     env = settings(tmp_path)
     a, b = await nodes("a", **env), await nodes("b", **env)
@@ -201,6 +247,11 @@ async def test_the_operator_api_across_two_nodes(nodes: Start, tmp_path: Path) -
         return status == 200 and held.get("a") == [room]
 
     await until(moved, 15)
+    # The kick moved with the room: the kicked player, following it to node a, is refused.
+    refused_there = await friend.request("join_room", room=room, role="player")
+    assert code(refused_there) == "room_elsewhere"
+    friend = await follow(friend, refused_there, "friend at a")
+    assert code(await friend.request("join_room", room=room, role="player")) == "kicked"
     # Close it, asked at node b: node a plays it now.
     status, _ = await api(b.port, "POST", f"/admin/api/rooms/{room}/close")
     assert status == 200
