@@ -24,7 +24,7 @@ from tests.integration.community import ADMIN_TOKEN, api, signed_in
 from tests.integration.harness import Client, open_client
 
 from .nodes import Node, Start, follow, until
-from .players import Player, play
+from .players import VARIANTS, Player, play, seat_two
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
@@ -335,3 +335,38 @@ async def test_ratings_and_deleting_an_account_across_two_nodes(
     back = await open_client(b, "back")
     reply = await back.request("hello", protocol="2.2", token=gone.token)
     assert code(reply) == "session_not_found"
+
+
+async def test_draining_a_node_hands_its_room_over_between_hands(
+    nodes: Start, tmp_path: Path
+) -> None:
+    env = settings(tmp_path)
+    a, b = await nodes("a", **env), await nodes("b", **env)
+    p, q = await seat_two(b.port, VARIANTS[0], ("Publius", "Quintus"), 31)
+    room = p.room
+    ports = [b.port, a.port]
+    await play([p, q], 2, ports)
+    # Drained, asked at node a, while the two play on.
+    playing = asyncio.get_running_loop().create_task(play([p, q], 4, ports))
+    await asyncio.sleep(0)
+    status, drained = await api(a.port, "POST", "/admin/api/nodes/b/drain")
+    assert status == 200, drained
+    assert drained["handing_over"] == {room: "a"}
+    await playing
+    # It went to node a, once, after a hand ended: the last room event each player got at
+    # node b closed a hand (none was cut), and they played on at node a.
+    assert [e["room"] for e in b.events("room_handed_over")] == [room]
+    for player in (p, q):
+        at_b = [c for c in player.conns if c.ws.remote_address[1] == b.port]
+        events = [f for f in player.events(at_b[-1]) if f["type"] != "snapshot"]
+        assert events[-1]["type"] in ("hand_ended", "player_busted", "dice_opened"), events[-3:]
+        assert player.client.ws.remote_address[1] == a.port
+        player.check_streams()
+        audit = await player.audit()
+        assert audit.wrong == []
+        assert audit.lost == 0
+    status, held = await api(b.port, "GET", "/admin/api/nodes")
+    rooms = {n["node"]: [r["room"] for r in n["rooms"]] for n in held}
+    assert rooms.get("a") == [room]
+    assert not rooms.get("b")
+    assert {n["node"]: n["draining"] for n in held} == {"a": False, "b": True}
