@@ -92,9 +92,13 @@ class Keys:
                 ) from None
             except jwt.PyJWKClientError as exc:
                 raise AuthRefused(WireCode.AUTH_UNKNOWN_KEY, str(exc)) from None
+            except (ValueError, jwt.PyJWKSetError) as exc:  # the site answered no key set
+                raise AuthRefused(
+                    WireCode.AUTH_UNAVAILABLE, f"the key set cannot be read: {exc}"
+                ) from None
         try:
             self._load()  # a file changed since: keys rotated
-        except (OSError, jwt.PyJWKSetError) as exc:
+        except (OSError, ValueError, jwt.PyJWKSetError) as exc:  # gone, or not a key set
             raise AuthRefused(
                 WireCode.AUTH_UNAVAILABLE, f"the key set cannot be read: {exc}"
             ) from None

@@ -10,8 +10,10 @@ token), and the leaderboard. The same acts across two real nodes are in
 from __future__ import annotations
 
 import contextlib
+import http.server
 import json
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +105,65 @@ async def test_every_sign_in_outcome(tmp_path: Path) -> None:
         # Guests are welcome by default.
         guest = await player(server, "Guest")
         assert guest.player_id
+
+
+@contextlib.contextmanager
+def serving_file(path: Path) -> Iterator[str]:
+    """``path`` served over HTTP on 127.0.0.1 (an operator's site's key set): its URL."""
+    body = path.read_bytes()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=site.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{site.server_address[1]}/.well-known/jwks.json"
+    finally:
+        site.shutdown()
+        site.server_close()
+        thread.join()
+
+
+async def test_sign_in_with_a_key_set_at_a_url_and_out_of_reach(tmp_path: Path) -> None:
+    keys = tokens.KeySet(tmp_path / "jwks.json")
+    with serving_file(keys.path) as url:
+        async with serving(auth_jwks=url) as server:
+            _, welcome = await signed_in(server, keys.rs256("acct-1", "Aurelia"))
+            assert welcome["type"] == "welcome", welcome
+            assert welcome["account"] == "acct-1"
+            _, welcome = await signed_in(server, keys.eddsa("acct-2", "Brutus"))
+            assert welcome["type"] == "welcome", welcome
+            _, reply = await signed_in(server, keys.rs256("acct-3", kid="rsa-9"))
+            assert code(reply) == "auth_unknown_key"
+            _, reply = await signed_in(server, tokens.stranger_rs256("acct-3"))
+            assert code(reply) == "auth_invalid"
+    # The site is down: a key not cached yet cannot be fetched.
+    async with serving(auth_jwks=url) as server:
+        _, reply = await signed_in(server, keys.rs256("acct-4"))
+        assert code(reply) == "auth_unavailable"
+        assert reply["closes"] is False
+    # A site that answers something else than a key set.
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("{not json")
+    with serving_file(garbage) as url:
+        async with serving(auth_jwks=url) as server:
+            _, reply = await signed_in(server, keys.rs256("acct-5"))
+            assert code(reply) == "auth_unavailable"
+    # A key set file that cannot be read any more.
+    async with serving(auth_jwks=str(keys.path)) as server:
+        keys.path.write_text("{not json")
+        _, reply = await signed_in(server, keys.rs256("acct-6"))
+        assert code(reply) == "auth_unavailable"
 
 
 async def test_guests_refused_when_the_setting_says_so() -> None:
