@@ -8,11 +8,14 @@ and sits out (bots play only with a person seated; no hand deals them in); the e
 beginner bot (accounts ``bot:expert`` and ``bot:beginner``) play each other
 heads-up until ``--hands`` hands have been played, re-buying when short. Then
 it asks the server for the variant's ``leaderboard`` (the request a client
-sends) and prints each bot's rating (openskill's ordinal, mu - 3 sigma), hands,
-and chips won, and whether the expert ranks above the beginner. A variant where
-the expert wins chips overall and does not rank first is a failure (exit
-status 1); in one it loses (simple tali has no decision: chance decides) the
-order is printed, not judged.
+sends) and prints each bot's rating (openskill's ordinal, mu - 3 sigma) and
+chips won, the expert's chips won per hand with a 95 % confidence interval (from
+the stacks each ``hand_ended`` shows), and whether the expert ranks above the
+beginner. A variant where the expert won more chips and does not rank first
+is a failure (exit status 1); in one it lost, the order is printed, not judged.
+Whether its win is beyond chance (the interval above 0) is printed too: simple
+tali has no decision to make, the two bots play it alike, and chance decides
+who wins it (and so whether the claim is judged there).
 
 ``--rating-hands N`` sets the table round (the server's ``rating_hands``; 10
 ships). ``--compare-rounds`` also plays every variant rated after each single
@@ -24,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
+import statistics
 import sys
 import tempfile
 import time
@@ -35,6 +40,7 @@ from server.app import TaliServer
 from server.clock import ManualClock
 from server.config import LogFormat, ServerConfig
 from server.logs import configure
+from server.store import done
 from tests.integration.harness import player
 
 VARIANTS = ("simple", "liars", "draw", "stud")
@@ -65,7 +71,8 @@ class Standing:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One variant played out: each bot's line of the leaderboard."""
+    """One variant played out: each bot's line of the leaderboard, and what the expert won
+    each hand (from the stacks every ``hand_ended`` shows)."""
 
     variant: str
     rating_hands: int
@@ -74,10 +81,26 @@ class Outcome:
     beginner: Standing
     rounds: int
     seconds: float
+    won: tuple[int, ...] = ()
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The expert's mean chips won per hand, 95 % confidence interval (normal)."""
+        if len(self.won) < 2:
+            return (-math.inf, math.inf)
+        mean = statistics.fmean(self.won)
+        half = 1.96 * statistics.stdev(self.won) / math.sqrt(len(self.won))
+        return (mean - half, mean + half)
 
     @property
     def expert_wins(self) -> bool:
+        """The expert won more chips than the beginner over the hands played."""
         return self.expert.chips > self.beginner.chips
+
+    @property
+    def beyond_chance(self) -> bool:
+        """Its chips won per hand are above 0 beyond chance (95 %)."""
+        return self.interval[0] > 0
 
     @property
     def expert_above(self) -> bool:
@@ -141,9 +164,10 @@ async def play(
         played = room.game.state.hands_played
         assert played >= hands, f"{variant}: only {played} hands"
         await server.ratings.settled()
-        server.outgoing.flush()
+        await done(server.store.commit())  # the last round's ratings, read back next
         board = await person.request("leaderboard", variant=variant)
         assert board["type"] == "leaderboard", board
+        won = per_hand(person.frames, room_id)  # every room event came before the reply
         entries = {e["account"]: e for e in board["entries"]}
         assert server.chips_conserved()
         return Outcome(
@@ -154,9 +178,33 @@ async def play(
             standing(entries["bot:beginner"]),
             server.ratings.rated,
             time.perf_counter() - started,
+            won,
         )
     finally:
         await server.close()
+
+
+def per_hand(frames: list[dict[str, Any]], room: str) -> tuple[int, ...]:
+    """What the expert bot (the first bot to join) won each hand: its stack at the hand's
+    end less its stack before it (at the previous hand's end, or as it sat down again after
+    re-buying). The person who watched left first when the room closed: a hand that ended
+    then (by the bots leaving) is rated but not among these."""
+    expert: str | None = None
+    stack: int | None = None
+    won = []
+    for frame in frames:
+        if frame.get("room") != room:
+            continue
+        if frame["type"] == "player_joined" and frame.get("bot"):
+            expert = expert or frame["player"]
+            if frame["player"] == expert:
+                stack = frame["stack"]
+        elif frame["type"] == "hand_ended" and expert is not None:
+            now = {s["player"]: s["stack"] for s in frame["stacks"]}.get(expert)
+            if now is not None and stack is not None:
+                won.append(now - stack)
+            stack = now
+    return tuple(won)
 
 
 def standing(entry: dict[str, Any]) -> Standing:
@@ -174,7 +222,8 @@ async def run(variants: list[str], hands: int, rating_hands: list[int], seed: in
     print(f"{hands} hands per variant, expert bot against beginner bot heads-up, seed {seed}")
     print(
         f"{'variant':<8}{'round':>6}{'hands':>6}{'rounds':>7}  {'expert: rating':>15}{'chips':>7}"
-        f"  {'beginner: rating':>17}{'chips':>7}  {'expert wins':>11}{'ranked above':>13}"
+        f"  {'beginner: rating':>17}{'chips':>7}  {'expert chips/hand, 95 % CI':>27}"
+        f"  {'expert wins':>11}{'beyond chance':>14}{'ranked above':>13}"
         f"{'holds':>6}{'s':>6}"
     )
     ok = True
@@ -190,12 +239,19 @@ async def run(variants: list[str], hands: int, rating_hands: list[int], seed: in
             print(
                 f"{variant:<8}{round_hands:>6}{outcome.hands:>6}{outcome.rounds:>7}"
                 f"  {e.rating:>15.2f}{e.chips:>+7}"
-                f"  {b.rating:>17.2f}{b.chips:>+7}  {_yes(outcome.expert_wins):>11}"
+                f"  {b.rating:>17.2f}{b.chips:>+7}  {_interval(outcome):>27}"
+                f"  {_yes(outcome.expert_wins):>11}{_yes(outcome.beyond_chance):>14}"
                 f"{_yes(outcome.expert_above):>13}{_yes(outcome.holds):>6}"
                 f"{outcome.seconds:>6.0f}",
                 flush=True,
             )
     return ok
+
+
+def _interval(outcome: Outcome) -> str:
+    low, high = outcome.interval
+    mean = statistics.fmean(outcome.won) if outcome.won else 0.0
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
 def _yes(value: bool) -> str:
