@@ -294,6 +294,38 @@ async def test_mute_chat_filter_and_reports() -> None:
         assert mute["until"] > mute["at"]
 
 
+def no_shouting(text: str) -> str | None:
+    """A chat filter of an operator's own (``chat_filter=module:name``)."""
+    return "no shouting here" if text.isupper() else None
+
+
+@pytest.mark.parametrize(
+    ("setting", "refused", "said"),
+    [
+        ({"chat_filter": "tests.integration.test_community:no_shouting"}, "AVE", "oh shit"),
+        ({"chat_filter_words": "{words}"}, "salve amice", "oh shit"),
+        ({"chat_filter": "none"}, None, "oh shit"),
+    ],
+    ids=["callable", "own-words", "none"],
+)
+async def test_the_chat_filter_is_pluggable(
+    setting: dict[str, str], refused: str | None, said: str, tmp_path: Path
+) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("# our list\nsalve\n")
+    settings = {k: v.format(words=words) for k, v in setting.items()}
+    async with serving(**settings) as server:
+        creator = await player(server, "Creator")
+        other = await player(server, "Other")
+        room = await table(server, creator, other)
+        if refused is not None:
+            reply = await creator.request("chat", room=room, text=refused)
+            assert code(reply) == "chat_refused"
+        assert (await creator.request("chat", room=room, text=said))["type"] == "result"
+        heard = await other.wait(lambda f: f["type"] == "chat")
+        assert heard["text"] == said
+
+
 async def test_moderation_is_rate_limited() -> None:
     async with serving(moderation_per_minute=3) as server:
         creator = await player(server, "Creator")
