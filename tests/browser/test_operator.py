@@ -83,3 +83,34 @@ async def test_the_operator_page_drives_a_live_room(operated: TaliServer, browse
     assert room not in server.lobby.rooms
     for player in (aulus, brutus, cassia):
         assert not player.errors, player.errors
+
+
+async def test_the_lobby_shows_the_leaderboard_and_profiles(
+    operated: TaliServer, browser: Browser
+) -> None:
+    server = operated
+    # Standings as rated rounds write them (the accounts' names as they signed in).
+    server.records.save_account("acct-aurelia", "Aurelia", {})
+    server.records.rate("acct-aurelia", "draw", 31.0, 4.0, 40, 25)
+    server.records.rate("bot:beginner", "draw", 22.0, 5.0, 40, -25)
+    server.records.rate("acct-aurelia", "stud", 27.0, 6.0, 12, 3)
+    server.outgoing.flush()
+    aulus = await Player.arrive(browser, server, "Aulus")
+    page = aulus.page
+    await page.get_by_test_id("ranks-variant").select_option("draw")
+    await page.get_by_test_id("show-ranks").click()
+    rows = page.get_by_test_id("ranks").locator("tbody tr")
+    await expect(rows).to_have_count(2)
+    await expect(rows.nth(0)).to_contain_text("Aurelia")
+    await expect(rows.nth(0)).to_contain_text("25")
+    await expect(rows.nth(1)).to_contain_text("-25")
+    # A name opens that account's profile: each variant it played.
+    await rows.nth(0).get_by_role("button", name="Aurelia").click()
+    profile = page.get_by_test_id("profile")
+    await expect(profile).to_contain_text("Aurelia (acct-aurelia)")
+    await expect(profile).to_contain_text("draw: rating 19.0 (#1), 40 hands, +25 chips")
+    await expect(profile).to_contain_text("stud:")
+    # A guest has no profile of their own: told so in words.
+    await page.get_by_test_id("my-profile").click()
+    await expect(page.get_by_test_id("notice")).to_contain_text("Sign in on your site")
+    assert not aulus.errors, aulus.errors

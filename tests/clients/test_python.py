@@ -150,6 +150,12 @@ def test_sign_in_with_a_token_or_a_function_that_fetches_one(signed_url: str) ->
         assert again.resumed
         assert again.account == "acct-py"
         assert len(fetched) == 1
+        # Its profile and a leaderboard: replies matched to their requests.
+        profile = await client.request("profile")
+        assert profile.account == "acct-py"
+        assert profile.ratings == []
+        board = await client.request("leaderboard", variant="liars")
+        assert board.entries == []
         await client.close()
         # A token is good for one hello: the same one again is refused.
         replayed = TaliClient(signed_url, auth=fetched[0], reconnect=False)

@@ -12,8 +12,8 @@ export const CLIENT_TYPES = Object.freeze(["hello", "list_rooms", "subscribe_lob
 /** Every server message type. */
 export const SERVER_TYPES = Object.freeze(["welcome", "result", "error", "room_list", "hand_history", "pong", "lobby_update", "your_turn", "snapshot", "dice_opened", "server_shutdown", "notice", "kicked", "room_closed", "leaderboard", "profile", "player_joined", "player_left", "player_disconnected", "player_reconnected", "spectators_changed", "next_hand", "readiness_changed", "player_busted", "hand_started", "ante_paid", "dice_rolled", "rolled_in_secret", "draw_round_started", "street_started", "waiting_for", "timed_out", "checked", "bet_placed", "folded", "bet_returned", "rerolled", "passed", "showdown", "roll_off", "pot_awarded", "hand_ended", "chat"]);
 /** Server messages that answer a request, echoing its id. */
-export const DIRECT_REPLIES = Object.freeze(["welcome", "result", "error", "room_list", "hand_history", "pong"]);
+export const DIRECT_REPLIES = Object.freeze(["welcome", "result", "error", "room_list", "hand_history", "pong", "leaderboard", "profile"]);
 /** Server messages that are room events (room and seq). */
 export const ROOM_EVENTS = Object.freeze(["player_joined", "player_left", "player_disconnected", "player_reconnected", "spectators_changed", "next_hand", "readiness_changed", "player_busted", "hand_started", "ante_paid", "dice_rolled", "rolled_in_secret", "draw_round_started", "street_started", "waiting_for", "timed_out", "checked", "bet_placed", "folded", "bet_returned", "rerolled", "passed", "showdown", "roll_off", "pot_awarded", "hand_ended", "chat"]);
 /** Server messages addressed to one connection, without seq. */
-export const PERSONAL_NOTICES = Object.freeze(["lobby_update", "your_turn", "snapshot", "dice_opened", "server_shutdown", "notice", "kicked", "room_closed", "leaderboard", "profile"]);
+export const PERSONAL_NOTICES = Object.freeze(["lobby_update", "your_turn", "snapshot", "dice_opened", "server_shutdown", "notice", "kicked", "room_closed"]);

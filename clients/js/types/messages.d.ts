@@ -2733,8 +2733,8 @@ export interface ReplyMap {
   close_room: Result;
   ban: Result;
   report: Result;
-  leaderboard: Result;
-  profile: Result;
+  leaderboard: LeaderboardReply;
+  profile: ProfileReply;
   ping: Pong;
 }
 

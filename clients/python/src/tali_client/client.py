@@ -36,7 +36,9 @@ from tali_client.protocol.server import (
 from tali_client.tokens import MemoryTokenStore, TokenStore
 
 Handler = Callable[[Any], Any]
-DIRECT_REPLIES = frozenset({"welcome", "result", "error", "room_list", "hand_history", "pong"})
+DIRECT_REPLIES = frozenset(
+    {"welcome", "result", "error", "room_list", "hand_history", "pong", "leaderboard", "profile"}
+)
 HEARTBEAT_LAPSED = 4000
 """The close code this client uses when it gives a connection up (no pong in time)."""
 
