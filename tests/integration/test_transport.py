@@ -22,7 +22,7 @@ from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
 from server.transport import WsConnection
 
-from .conftest import make_server, running
+from .conftest import advance, make_server, running
 from .harness import Client, open_client, player
 
 pytestmark = pytest.mark.asyncio
@@ -296,8 +296,12 @@ async def test_text_after_the_clients_close_frame_is_discarded_and_the_peer_cut_
 
 
 async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_dropped() -> None:
-    """Within the frame budget, its pongs fill the socket; then it is not even read."""
+    """Within the frame budget, its pongs fill the socket; then it is not even read. Game time
+    stands still while it floods (no keepalive can drop it early on a slow machine): the
+    flood lasts until the server stops reading it; then the keepalive, moved on by the test,
+    drops it."""
     async with serving(
+        auto_seconds=0,
         read_frames_per_second=100_000,
         read_frames_burst=100_000,
         read_bytes_per_second=10_000_000,
@@ -310,17 +314,32 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_droppe
         transport = server.transport
         assert transport is not None
         (peer,) = transport.connections
+        assert peer.transport is not None
+        writes = peer.transport
         buffered: list[int] = []
 
         async def watch() -> None:
             while peer in transport.connections:
-                assert peer.transport is not None
-                buffered.append(peer.transport.get_write_buffer_size())
+                buffered.append(writes.get_write_buffer_size())
                 await asyncio.sleep(0.005)
 
         watcher = asyncio.ensure_future(watch())
+        burst = masked(Opcode.PING, b"p" * 125) * (16384 // 127)
+        loop = asyncio.get_running_loop()
         try:
-            await flood(sock, masked(Opcode.PING, b"p" * 125), 3.0)
+            # Bounded: until the server has stopped reading (its pongs fill the socket and it
+            # pauses), at most 2,000 bursts and 60 s.
+            deadline = time.monotonic() + 60
+            for _ in range(2_000):
+                try:
+                    await asyncio.wait_for(loop.sock_sendall(sock, burst), 0.5)
+                except TimeoutError:
+                    if max(buffered, default=0) > 0:
+                        break  # it is not reading any more: that is the point
+                assert time.monotonic() < deadline, "the server never stopped reading"
+            assert peer in transport.connections, "dropped while game time stood still"
+            advance(server, 0.5)  # the keepalive ping, into the full socket
+            advance(server, 0.5)  # no pong: dropped
             await within(5, lambda: peer not in transport.connections)
         finally:
             sock.close()
