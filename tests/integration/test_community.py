@@ -23,6 +23,7 @@ from benchmarks import ratings as ratings_benchmark
 from server.app import TaliServer
 from tests import tokens
 
+from .bots import Bot, run_bots
 from .community import ADMIN_TOKEN, api, raw_api, signed_in
 from .conftest import BOTS, advance, make_server, running
 from .harness import Client, open_client, player
@@ -702,3 +703,33 @@ async def test_delete_an_accounts_data(store: str, tmp_path: Path) -> None:
             resumed = await kept_back.request("hello", protocol="2.2", token=kept.token)
             assert resumed["type"] == "welcome", resumed
             assert resumed["account"] == "acct-kept"
+
+
+async def test_an_account_deleted_while_it_plays_is_not_written_again(tmp_path: Path) -> None:
+    """Its leaving ends its rating round; the round is rated without it (on the code before,
+    the round wrote its record and rating back after the delete)."""
+    async with serving(store="sqlite", data_dir=tmp_path, rating_hands=3) as server:
+        gone, _ = await signed_in(server, tokens.hs256("acct-gone", "Gone"))
+        room = await table(server, gone, variant="stud")
+        assert (await gone.request("add_bot", room=room, level="expert"))["type"] == "result"
+        seat = Bot(server, gone, room, seed=5)
+        await run_bots([seat], gone, 4, between=lambda: advance(server, 2))
+        await server.ratings.settled()
+        server.outgoing.flush()
+        before = await gone.request("profile")
+        assert before["ratings"][0]["hands"] >= 3
+        # In the middle of a round (hands 4 and 5 of rounds of 3), the account is erased.
+        await run_bots([seat], gone, 5, between=lambda: advance(server, 2))
+        status, done = await api(server.port, "POST", "/admin/api/accounts/acct-gone/delete")
+        assert status == 200, done
+        assert done["ratings"] == 1
+        await gone.closed.wait()
+        await server.ratings.settled()
+        server.outgoing.flush()
+        asker = await player(server, "Asker")
+        after = await asker.request("profile", account="acct-gone")
+        assert after["name"] is None
+        assert after["ratings"] == []
+        board = await asker.request("leaderboard", variant="stud")
+        assert "acct-gone" not in {e["account"] for e in board["entries"]}
+        assert "bot:expert" in {e["account"] for e in board["entries"]}
