@@ -114,3 +114,43 @@ async def test_the_lobby_shows_the_leaderboard_and_profiles(
     await page.get_by_test_id("my-profile").click()
     await expect(page.get_by_test_id("notice")).to_contain_text("Sign in on your site")
     assert not aulus.errors, aulus.errors
+
+
+async def test_a_rooms_creator_moderates_from_the_table(
+    operated: TaliServer, browser: Browser
+) -> None:
+    server = operated
+    dido = await Player.arrive(browser, server, "Dido")
+    ennius_page = await Player.arrive(browser, server, "Ennius")
+    fulvia_page = await Player.arrive(browser, server, "Fulvia")
+    await dido.open_room("draw")
+    room = next(r.id for r in server.lobby.rooms.values() if r.creator == pid(server, "Dido"))
+    await ennius_page.join(room)
+    await fulvia_page.join(room)
+    ennius, fulvia = pid(server, "Ennius"), pid(server, "Fulvia")
+    # The creator sees the buttons on the others' seats; the others see none.
+    await expect(dido.page.get_by_test_id(f"mute-{ennius}")).to_be_visible()
+    await expect(dido.page.get_by_test_id(f"kick-{fulvia}")).to_be_visible()
+    await expect(dido.page.get_by_test_id(f"kick-{pid(server, 'Dido')}")).to_have_count(0)
+    await expect(ennius_page.page.get_by_test_id(f"kick-{fulvia}")).to_have_count(0)
+    await expect(ennius_page.page.get_by_test_id("close-room")).to_have_count(0)
+    # Mute: Ennius's chat is refused, in words.
+    await dido.page.get_by_test_id(f"mute-{ennius}").click()
+    await expect(dido.page.get_by_test_id("notice")).to_contain_text("Muted")
+    await ennius_page.page.get_by_test_id("chat-input").fill("ave")
+    await ennius_page.page.get_by_test_id("chat-send").click()
+    await expect(ennius_page.page.get_by_test_id("notice")).to_contain_text("muted")
+    # Remove Fulvia: she is told, back in the lobby.
+    await dido.page.get_by_test_id(f"kick-{fulvia}").click()
+    await expect(fulvia_page.page.get_by_test_id("notice")).to_contain_text(
+        "removed from that table"
+    )
+    await expect(fulvia_page.page.get_by_test_id("room-list")).to_be_visible()
+    await expect(dido.seat(fulvia)).to_have_count(0)
+    # Close the room: Ennius is told and lands in the lobby.
+    await dido.page.get_by_test_id("close-room").click()
+    await expect(ennius_page.page.get_by_test_id("notice")).to_contain_text("room was closed")
+    await expect(ennius_page.page.get_by_test_id("room-list")).to_be_visible()
+    assert room not in server.lobby.rooms
+    for player in (dido, ennius_page, fulvia_page):
+        assert not player.errors, player.errors
