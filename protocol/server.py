@@ -127,8 +127,8 @@ class Welcome(Reply):
     limits: Limits
     """The limits this connection is held to; pace yourself by them."""
     account: AccountId | None = None
-    """Your account, when the session was signed in with ``auth`` (protocol 2.2); absent for a
-    guest."""
+    """Your account, when the session was signed in with ``auth`` (protocol 2.2); ``null`` for
+    a guest."""
     roles: Annotated[list[AccountRole], Field(max_length=2, default_factory=list)]
     """What your account may do besides playing (``moderator``, ``admin``); empty for a guest."""
 

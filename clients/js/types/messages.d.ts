@@ -2487,8 +2487,8 @@ export interface Welcome {
   /** The limits this connection is held to; pace yourself by them. */
   limits: Limits;
   /**
-   * Your account, when the session was signed in with `auth` (protocol 2.2); absent for a
-   * guest.
+   * Your account, when the session was signed in with `auth` (protocol 2.2); `null` for
+   * a guest.
    * (pattern ^[A-Za-z0-9_.:@|-]{1,64}$)
    */
   account?: string | null;
