@@ -87,6 +87,17 @@ Message = Annotated[str, Field(max_length=500)]
 NodeUrl = Annotated[str, Field(pattern=r"^wss?://[^\s]{1,2000}$")]
 """Where a node of the server is reached: a ``ws://`` or ``wss://`` URL."""
 UnixMillis = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+AccountId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:@|-]{1,64}$")]
+"""A signed-in player's account: the ``sub`` of the operator's sign-in token (a bot's is
+``bot:beginner`` or ``bot:expert``). Stable across sessions and names."""
+AuthToken = Annotated[
+    str, Field(pattern=r"^[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]*$", max_length=2048)
+]
+"""A sign-in token from the operator's site: a compact JWT (three base64url parts)."""
+Reason = Annotated[str, Field(max_length=200, pattern=r"^[^\x00-\x08\x0b-\x1f\x7f]*$")]
+"""Why, in a moderator's words: 0..200 characters, shown as text."""
+Rating = Annotated[float, Field(ge=-1_000_000, le=1_000_000)]
+"""A skill rating (openskill's Plackett-Luce model, on its scale: 25 to start)."""
 
 
 SETTING_BOUNDS: dict[str, tuple[int, int]] = {
@@ -200,6 +211,22 @@ class BotLevel(StrEnum):
     """Plays loose and makes mistakes on purpose."""
     EXPERT = "expert"
     """Plays from exact odds, reads bets and bluffs."""
+
+
+class AccountRole(StrEnum):
+    """What a signed-in player may do besides playing (the ``roles`` claim of their token)."""
+
+    MODERATOR = "moderator"
+    """Kicks, mutes and closes in any room; bans accounts and addresses."""
+    ADMIN = "admin"
+    """A moderator who may also moderate moderators, and use the operator's API."""
+
+
+class BanScope(StrEnum):
+    ACCOUNT = "account"
+    """The player's account (a guest has none: ban the address)."""
+    ADDRESS = "address"
+    """The address the player connected from."""
 
 
 class RoomState(StrEnum):

@@ -519,6 +519,8 @@ class BotSeats:
             bot.retire()
             raise RequestError(WireCode.INTERNAL_ERROR, "the bot could not say hello")
         session.bot = True
+        # Every bot of a level plays under one account, rated as one (server.ratings).
+        session.account = bot_account(bot.level)
         self._keep(bot, session)
         bot.say({"type": "join_room", "room": room.id, "role": "player", "seat": seat}, now=True)
         if session.player_id not in room.members:
@@ -718,6 +720,7 @@ class BotSeats:
                 continue
             session = presence.by_player(data["player"], data["name"])
             session.bot = True
+            session.account = bot_account(Level(kept["level"]))
             if kept["room"] not in session.rooms:
                 presence.forget(session)  # it had left; its close did not come to pass
                 continue
@@ -743,6 +746,11 @@ class BotSeats:
         self._unattended.clear()
         for bot in list(self.bots.values()):
             bot.peer.close(CloseCode.GOING_AWAY, "server stopping")
+
+
+def bot_account(level: Level) -> str:
+    """The account of every bot of ``level``: ``bot:expert``, ``bot:beginner``."""
+    return f"bot:{level.value}"
 
 
 def people_seated(room: Room) -> bool:

@@ -127,6 +127,8 @@ class Room:
         """The player id of whoever created the room."""
         self.address = address
         """The address the room was created from."""
+        self.extra: Data = {}
+        """Kept with the room's record, not its log: its mutes and kicks (``server.moderation``)."""
         # Plain dice are written down with each entry of the room's log as they are
         # drawn; committed dice are made again from the hand's secrets.
         self.tape = None if isinstance(dice, CommittedDice) else RecordingDice(dice)
@@ -260,6 +262,7 @@ class Room:
             "name": self.name,
             "creator": self.creator,
             "address": self.address,
+            **({"extra": self.extra} if self.extra else {}),
         }
 
     def history_task(self, session: Session, count: int) -> asyncio.Task[list[dict[str, Any]]]:

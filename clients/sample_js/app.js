@@ -21,6 +21,7 @@ import { renderTable, tick } from "./views/table.js";
 import { firstControl, renderActions } from "./views/actions.js";
 import { renderChat, renderHistory, renderLog } from "./views/panels.js";
 import { setUpRules } from "./views/rules.js";
+import { setUpRanks } from "./views/ranks.js";
 import { setUpAlerts, turnChanged } from "./alerts.js";
 import { promptHint } from "./describe.js";
 import { checkHand } from "./tali/fair-hand.js";
@@ -125,6 +126,15 @@ client.on("session_lost", () => {
   state.notice = "Your earlier visit had expired, so you start afresh in the lobby.";
 });
 client.on("server_shutdown", () => handlers.notice(RESTARTING));
+// From the operator and the moderators (protocol 2.2).
+client.on("notice", (message) => handlers.notice(`From the server's operator: ${message.text}`));
+client.on("kicked", (message) =>
+  handlers.notice(`You were removed from that table${message.reason ? `: ${message.reason}` : ""}.`),
+);
+client.on("room_closed", (message) => {
+  handlers.notice(`That room was closed${message.reason ? `: ${message.reason}` : ""}.`);
+  if (state.model && state.model.room === message.room) handlers.openLobby();
+});
 client.on("rewound", () =>
   handlers.notice("The server lost the last moves of this table; it is shown as it now stands."),
 );
@@ -157,6 +167,7 @@ client.on("your_turn", (prompt) => {
 
 // -- start -------------------------------------------------------------------------
 
+setUpRanks(client, handlers.attempt);
 $("loading").hidden = true; // every module loaded: the page works
 setUpRules();
 setUpAlerts();

@@ -3,7 +3,7 @@
 
 import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom.js";
 import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
-import { currentPrompt, failedHands, msLeft } from "../state.js";
+import { currentPrompt, failedHands, mayModerate, msLeft } from "../state.js";
 import { potLabel } from "../room-model.js";
 import { rollLabel } from "../scoring.js";
 
@@ -86,6 +86,9 @@ function renderHead(state, handlers) {
         }, me.ready ? "Sit out next hands" : "Sit in")
         : "",
       el("button", { type: "button", "data-testid": "leave", onclick: () => handlers.leave() }, "Leave the room"),
+      mayModerate(state)
+        ? el("button", { type: "button", "data-testid": "close-room", onclick: () => handlers.moderate("close_room") }, "Close the room")
+        : "",
     ),
   );
 }
@@ -120,6 +123,7 @@ function renderSeats(state, handlers) {
   const isLive = live(m);
   const prompt = currentPrompt(state);
   const liars = m.settings.variant === "liars";
+  const moderating = mayModerate(state);
   const seats = $("seats");
   seats.dataset.count = String(m.seats.length);
   seats.replaceChildren(...m.seats.map((seat) => {
@@ -165,6 +169,10 @@ function renderSeats(state, handlers) {
       turn ? timer(state, seat, hand, prompt) : "",
       dice,
       name ? el("div", { class: "hand-name", "data-testid": `roll-name-${seat.player}` }, name) : "",
+      moderating && !mine && !seat.bot ? el("div", { class: "moderate" },
+        el("button", { type: "button", "data-testid": `kick-${seat.player}`, onclick: () => handlers.moderate("kick", seat.player) }, "Remove"),
+        el("button", { type: "button", "data-testid": `mute-${seat.player}`, onclick: () => handlers.moderate("mute", seat.player) }, "Mute"),
+      ) : "",
     );
   }));
 }
