@@ -5,7 +5,8 @@ connections and the rooms count what a client makes the server do, and ask how l
 hold it back or whether to refuse it. Here: a connection's messages a second
 (``TokenBucket.take``, ``Connection``) and its refusals before it is closed (``Window``),
 each address's connections (``AddressLimits``) and HTTP requests (``Buckets``), a
-player's chat messages a minute (``Window``, ``Room.chat``). Elsewhere still, for now: the
+player's chat messages a minute (``Window``, ``Room.chat``), moderation acts and reports a
+minute (``Window``, ``server.moderation``). Elsewhere still, for now: the
 request budgets by cost and their hold-back allowance (``server.costs``), the transport's
 read budget and its 30 s window of time held back (``server.transport``).
 """
