@@ -122,7 +122,10 @@ class TaliServer:
         self.metrics = Metrics(config.metrics_max_age_seconds)
         self.store = open_store(config)
         self.clock: Clock = clock or LoopClock()
-        self.game_clock: Clock = ScaledClock(self.clock, config.time_scale)
+        # At the shipped scale of 1 the game's clock is the clock itself: no call more a tick.
+        self.game_clock: Clock = (
+            self.clock if config.time_scale == 1 else ScaledClock(self.clock, config.time_scale)
+        )
         clock = self.game_clock
         self.lobby = Lobby(config, self.ids, self.metrics, clock, self.store)
         self.presence = Presence(
