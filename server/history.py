@@ -68,6 +68,10 @@ _replaying: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] =
 )
 
 
+History = tuple[list[dict[str, Any]], dict[str, Any] | None]
+"""Complete hands, oldest first, and the hand in play so far (if asked for and there is one)."""
+
+
 def hand_history_stepwise(
     store: Store,
     room: str,
@@ -75,27 +79,33 @@ def hand_history_stepwise(
     hands_played: int,
     viewer: str | None,
     count: int,
-) -> asyncio.Task[list[dict[str, Any]]]:
+    *,
+    current: bool = False,
+) -> asyncio.Task[History]:
     """``hand_history_async`` as a task that lets the event loop run every ``STEP_ENTRIES``
     entries, one replay at a time in the process: 20 hands of an 8-seat table take some
     20 ms to replay, which no other client should wait for, and replays running side by
-    side would each add a step to every other client's wait."""
+    side would each add a step to every other client's wait. With ``current``, the hand in
+    play comes too, as ``viewer`` has seen it so far (the same filter as every hand's)."""
     loop = asyncio.get_running_loop()
     lock = _replaying.get(loop)
     if lock is None:
         lock = _replaying[loop] = asyncio.Lock()
 
-    async def story() -> list[dict[str, Any]]:
+    async def story() -> History:
         first = max(1, hands_played - count + 1)
         async with lock:
+            # The hand in play starts after every complete one: it is in the entries read.
             snapshot, entries = await store.hands_async(room, first - 1)
-            steps = _steps(room, settings, hands_played, viewer, first, snapshot, entries)
+            steps = _steps(
+                room, settings, hands_played, viewer, first, snapshot, entries, current=current
+            )
             while True:
                 try:
                     next(steps)
                 except StopIteration as done:
-                    hands: list[dict[str, Any]] = done.value
-                    return hands
+                    told: History = done.value
+                    return told
                 await asyncio.sleep(0)
 
     return loop.create_task(story())
@@ -116,8 +126,8 @@ def _story(
         try:
             next(steps)
         except StopIteration as done:
-            hands: list[dict[str, Any]] = done.value
-            return hands
+            told: History = done.value
+            return told[0]
 
 
 def _steps(
@@ -128,44 +138,54 @@ def _steps(
     first: int,
     snapshot: Data | None,
     entries: list[tuple[int, Data]],
-) -> Generator[None, None, list[dict[str, Any]]]:
-    """``_story``, yielding every ``STEP_ENTRIES`` entries; its hands are the generator's
-    return value."""
+    *,
+    current: bool = False,
+) -> Generator[None, None, History]:
+    """``_story``, yielding every ``STEP_ENTRIES`` entries; its hands (and with ``current``
+    the hand in play, numbered ``hands_played + 1``, as far as the log goes) are the
+    generator's return value."""
     game = Game(settings, replaying({}, room))
     seq = 0
     if snapshot is not None:
         game.state = load(snapshot["game"])
         seq = snapshot["seq"]
     hands: dict[int, dict[str, Any]] = {}
-    current: dict[str, Any] | None = None
+    latest: dict[str, Any] | None = None
+    in_play: dict[str, Any] | None = None
     for index, (_, entry) in enumerate(entries):
         if index % STEP_ENTRIES == STEP_ENTRIES - 1:
             yield None
         for event in _replay(game, entry, room):
             if isinstance(event, ev.HandStarted):
-                current = {"hand": event.hand, "events": [], "opening": None}
+                latest = {"hand": event.hand, "events": [], "opening": None}
                 if first <= event.hand <= hands_played:
-                    hands[event.hand] = current
-            if current is None or isinstance(event, _TABLE_EVENTS):
+                    hands[event.hand] = latest
+                elif event.hand == hands_played + 1 and current:
+                    in_play = latest
+            if latest is None or isinstance(event, _TABLE_EVENTS):
                 if not isinstance(event, ev.DiceOpened):
                     seq += 1
                 continue
             if isinstance(event, ev.DiceOpened):
-                if event.player == viewer:
-                    current["opening"] = wire.opening_data(event.opening)
+                # The hand in play opens nothing to anyone yet; a leaver's opening is theirs.
+                if event.player == viewer and latest is not in_play:
+                    latest["opening"] = wire.opening_data(event.opening)
                 continue
             seq += 1
             shown = event if event.visible_to in (None, viewer) else event.public
             if shown is not None:
-                current["events"].append(wire.event_data(shown, room, seq))
+                latest["events"].append(wire.event_data(shown, room, seq))
         seq = entry["s"]
     # A store that has not yet read back the room's latest writes (PostgreSQL's batch in
     # flight) could end a story mid-hand: only complete hands are told.
-    return [
+    complete = [
         hands[number]
         for number in sorted(hands)
         if any(e["type"] == "hand_ended" for e in hands[number]["events"])
     ]
+    if in_play is not None and any(e["type"] == "hand_ended" for e in in_play["events"]):
+        in_play = None  # it ended meanwhile: no longer the hand in play
+    return complete, in_play
 
 
 def _replay(game: Game, entry: Data, room: str) -> list[ev.Event]:

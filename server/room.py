@@ -15,6 +15,7 @@ Visibility was decided by the engine: the fan-out only follows each event's
 from __future__ import annotations
 
 import asyncio
+import hmac
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import hand_history, hand_history_stepwise
+from server.history import History, hand_history, hand_history_stepwise
 from server.journal import RecordingDice, encode_action
 from server.logs import get_logger
 from server.metrics import RoomStats
@@ -92,11 +93,14 @@ class Room:
         name: str | None = None,
         creator: str = "",
         address: str = "",
+        invite: str | None = None,
     ) -> None:
         self.id = room_id
         self.name = name
         self.creator = creator
         """The player id of whoever created the room."""
+        self.invite = invite
+        """A private room's invite (never listed; joined with it); None: a public room."""
         self.address = address
         """The address the room was created from."""
         # Plain dice are written down with each entry of the room's log as they are
@@ -138,6 +142,10 @@ class Room:
     @property
     def spectators(self) -> int:
         return sum(1 for m in self.members.values() if m.role is Role.SPECTATOR)
+
+    @property
+    def private(self) -> bool:
+        return self.invite is not None
 
     @property
     def has_free_seat(self) -> bool:
@@ -186,6 +194,14 @@ class Room:
             your_turn=msg.YourTurn.model_validate(prompt, strict=False) if prompt else None,
             next_hand_at=self._next_hand_ms,
             deadline=self._deadline_ms(),
+            bot_kinds={
+                p: m.session.bot_kind
+                for p, m in self.members.items()
+                if m.session.bot_kind is not None
+            },
+            seconds_per_turn=self.settings.turn_seconds * self.config.time_scale,
+            creator=self.creator or None,
+            invite=self.invite,
         )
 
     def _deadline_ms(self) -> int | None:
@@ -207,12 +223,15 @@ class Room:
 
     def meta(self) -> Data:
         """What the store keeps of the room besides its log: how to make it again."""
-        return {
+        meta: Data = {
             "settings": self._settings_dict,
             "name": self.name,
             "creator": self.creator,
             "address": self.address,
         }
+        if self.invite is not None:
+            meta["invite"] = self.invite
+        return meta
 
     def history(self, session: Session, count: int) -> list[dict[str, Any]]:
         """The last ``count`` complete hands as ``session`` saw them (``server.history``)."""
@@ -222,12 +241,21 @@ class Room:
             self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
         )
 
-    def history_task(self, session: Session, count: int) -> asyncio.Task[list[dict[str, Any]]]:
-        """``history`` replayed a hand at a time in a task, other rooms running between."""
+    def history_task(
+        self, session: Session, count: int, *, current: bool = False
+    ) -> asyncio.Task[History]:
+        """``history`` replayed a hand at a time in a task, other rooms running between;
+        ``current``: the hand in play (as far as it has gone) comes last, if there is one."""
         member = self._member(session)
         viewer = session.player_id if member.role is Role.PLAYER else None
         return hand_history_stepwise(
-            self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
+            self.store,
+            self.id,
+            self.settings,
+            self.game.state.hands_played,
+            viewer,
+            count,
+            current=current and self.game.hand_in_progress,
         )
 
     def chips_conserved(self) -> bool:
@@ -236,11 +264,22 @@ class Room:
 
     # -- requests ----------------------------------------------------------
 
-    def join(self, session: Session, role: Role, seat: int | None) -> None:
+    def join(
+        self, session: Session, role: Role, seat: int | None, invite: str | None = None
+    ) -> None:
         player = session.player_id
         current = self.members.get(player)
         if current is not None and (current.role is role or role is Role.SPECTATOR):
             raise RequestError(WireCode.ALREADY_IN_ROOM, "you are already in this room")
+        if (
+            self.invite is not None
+            and current is None
+            and player != self.creator
+            and not (invite is not None and hmac.compare_digest(invite, self.invite))
+        ):
+            raise RequestError(
+                WireCode.INVITE_REQUIRED, "this room is private: joining it takes its invite"
+            )
         looks = names.key(session.name)
         if any(names.key(m.session.name) == looks for p, m in self.members.items() if p != player):
             raise RequestError(
@@ -313,7 +352,14 @@ class Room:
         recent.append(now)
         member.chat_times = recent
         self.stream.publish(
-            wire.chat(self.id, self.stream.next_seq(), session.player_id, session.name, text)
+            wire.chat(
+                self.id,
+                self.stream.next_seq(),
+                session.player_id,
+                session.name,
+                text,
+                self._clock.wall_ms(now),
+            )
         )
         self._record("chat")
 
@@ -479,8 +525,16 @@ class Room:
             member = self.members.get(event.player)
             name = member.session.name if member is not None else event.player
             bot = member is not None and member.session.bot
+            kind = member.session.bot_kind if member is not None else None
             return wire.player_joined(
-                self.id, seq, event.player, name, event.seat, event.stack, bot
+                self.id,
+                seq,
+                event.player,
+                name,
+                event.seat,
+                event.stack,
+                bot,
+                *(kind or (None, None)),
             )
         if isinstance(event, ev.PlayerLeft):
             return wire.player_left(self.id, seq, event.player, event.seat, event.stack)

@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     NOT_A_BOT = "not_a_bot"
     NO_PLAYER_SEATED = "no_player_seated"
     TOO_MANY_BOTS = "too_many_bots"
+    INVITE_REQUIRED = "invite_required"
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +130,10 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
         "Bots play only with a person: nobody but bots would be seated.", False
     ),
     ErrorCode.TOO_MANY_BOTS: ErrorInfo("The server runs as many bots as it may.", False),
+    ErrorCode.INVITE_REQUIRED: ErrorInfo(
+        "The room is private: `join_room` needs its `invite` (from a member's invite link).",
+        False,
+    ),
 }
 
 
