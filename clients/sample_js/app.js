@@ -35,7 +35,7 @@ const SCREENS = ["welcome", "lobby", "table", "replaced"]; // or "connecting": n
 function render() {
   keepFocus(() => {
     for (const id of SCREENS) $(id).hidden = id !== state.screen;
-    $("notice").textContent = state.notice;
+    if ($("notice-text").textContent !== state.notice) $("notice-text").textContent = state.notice;
     $("notice").hidden = !state.notice;
     if (state.screen === "lobby") renderLobby(state, handlers);
     if (state.screen === "table" && state.model) {
@@ -117,7 +117,11 @@ client.on("welcome", (welcome) => {
   $("me").replaceChildren(nameNode(welcome.name));
   if (state.notice === RESTARTING) state.notice = ""; // back: said and done
   store.welcome(state, welcome);
-  if (state.screen === "lobby") handlers.openLobby();
+  if (state.invited) {
+    handlers.followInvite().then((went) => {
+      if (!went && state.screen === "lobby") handlers.openLobby();
+    });
+  } else if (state.screen === "lobby") handlers.openLobby();
   render();
 });
 
@@ -158,6 +162,12 @@ client.on("your_turn", (prompt) => {
 // -- start -------------------------------------------------------------------------
 
 $("loading").hidden = true; // every module loaded: the page works
+// Opened from an invite link: into that room once we have a session (after the name, for a newcomer).
+state.invited = store.inviteFromHash(location.hash);
+window.addEventListener("hashchange", () => {
+  state.invited = store.inviteFromHash(location.hash);
+  if (state.invited && state.me && client.status === "open") handlers.followInvite();
+});
 setUpRules();
 setUpAlerts();
 handlers.bindForms();

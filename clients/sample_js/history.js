@@ -23,6 +23,7 @@ export class HandHistory {
     this.names = {}; // player id -> name, for hands whose players have left
     this.sent = {}; // hand number -> { seq -> entropy we sent }
     this.chat = []; // the room's latest chat events, oldest first
+    this.failures = {}; // hand number -> a failed dice check of what this page saw
     this.hands = []; // records, oldest first: { room, you, settings, names, hand, events, opening }
   }
 
@@ -41,6 +42,7 @@ export class HandHistory {
     this.names = kept.names ?? {};
     this.sent = kept.sent ?? {};
     this.chat = kept.chat ?? [];
+    this.failures = kept.failures ?? {};
   }
 
   /** We left the room: what was kept of it goes too. */
@@ -54,6 +56,7 @@ export class HandHistory {
     this.names = {};
     this.sent = {};
     this.chat = [];
+    this.failures = {};
     this.hands = [];
   }
 
@@ -99,6 +102,18 @@ export class HandHistory {
   }
 
   /**
+   * A dice check of what this page saw that failed: kept, because after a reload the
+   * page can only check the server's own record, which a cheating server makes agree
+   * with itself (FAIRNESS.md §7: the dice to check are the ones the client saw).
+   */
+  recordFailure(hand, verdict) {
+    this.failures[hand] = { status: "failed", problems: verdict.problems ?? [], source: "live" };
+    const hands = Object.keys(this.failures).map(Number).sort((a, b) => a - b);
+    for (const old of hands.slice(0, Math.max(0, hands.length - KEPT))) delete this.failures[old];
+    this.save();
+  }
+
+  /**
    * Take hands from the server's `hand_history` (`[{hand, events, opening}]`),
    * replacing any shown for the same hands. `context` gives the room, who we
    * are and the settings.
@@ -127,7 +142,7 @@ export class HandHistory {
   save() {
     if (!this.key || !this.storage) return;
     try {
-      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent, chat: this.chat }));
+      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent, chat: this.chat, failures: this.failures }));
     } catch {
       // storage full or refused: kept in memory only
     }

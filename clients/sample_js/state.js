@@ -18,6 +18,7 @@ export function createState(storage = globalThis.localStorage) {
     screen: "welcome", // welcome | lobby | table | replaced
     me: null, // { playerId, name }
     notice: "", // the latest problem, in words
+    noticeRefusal: false, // whether it says why a request was refused (the next success clears it)
     lobby: { rooms: new Map(), variant: "", hasSeat: false, nextCursor: null },
     room: null, // the room on screen
     joining: null, // the room a join_room is on its way to
@@ -35,12 +36,43 @@ export function createState(storage = globalThis.localStorage) {
     outgoing: null, // the entropy of our roll or reroll in flight: { key, room, hand, entropy }
     clockOffset: 0, // server clock minus ours, learnt from prompts
     timerTotals: new Map(), // deadline -> the whole turn's length in ms, for the time bars
+    lastError: "", // the code of the latest refusal
+    invited: null, // { room, invite } from the invite link this page was opened with
+    inviteCopied: "", // what became of "Copy link"
+    botChoice: { level: "expert", speed: "normal" }, // the next bot the creator adds
   };
+}
+
+/** An invite link's room and invite (`#room=…&invite=…`), or null. */
+export function inviteFromHash(hash) {
+  const fields = new URLSearchParams(String(hash ?? "").replace(/^#/, ""));
+  const room = fields.get("room");
+  const invite = fields.get("invite");
+  if (!room || !/^[A-Za-z0-9_-]{1,64}$/.test(room)) return null;
+  if (invite !== null && !/^[A-Za-z0-9_-]{16,64}$/.test(invite)) return null;
+  return { room, invite };
+}
+
+/** The link that brings someone straight into `room` (the invite rides in the fragment: never sent to a server). */
+export function inviteLink(base, room, invite) {
+  const fields = new URLSearchParams({ room });
+  if (invite) fields.set("invite", invite);
+  return `${base}#${fields}`;
 }
 
 /** The server's clock, as well as we know it. */
 export function serverNow(state) {
   return Date.now() + state.clockOffset;
+}
+
+/**
+ * A whole turn at this table, in ms of the server's clock: the snapshot says it (a
+ * server may run its timers faster than the room's settings say); an older server
+ * does not, and the setting is the best guess.
+ */
+export function turnMs(state) {
+  const m = state.model;
+  return Math.round((m?.seconds_per_turn ?? m?.settings.turn_seconds ?? 30) * 1000);
 }
 
 /** Milliseconds left until a deadline on the server's clock. */
@@ -52,7 +84,7 @@ function learnTimer(state, deadline, fromSnapshot = false) {
   if (!deadline || state.timerTotals.has(deadline)) return;
   // Seen as the decision began: the time left is the whole turn. Seen later (a
   // reload), the room's turn length is the best guess.
-  const total = fromSnapshot ? state.model.settings.turn_seconds * 1000 : msLeft(state, deadline);
+  const total = fromSnapshot ? turnMs(state) : msLeft(state, deadline);
   state.timerTotals.set(deadline, Math.max(1, total));
   if (state.timerTotals.size > 64) state.timerTotals.delete(state.timerTotals.keys().next().value);
 }
@@ -122,6 +154,7 @@ export function enterRoom(state, room) {
 
 export function leaveRoom(state) {
   state.room = null;
+  state.inviteCopied = "";
   state.model = null;
   state.prompt = null;
   state.chat = [];
@@ -152,6 +185,10 @@ export function snapshot(state, message) {
   }
   if (message.hand?.deadline) learnTimer(state, message.hand.deadline, true);
   state.history.open(message.you, message.room);
+  // A dice check that failed on what this page saw, before a reload: it stays failed.
+  for (const [hand, verdict] of Object.entries(state.history.failures)) {
+    if (state.verdicts.get(Number(hand))?.status !== "failed") state.verdicts.set(Number(hand), { ...verdict });
+  }
   // A fresh page (a reload, a reopened tab): the chat this browser kept, up to the snapshot.
   if (first && !state.chat.length) state.chat = state.history.chat.filter((c) => c.seq <= message.seq);
   state.history.learnNames(Object.fromEntries(message.seats.map((s) => [s.player, s.name])));
@@ -257,6 +294,7 @@ export function diceChecked(state, room, hand, verdict) {
   if (before?.status === "failed") return false;
   if (verdict.status !== "failed" && settled(before) && !(verdict.source === "live" && settled(verdict))) return false;
   state.verdicts.set(hand, verdict);
+  if (verdict.status === "failed" && verdict.source === "live") state.history.recordFailure(hand, verdict);
   return true;
 }
 

@@ -4,7 +4,7 @@
 
 import { $, el } from "../dom.js";
 import { promptHint } from "../describe.js";
-import { currentPrompt, promptKey } from "../state.js";
+import { currentPrompt, promptKey, turnMs } from "../state.js";
 
 let shownKey = null;
 
@@ -36,7 +36,7 @@ export function renderActions(state, handlers) {
 
   box.append(el("p", { class: "your-turn", "data-testid": "your-turn" },
     el("strong", {}, "Your turn"), ` · ${promptHint(prompt)} · `,
-    el("span", { class: "timer mine", "data-deadline": prompt.deadline, "data-total": state.timerTotals.get(prompt.deadline) ?? state.model.settings.turn_seconds * 1000 },
+    el("span", { class: "timer mine", "data-deadline": prompt.deadline, "data-total": state.timerTotals.get(prompt.deadline) ?? turnMs(state) },
       el("span", { class: "timer-bar", "aria-hidden": "true" }, el("span", { class: "timer-fill" })),
       el("span", { class: "countdown" }), " s left"),
   ));

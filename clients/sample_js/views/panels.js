@@ -20,6 +20,10 @@ export function renderLog(state) {
 }
 
 export function renderChat(state) {
+  // Only players in a seat may talk (a crowd of spectators must not flood the table).
+  const watching = state.model?.role !== "player";
+  $("chat-form").hidden = watching;
+  $("chat-spectator").hidden = !watching;
   const list = $("chat");
   if (shown.chat.epoch !== state.chatEpoch || state.chat.length < shown.chat.count) {
     list.replaceChildren();

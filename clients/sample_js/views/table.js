@@ -3,7 +3,7 @@
 
 import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom.js";
 import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
-import { currentPrompt, failedHands, msLeft } from "../state.js";
+import { currentPrompt, failedHands, inviteLink, msLeft, turnMs } from "../state.js";
 import { potLabel } from "../room-model.js";
 import { rollLabel } from "../scoring.js";
 
@@ -85,8 +85,48 @@ function renderHead(state, handlers) {
           onclick: () => handlers.setReady(!me.ready),
         }, me.ready ? "Sit out next hands" : "Sit in")
         : "",
+      m.role === "spectator" && m.seats.length < m.settings.max_players
+        ? el("button", { type: "button", "data-testid": "take-seat", onclick: () => handlers.join(m.room, "player") }, "Take a free seat")
+        : "",
       el("button", { type: "button", "data-testid": "leave", onclick: () => handlers.leave() }, "Leave the room"),
     ),
+    inviteBox(state, handlers),
+    botControls(state, handlers),
+  );
+}
+
+/** A private room's invite link, for its members to share, and a button that copies it. */
+function inviteBox(state, handlers) {
+  const m = state.model;
+  if (!m.invite) return "";
+  const link = inviteLink(`${location.origin}${location.pathname}`, m.room, m.invite);
+  return el("div", { class: "invite", "data-testid": "invite" },
+    el("p", {}, el("strong", {}, "Private table"), ": not listed in the lobby. Whoever opens this link can sit down (or watch, once the seats are taken)."),
+    el("div", { class: "invite-row" },
+      el("label", { for: "invite-link", class: "visually-hidden" }, "Invite link"),
+      el("input", { id: "invite-link", "data-testid": "invite-link", readonly: true, value: link, onfocus: (e) => e.target.select() }),
+      el("button", { type: "button", "data-testid": "copy-invite", onclick: () => handlers.copyInvite(link) }, "Copy link"),
+    ),
+    el("p", { class: "hint", role: "status", "data-testid": "invite-copied" }, state.inviteCopied),
+  );
+}
+
+/** The room's creator adds computer players, of a level and speed, while a seat is free. */
+function botControls(state, handlers) {
+  const m = state.model;
+  if (!m.creator || m.creator !== m.you || m.role !== "player") return "";
+  const full = m.seats.length >= m.settings.max_players;
+  const choice = state.botChoice;
+  const select = (name, label, options) => el("label", {}, label,
+    el("select", {
+      "data-testid": `bot-${name}`,
+      onchange: (e) => { choice[name] = e.target.value; },
+    }, options.map(([value, text]) => el("option", { value, selected: choice[name] === value }, text))));
+  return el("div", { class: "bot-controls", "data-testid": "bot-controls", role: "group", "aria-label": "Computer players" },
+    select("level", "Computer level", [["beginner", "Beginner"], ["expert", "Expert"]]),
+    select("speed", "Its speed", [["fast", "Fast"], ["normal", "Like a person"], ["slow", "Slow"]]),
+    el("button", { type: "button", "data-testid": "add-bot", disabled: full, onclick: () => handlers.addBot() },
+      full ? "Every seat is taken" : "Add a computer player"),
   );
 }
 
@@ -157,7 +197,13 @@ function renderSeats(state, handlers) {
       el("div", { class: "who" },
         nameNode(seat.name),
         mine ? el("span", { class: "you-badge", "data-testid": "you-badge" }, "You") : "",
-        seat.bot ? el("span", { class: "bot", "data-testid": `bot-${seat.player}`, title: "a computer player" }, "computer") : "",
+        seat.bot ? el("span", { class: "bot", "data-testid": `bot-${seat.player}`, title: "a computer player" }, botLabel(seat)) : "",
+        seat.bot && m.creator === m.you && m.role === "player"
+          ? el("button", {
+            type: "button", class: "remove-bot", "data-testid": `remove-bot-${seat.player}`,
+            "aria-label": `Remove the computer player ${seat.name}`, onclick: () => handlers.removeBot(seat.player),
+          }, "Remove")
+          : "",
         seat.seat === m.button ? el("span", { class: "dealer", role: "img", title: "dealer button", "aria-label": "dealer button" }, "D") : "",
       ),
       el("div", { class: "stack" }, `stack ${seat.stack}`),
@@ -167,6 +213,13 @@ function renderSeats(state, handlers) {
       name ? el("div", { class: "hand-name", "data-testid": `roll-name-${seat.player}` }, name) : "",
     );
   }));
+}
+
+/** "computer", with its level and speed when the server says them. */
+function botLabel(seat) {
+  const words = { beginner: "beginner", expert: "expert", fast: "fast", slow: "slow" };
+  const extra = [words[seat.bot_level], words[seat.bot_speed]].filter(Boolean);
+  return extra.length ? `computer · ${extra.join(", ")}` : "computer";
 }
 
 /** The turn timer of a seat: a bar that drains and changes colour, and the seconds left. */
@@ -180,7 +233,7 @@ function timer(state, seat, hand, prompt) {
   }
   return el("div", {
     class: "timer", "data-testid": `timer-${seat.player}`, "data-deadline": deadline,
-    "data-total": state.timerTotals.get(deadline) ?? state.model.settings.turn_seconds * 1000,
+    "data-total": state.timerTotals.get(deadline) ?? turnMs(state),
   },
   el("span", { class: "timer-label" }, "to act"),
   el("span", { class: "timer-bar", "aria-hidden": "true" }, el("span", { class: "timer-fill" })),
