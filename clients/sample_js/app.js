@@ -83,10 +83,13 @@ function checkCurrent() {
 /** Ask the server for the room's latest hands, as we saw them, for the panel; check their dice too. */
 async function loadHistory(hands) {
   const room = state.room;
-  const reply = await client.request("hand_history", { room, hands }).catch(() => null);
+  // Arrived mid-hand (a reload): the hand so far too, as we saw it (protocol 2.2).
+  const current = state.arrivedMidHand ? { current: true } : {};
+  const reply = await client.request("hand_history", { room, hands, ...current }).catch(() => null);
   if (!reply || room !== state.room || !state.model) return;
   state.history.fill(reply.hands, { room, you: state.model.you, settings: state.model.settings });
   store.restoreLastHand(state);
+  store.restoreCurrentHand(state, reply.current);
   render();
   for (const h of reply.hands) checkDice(room, h.hand, h.events, h.opening, "history");
 }
@@ -104,6 +107,10 @@ client.on("status", ({ status }) => {
   };
   $("status").textContent = labels[status] ?? status;
   $("status").dataset.state = status;
+  // Lost (a lapsed heartbeat, a dropped link): said loudly, and nothing to click meanwhile.
+  const away = status === "offline" || status === "reconnecting";
+  $("offline").hidden = !away;
+  $("actions").inert = away;
   if (status === "replaced") {
     state.screen = "replaced";
     render();

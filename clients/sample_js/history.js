@@ -70,6 +70,21 @@ export class HandHistory {
     }
   }
 
+  /** The rooms this browser kept something of for `player` (rooms it was in and did not leave). */
+  keptRooms(player) {
+    const prefix = `tali.room.${player}.`;
+    const rooms = [];
+    try {
+      for (let i = 0; i < (this.storage?.length ?? 0); i += 1) {
+        const key = this.storage.key(i);
+        if (key?.startsWith(prefix)) rooms.push(key.slice(prefix.length));
+      }
+    } catch {
+      // storage refused: nothing known
+    }
+    return rooms;
+  }
+
   /** Remember players' names (`{player: name}`), for hands they played before leaving. */
   learnNames(names) {
     let changed = false;

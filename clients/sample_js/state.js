@@ -37,6 +37,7 @@ export function createState(storage = globalThis.localStorage) {
     clockOffset: 0, // server clock minus ours, learnt from prompts
     timerTotals: new Map(), // deadline -> the whole turn's length in ms, for the time bars
     lastError: "", // the code of the latest refusal
+    arrivedMidHand: null, // { hand, seq }: this page arrived in a hand; its log so far is to come
     invited: null, // { room, invite } from the invite link this page was opened with
     inviteCopied: "", // what became of "Copy link"
     botChoice: { level: "expert", speed: "normal" }, // the next bot the creator adds
@@ -95,7 +96,16 @@ function learnClock(state, prompt) {
 
 // -- session -----------------------------------------------------------------
 
+export const SEAT_GIVEN_UP =
+  "You were away longer than the table waits: your place there was given up, with the chips you had on the table, and you are back in the lobby. Sit down again for a fresh stack.";
+
 export function welcome(state, message) {
+  // A room this browser was in (and did not leave) that the session is no longer in: the
+  // seat was given up while we were away (the room's reconnect grace ran out).
+  const resumed = state.me === null || state.me.playerId === message.player_id;
+  const lost = resumed && state.history.keptRooms(message.player_id)
+    .some((room) => !message.rooms.includes(room) && room !== state.joining);
+  if (lost && !message.rooms.length) state.notice = SEAT_GIVEN_UP;
   state.me = { playerId: message.player_id, name: message.name };
   state.history.prune(message.player_id, message.rooms);
   if (state.room && (message.rooms.includes(state.room) || state.joining === state.room)) {
@@ -192,7 +202,11 @@ export function snapshot(state, message) {
   // A fresh page (a reload, a reopened tab): the chat this browser kept, up to the snapshot.
   if (first && !state.chat.length) state.chat = state.history.chat.filter((c) => c.seq <= message.seq);
   state.history.learnNames(Object.fromEntries(message.seats.map((s) => [s.player, s.name])));
-  if (first && live(message)) state.log = [[`Hand ${message.hand.number} in progress when you arrived`]];
+  if (first && live(message)) {
+    state.log = [[`Hand ${message.hand.number} in progress when you arrived`]];
+    // Until the server's record of the hand so far replaces this line (restoreCurrentHand).
+    state.arrivedMidHand = { hand: message.hand.number, seq: message.seq };
+  } else if (first) state.arrivedMidHand = null;
   if (missed) state.log.push(["The table is up to date again (some lines of this log may be missing)."]);
   // Events were missed: this hand can no longer be checked from what we saw (the server's record can).
   if (first || missed) state.current = null;
@@ -273,6 +287,25 @@ export function restoreLastHand(state) {
   state.log = shown.lines;
   state.results = shown.results;
   state.rollOffs = record.events.filter((e) => e.type === "roll_off");
+  return true;
+}
+
+/**
+ * A page that arrived mid-hand (a reload): the hand's log so far, from the server's
+ * record as this player saw it (`hand_history` with `current`). Events up to the
+ * snapshot's seq are replayed; later ones reached the log live, after the placeholder.
+ */
+export function restoreCurrentHand(state, current) {
+  const arrived = state.arrivedMidHand;
+  const m = state.model;
+  if (!arrived || !current || current.hand !== arrived.hand || m?.hand?.number !== arrived.hand) return false;
+  state.arrivedMidHand = null;
+  const events = current.events.filter((e) => e.seq <= arrived.seq);
+  if (!events.length) return false;
+  const names = { ...state.history.names, ...Object.fromEntries(m.seats.map((s) => [s.player, s.name])) };
+  const shown = replay({ room: m.room, you: m.you, settings: m.settings, names, hand: current.hand, events, opening: null });
+  state.log = [...shown.lines, ...state.log.slice(1)];
+  state.logEpoch += 1;
   return true;
 }
 
