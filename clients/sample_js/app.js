@@ -18,8 +18,8 @@ import { createHandlers } from "./input.js";
 import { $, keepFocus, nameNode, typing } from "./dom.js";
 import { renderLobby } from "./views/lobby.js";
 import { renderTable, tick } from "./views/table.js";
-import { firstControl, renderActions } from "./views/actions.js";
-import { renderChat, renderHistory, renderLog } from "./views/panels.js";
+import { coachTip, firstControl, renderActions } from "./views/actions.js";
+import { renderChat, renderHistory, renderLog, renderSession } from "./views/panels.js";
 import { setUpRules } from "./views/rules.js";
 import { setUpAlerts, turnChanged } from "./alerts.js";
 import { promptHint } from "./describe.js";
@@ -41,8 +41,10 @@ function render() {
     if (state.screen === "table" && state.model) {
       renderTable(state, handlers);
       renderActions(state, handlers);
+      renderCoach();
       renderLog(state);
-      renderChat(state);
+      renderChat(state, render);
+      renderSession(state);
       renderHistory(state);
     }
   });
@@ -58,6 +60,22 @@ function render() {
     if (prompt && (!active || active === document.body) && !typing()) firstControl()?.focus({ preventScroll: true });
   }
   tick(state);
+}
+
+/** A newcomer's first hand: a tip beside each decision, until it ends or "No more tips". */
+function renderCoach() {
+  const tip = state.coaching && state.model?.role === "player" ? coachTip(state, store.currentPrompt(state)) : "";
+  $("coach").hidden = !tip;
+  if ($("coach-text").textContent !== tip) $("coach-text").textContent = tip;
+}
+
+function stopCoaching() {
+  state.coaching = false;
+  try {
+    localStorage.setItem("tali.coached", "1");
+  } catch {
+    // storage refused: tips stop for this page only
+  }
 }
 
 // -- the dice check and the earlier hands ------------------------------------------
@@ -154,6 +172,10 @@ client.on("room_event", (event) => {
   const what = store.roomEvent(state, event);
   if (what === "left") handlers.openLobby();
   else if (what) render();
+  if (what && event.type === "hand_ended" && state.coaching && state.model?.hand?.players.includes(state.model.you)) {
+    stopCoaching(); // one hand played through with tips: enough
+    render();
+  }
   if (what && event.type === "hand_ended") {
     checkCurrent();
     loadHistory(state.history.toAsk(event.hand));
@@ -176,6 +198,11 @@ window.addEventListener("hashchange", () => {
   if (state.invited && state.me && client.status === "open") handlers.followInvite();
 });
 setUpRules();
+state.coaching = localStorage.getItem("tali.coached") !== "1";
+$("coach-off").addEventListener("click", () => {
+  stopCoaching();
+  render();
+});
 setUpAlerts();
 handlers.bindForms();
 handlers.bindKeys();

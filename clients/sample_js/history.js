@@ -24,6 +24,7 @@ export class HandHistory {
     this.sent = {}; // hand number -> { seq -> entropy we sent }
     this.chat = []; // the room's latest chat events, oldest first
     this.failures = {}; // hand number -> a failed dice check of what this page saw
+    this.stacks = []; // [hand, your stack after it, pot you won]: this evening at the table
     this.hands = []; // records, oldest first: { room, you, settings, names, hand, events, opening }
   }
 
@@ -43,6 +44,7 @@ export class HandHistory {
     this.sent = kept.sent ?? {};
     this.chat = kept.chat ?? [];
     this.failures = kept.failures ?? {};
+    this.stacks = kept.stacks ?? [];
   }
 
   /** We left the room: what was kept of it goes too. */
@@ -57,6 +59,7 @@ export class HandHistory {
     this.sent = {};
     this.chat = [];
     this.failures = {};
+    this.stacks = [];
     this.hands = [];
   }
 
@@ -105,9 +108,17 @@ export class HandHistory {
     this.save();
   }
 
+  /** Your stack after `hand` (and what you won in it), once per hand: the session's graph. */
+  recordStack(hand, stack, won) {
+    if (this.stacks.some(([h]) => h === hand)) return;
+    this.stacks.push([hand, stack, won]);
+    if (this.stacks.length > 500) this.stacks.splice(0, this.stacks.length - 500);
+    this.save();
+  }
+
   /** Keep a chat event (the latest CHAT of them). */
   recordChat(event) {
-    this.chat.push({ type: "chat", room: event.room, seq: event.seq, player: event.player, name: event.name, text: event.text });
+    this.chat.push({ type: "chat", room: event.room, seq: event.seq, player: event.player, name: event.name, text: event.text, at: event.at ?? null });
     if (this.chat.length > CHAT) this.chat.splice(0, this.chat.length - CHAT);
     this.save();
   }
@@ -157,7 +168,7 @@ export class HandHistory {
   save() {
     if (!this.key || !this.storage) return;
     try {
-      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent, chat: this.chat, failures: this.failures }));
+      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent, chat: this.chat, failures: this.failures, stacks: this.stacks }));
     } catch {
       // storage full or refused: kept in memory only
     }

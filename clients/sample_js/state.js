@@ -41,7 +41,29 @@ export function createState(storage = globalThis.localStorage) {
     invited: null, // { room, invite } from the invite link this page was opened with
     inviteCopied: "", // what became of "Copy link"
     botChoice: { level: "expert", speed: "normal" }, // the next bot the creator adds
+    muted: new Set(loadMuted(storage)), // player ids whose chat this browser hides
   };
+}
+
+function loadMuted(storage) {
+  try {
+    const list = JSON.parse(storage?.getItem("tali.muted") ?? "[]");
+    return Array.isArray(list) ? list.filter((p) => typeof p === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Mute (or unmute) a player's chat, in this browser; the chat is drawn afresh. */
+export function toggleMute(state, player, storage = globalThis.localStorage) {
+  if (state.muted.has(player)) state.muted.delete(player);
+  else state.muted.add(player);
+  state.chatEpoch += 1;
+  try {
+    storage?.setItem("tali.muted", JSON.stringify([...state.muted]));
+  } catch {
+    // kept for this page only
+  }
 }
 
 /** An invite link's room and invite (`#room=…&invite=…`), or null. */
@@ -243,7 +265,15 @@ export function roomEvent(state, event) {
   state.log.push(...applyEvent(model, event));
   if (state.log.length > 300) state.log.splice(0, state.log.length - 300);
   if (award) state.results.push(award);
-  if (event.type === "hand_ended") state.prompt = null;
+  if (event.type === "hand_ended") {
+    state.prompt = null;
+    // This evening's graph: our stack after every hand we were dealt into.
+    const me = model.seats.find((s) => s.player === model.you);
+    if (me && state.current?.number === event.hand && state.current.events.some((e) => e.type === "hand_started" && e.players.includes(model.you))) {
+      const won = state.current.events.filter((e) => e.type === "pot_awarded" && e.player === model.you).reduce((sum, e) => sum + e.amount, 0);
+      state.history.recordStack(event.hand, me.stack, won);
+    }
+  }
   if (event.type === "player_left" && event.player === model.you) {
     leaveRoom(state);
     return "left";

@@ -5,7 +5,14 @@ import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom
 import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
 import { currentPrompt, failedHands, inviteLink, msLeft, turnMs } from "../state.js";
 import { potLabel } from "../room-model.js";
-import { rollLabel } from "../scoring.js";
+import { rollLabel, rollStrength } from "../scoring.js";
+import { play } from "../alerts.js";
+
+// What each seat's dice were when last drawn ("hand:player" -> faces), to animate the
+// dice that just changed (a roll, a reroll) and to sound a roll; and the hands whose
+// win was already celebrated.
+const drawnDice = new Map();
+let celebrated = "";
 
 export function renderTable(state, handlers) {
   const m = state.model;
@@ -20,6 +27,11 @@ export function renderTable(state, handlers) {
     ...state.results.map((line) => lineNode("p", line)),
     !live(m) && m.hand ? diceCheck(state.verdicts.get(m.hand.number)) : "",
     winner ? lineNode("p", [{ name: winner.name }, ` wins the table: ${winner.player === m.you ? "you hold" : "they hold"} all ${winner.stack} chips.`], { class: "table-winner", "data-testid": "table-winner" }) : "",
+    // A rematch: everyone starts again from the room's stack (the winner too, by choice).
+    winner && m.role === "player" && m.seats.some((s) => s.player === m.you)
+      ? el("p", {}, el("button", { type: "button", "data-testid": "rematch", onclick: () => handlers.buyIn() },
+        `Rematch: start again with ${m.settings.starting_chips} chips`))
+      : "",
   );
 }
 
@@ -162,6 +174,13 @@ function renderSeats(state, handlers) {
   const liars = m.settings.variant === "liars";
   const seats = $("seats");
   seats.dataset.count = String(m.seats.length);
+  let rolled = false;
+  const winners = !isLive && hand ? new Set(hand.winners ?? []) : new Set();
+  const winKey = winners.size ? `${m.room}:${hand.number}` : "";
+  if (winKey && winKey !== celebrated) {
+    celebrated = winKey;
+    play("win");
+  }
   seats.replaceChildren(...m.seats.map((seat) => {
     const mine = seat.player === m.you;
     const turn = isLive && hand.to_act.includes(seat.player);
@@ -170,8 +189,14 @@ function renderSeats(state, handlers) {
     const dice = el("div", { class: "dice", "data-testid": `dice-${seat.player}` });
     if (seat.dice) {
       const secret = liars && mine && isLive && !hand.showdown;
+      const key = `${m.room}:${hand?.number}:${seat.player}`;
+      const before = drawnDice.get(key) ?? [];
+      if (isLive && seat.dice.some((face, i) => before[i] !== face)) rolled = true;
+      drawnDice.set(key, [...seat.dice]);
+      if (drawnDice.size > 64) drawnDice.delete(drawnDice.keys().next().value);
       seat.dice.forEach((face, i) => {
-        const attrs = { "data-testid": `die-${seat.player}-${i}`, class: secret ? "private" : "" };
+        const fresh = isLive && before[i] !== face;
+        const attrs = { "data-testid": `die-${seat.player}-${i}`, class: [secret && "private", fresh && "fresh"].filter(Boolean).join(" ") };
         if (rerollable) {
           dice.append(el("button", {
             type: "button", class: "reroll", "data-testid": `reroll-${i}`,
@@ -191,7 +216,7 @@ function renderSeats(state, handlers) {
     else if (isLive && !seat.in_hand) notes.push(m.sitting_out?.[seat.player] === "not_ready" || !seat.ready ? "sitting out" : "plays from the next hand");
     else if (!seat.ready) notes.push("sitting out");
     if (seat.bet) notes.push(`bet ${seat.bet}`);
-    const classes = ["seat", mine && "me", turn && "turn", seat.folded && isLive && "folded", !seat.connected && "away", !seat.ready && "out", out && "busted"];
+    const classes = ["seat", winners.has(seat.player) && "winner", mine && "me", turn && "turn", seat.folded && isLive && "folded", !seat.connected && "away", !seat.ready && "out", out && "busted"];
     const name = seat.dice?.length === 4 ? rollLabel(seat.dice) : "";
     return el("div", { class: classes.filter(Boolean).join(" "), "data-testid": `seat-${seat.player}` },
       el("div", { class: "who" },
@@ -206,13 +231,18 @@ function renderSeats(state, handlers) {
           : "",
         seat.seat === m.button ? el("span", { class: "dealer", role: "img", title: "dealer button", "aria-label": "dealer button" }, "D") : "",
       ),
+      winners.has(seat.player) ? el("div", { class: "win-badge", "data-testid": `winner-${seat.player}` }, "wins the pot") : "",
       el("div", { class: "stack" }, `stack ${seat.stack}`),
       notes.length ? el("div", { class: "state", "data-testid": `state-${seat.player}` }, notes.join(" · ")) : "",
       turn ? timer(state, seat, hand, prompt) : "",
       dice,
       name ? el("div", { class: "hand-name", "data-testid": `roll-name-${seat.player}` }, name) : "",
+      mine && name && state.showStrength !== false
+        ? el("div", { class: "strength", "data-testid": "hand-strength" }, rollStrength(seat.dice))
+        : "",
     );
   }));
+  if (rolled) play("roll");
 }
 
 /** "computer", with its level and speed when the server says them. */
