@@ -38,9 +38,12 @@ import base64
 import contextlib
 import json
 import os
+import posixpath
 import random
+import re
 import shutil
 import socket
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -52,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.codec import PROTOCOL_VERSION
+from server import room as room_module
 from server.config import ServerConfig
 from server.costs import cost_of
 
@@ -68,6 +72,16 @@ CANARY = "127.0.0.1"
 HEALTH = "127.0.0.3"
 P99_FACTOR = 3.0
 P99_FLOOR_MS = 5.0
+# Read where the server has them, else their shipped values: the suite also runs against
+# code older than these limits, to show each attack get through there.
+LOG_BOUND = getattr(room_module, "LOG_ENTRIES", 256) + 8
+"""The most entries a room's log may hold (a snapshot every LOG_ENTRIES; a turn's more)."""
+_SHARE = ServerConfig.model_fields.get("max_bots_per_address")
+BOTS_PER_ADDRESS = int(_SHARE.default) if _SHARE is not None else 32
+CPU_SHARE_LIMIT = 30.0
+"""The most of a core an attack of ``CPU_CHECKED`` may take, over the canary's own share."""
+HEAVY = {"address_at_limits", "five_addresses", "spread_10", "spread_32", "metrics_from_many"}
+CPU_CHECKED = {"address_at_limits", "five_addresses", "spread_10", "spread_32"}
 RSS_SLACK_MIB = 24.0
 HANDSHAKE = (
     "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -138,6 +152,19 @@ class Server:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
         return 0.0
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server process has used (user and system)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def disk_bytes(self) -> int:
+        """Bytes the server's store keeps: its database file, into which the server's own
+        thread copies the WAL every half second. The WAL is left out: a buffer the server
+        reuses and never shrinks, whose size says how much was written lately, not what is
+        kept."""
+        path = Path(self.data) / "tali.db"
+        return path.stat().st_size if path.exists() else 0
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -308,6 +335,8 @@ class Player:
         self.replies: dict[Any, dict[str, Any]] = {}
         self.codes: list[str] = []
         self.answered = 0
+        self.snapshots = 0
+        self.token = ""
         self.close_code: int | None = None
         self.closed_at: float | None = None
         self._waiters: dict[Any, asyncio.Future[dict[str, Any]]] = {}
@@ -321,6 +350,7 @@ class Player:
                 {"type": "hello", "protocol": PROTOCOL_VERSION, "name": name}
             )
             assert welcome["type"] == "welcome", welcome
+            player.token = welcome["token"]
         return player
 
     async def _read(self) -> None:
@@ -337,6 +367,8 @@ class Player:
                     self.answered += 1
                 if message.get("type") == "error":
                     self.codes.append(message["code"])
+                elif message.get("type") == "snapshot":
+                    self.snapshots += 1
                 waiter = self._waiters.pop(message.get("id"), None)
                 if waiter is not None and not waiter.done():
                     waiter.set_result(message)
@@ -407,6 +439,13 @@ class Context:
     rng: random.Random
     budget: dict[str, float] = field(default_factory=dict)
     """The server's request budgets (its defaults, or as the run's settings change them)."""
+    quiet_cpu: float = 0.0
+    """The server's CPU (% of a core) with the canary alone: what an attack's share is over."""
+    data: str = ""
+    """The server's data directory (its SQLite store)."""
+    last: str = ""
+    """The attack run before this one."""
+    quiet_p99: float = 0.0
 
 
 def cut(outcome: Outcome, started: float, how: str) -> None:
@@ -572,6 +611,83 @@ async def hand_history(ctx: Context) -> Outcome:
     )
     out.note += " (8 connections, one address)"
     return out
+
+
+async def spread(
+    ctx: Context, addresses: int, connections: int = 64, per_second: float = 19.0
+) -> Outcome:
+    """``connections`` connections from each of ``addresses`` addresses (64: the most an
+    address may hold), each sending ``ping`` within the message rate: each connection is
+    within every limit of its own, the address far over its request budget.
+
+    Cut off: connections closed by the server, or the address held to its budget (no more
+    answered than it allows, 10 % slack)."""
+    out = Outcome()
+
+    async def open_all(address: str) -> list[Player]:
+        opened = []
+        for i in range(connections):
+            try:
+                opened.append(await Player.open(ctx.port, address, f"Spread {i}"))
+            except (Refused, OSError, TimeoutError, AssertionError, ConnectionError):
+                break
+        return opened
+
+    groups = await asyncio.gather(
+        *(open_all(attacker(ctx.base + 30 + a)) for a in range(addresses))
+    )
+    players = [p for group in groups for p in group]
+    base = sum(p.answered for p in players)
+    started = time.monotonic()
+    n = 0
+    ping = text({"type": "ping", "id": 1})
+    try:
+        while time.monotonic() - started < ctx.seconds:
+            # Paced by the clock, four times a second, each connection's pings due in one
+            # write (within the message burst): hundreds of connections, and the attacker's
+            # own loop is not what is measured.
+            due = int((time.monotonic() - started) * per_second) - n
+            if due > 0:
+                burst = ping * due
+                for player in players:
+                    if player.closed:
+                        cut(out, started, "closed")
+                    elif not player.writer.is_closing():
+                        player.writer.write(burst)
+                        out.sent += due
+                n += due
+            await asyncio.sleep(0.25)
+        await asyncio.sleep(0.2)
+        elapsed = time.monotonic() - started
+        answered = sum(p.answered for p in players) - base
+        budget = ctx.budget
+        allowed = addresses * (
+            budget["address_request_budget_burst"]
+            + budget["address_request_budget_per_second"] * elapsed
+        )
+        closed = sum(1 for p in players if p.closed)
+        if out.cut_off is None and out.sent > 1.1 * allowed and answered <= 1.1 * allowed:
+            out.cut_off = elapsed
+            out.how = "held to budget"
+        out.note = (
+            f"{len(players)} connections from {addresses} address(es), {out.sent} pings sent,"
+            f" {answered} answered ({answered / elapsed:.0f}/s; the budget allows"
+            f" {allowed / elapsed:.0f}/s), {closed} closed"
+        )
+        if "internal_error" in {c for p in players for c in p.codes}:
+            out.bad_answers.append("internal_error")
+    finally:
+        for player in players:
+            player.close()
+    return out
+
+
+async def address_at_limits(ctx: Context) -> Outcome:
+    return await spread(ctx, 1)
+
+
+async def five_addresses(ctx: Context) -> Outcome:
+    return await spread(ctx, 5)
 
 
 async def connection_flood(ctx: Context) -> Outcome:
@@ -782,6 +898,343 @@ async def metrics_hammer(ctx: Context) -> Outcome:
     return out
 
 
+async def metrics_from_many(ctx: Context) -> Outcome:
+    """A hundred addresses scraping /metrics, each at the pace its budget allows (some 0.7
+    scrapes a second, each at its own moment), the lobby full: each address is within its
+    limits, what must hold is the canary and the server's CPU (before: a scrape walked
+    every room, and a hundred such scrapers held the server at 100 %)."""
+    out = Outcome(needs_cut_off=False)
+    started = time.monotonic()
+    counts = {"200": 0, "429": 0, "other": 0}
+    first = 10_000 + 3 * ctx.base  # a hundred addresses of this attack's own
+    pace = ctx.rng.uniform
+
+    async def scraper(n: int) -> None:
+        await asyncio.sleep(pace(0, 1.5))
+        while time.monotonic() - started < ctx.seconds:
+            out.sent += 1
+            try:
+                reply = await http_exchange(
+                    ctx.port, attacker(first + n), b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                )
+            except (OSError, TimeoutError):
+                counts["other"] += 1
+                await asyncio.sleep(0.05)
+                continue
+            key = reply[9:12].decode()
+            counts[key if key in counts else "other"] += 1
+            if key == "429":
+                cut(out, started, "429 (held to budget)")
+            await asyncio.sleep(pace(1.0, 2.0))
+
+    await asyncio.gather(*(scraper(n) for n in range(100)))
+    out.note = (
+        f"{counts['200']} scrapes served, {counts['429']} refused, {counts['other']} dropped;"
+        f" {ctx.lobby_rooms:,} rooms"
+    )
+    return out
+
+
+async def set_ready_flood(ctx: Context) -> Outcome:
+    """Eight players of one address at a table of their own sit in and out as fast as the
+    message rate allows: no hand is played, and the room's log must not keep what they
+    write (a snapshot takes it every LOG_ENTRIES entries); a hand_history after it costs
+    what it returns, not what the log holds."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 8)
+    players = [await Player.open(ctx.port, address, f"Sitter {i}") for i in range(8)]
+    try:
+        made = await players[0].request(
+            {"type": "create_room", "settings": {"variant": "liars", "max_players": 8}}
+        )
+        room = made["room"]
+        for player in players:
+            joined = await player.request({"type": "join_room", "room": room, "role": "player"})
+            assert joined["type"] == "result", joined
+        started = time.monotonic()
+        n = 0
+        while time.monotonic() - started < ctx.seconds:
+            # Paced by the clock, at most ten a turn each (within the message burst).
+            due = min(10, int((time.monotonic() - started) * 19) - n)
+            for k in range(due):
+                for player in players:
+                    if not player.closed:
+                        ready = (n + k) % 2 == 1
+                        player.send({"type": "set_ready", "room": room, "ready": ready})
+                        out.sent += 1
+            n += max(0, due)
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)
+        # Asked by a spectator of the room, on a connection of its own.
+        reader = await Player.open(ctx.port, attacker(ctx.base + 21), "Reader")
+        players.append(reader)
+        await reader.request({"type": "join_room", "room": room, "role": "spectator"}, ident="w")
+        asked = time.perf_counter()
+        history = await reader.request({"type": "hand_history", "room": room, "hands": 20})
+        took = (time.perf_counter() - asked) * 1000
+        kept = log_entries(ctx.data, room)
+        if kept is not None and kept > LOG_BOUND:
+            out.bad_answers.append(f"the room's log holds {kept} entries (bound {LOG_BOUND})")
+        if history.get("type") != "hand_history":
+            out.bad_answers.append(f"hand_history answered {history.get('code')}")
+        out.note = (
+            f"{out.sent} set_ready sent; the room's log holds {kept} entries;"
+            f" hand_history answered in {took:.1f} ms"
+        )
+        if "internal_error" in {c for p in players for c in p.codes}:
+            out.bad_answers.append("internal_error")
+    finally:
+        for player in players:
+            player.close()
+    return out
+
+
+def log_entries(data: str, room: str) -> int | None:
+    """How many entries of ``room``'s log the server's SQLite store holds (None: no store)."""
+    path = Path(data) / "tali.db"
+    if not path.exists():
+        return None
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
+        count = 0
+        for table in ("tail", "entries"):
+            with contextlib.suppress(sqlite3.OperationalError):
+                count += db.execute(
+                    f"SELECT count(*) FROM {table} WHERE room = ?", (room,)
+                ).fetchone()[0]
+        return count
+
+
+async def rooms_per_session(ctx: Context) -> Outcome:
+    """One session joins more rooms than a welcome lists (64) as a spectator, then resumes:
+    the joins beyond are refused (too_many_rooms), and the resume gets its welcome and a
+    snapshot of every room (before: all were taken, and the resume ended in
+    internal_error, with no welcome)."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 9)
+    # Seventy rooms of its own, from seven addresses (ten rooms an address, three a session).
+    rooms: list[str] = []
+    for a in range(7):
+        for k in range(4):
+            maker = await Player.open(ctx.port, attacker(ctx.base + 14 + a), f"Maker {a}.{k}")
+            for j in range(3 if k < 3 else 1):
+                made = await maker.request(
+                    {"type": "create_room", "settings": {"variant": "simple"}}, ident=f"m{j}"
+                )
+                if made["type"] == "result":
+                    rooms.append(made["room"])
+            maker.close()
+    watcher = await Player.open(ctx.port, address, "Everywhere")
+    joined = refused = 0
+    codes: dict[str, int] = {}
+    for k, room in enumerate(rooms[:70]):
+        if k >= 20:
+            await asyncio.sleep(1 / 15)  # within the message rate, after a burst
+        reply = await watcher.request(
+            {"type": "join_room", "room": room, "role": "spectator"}, ident=f"j{k}"
+        )
+        out.sent += 1
+        if reply["type"] == "result":
+            joined += 1
+        else:
+            codes[reply.get("code", "?")] = codes.get(reply.get("code", "?"), 0) + 1
+            refused += reply.get("code") == "too_many_rooms"
+    token = watcher.token
+    watcher.close()
+    back = await Player.open(ctx.port, address, None)
+    try:
+        welcome = await back.request(
+            {"type": "hello", "protocol": PROTOCOL_VERSION, "token": token}
+        )
+        await asyncio.sleep(0.5)
+        if welcome.get("type") != "welcome":
+            out.bad_answers.append(f"the resume got {welcome.get('code')}, no welcome")
+        elif len(welcome["rooms"]) != joined or back.snapshots < joined:
+            out.bad_answers.append(
+                f"welcome with {len(welcome['rooms'])} rooms, {back.snapshots} snapshots"
+            )
+        if joined > 64:
+            out.bad_answers.append(f"{joined} rooms joined by one session")
+        if len(rooms) >= 70 and joined + refused < 70:
+            out.bad_answers.append(f"joins refused otherwise: {codes}")
+        out.note = (
+            f"{len(rooms[:70])} joins asked, {joined} taken, refused: {codes or 'none'};"
+            f" the resume: {welcome.get('type')}, {back.snapshots} snapshots"
+        )
+    finally:
+        back.close()
+    return out
+
+
+async def probes_over_limits(ctx: Context) -> Outcome:
+    """An address holding every connection it may (and as many more, refused): its probes
+    are answered all the same (before: 429, or dropped)."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 10)
+    held: list[asyncio.StreamWriter] = []
+    statuses: dict[str, int] = {}
+    try:
+        for _ in range(140):  # 64 allowed, as many refused, then dropped
+            try:
+                _, writer = await connect(ctx.port, address)
+            except (OSError, TimeoutError):
+                continue
+            writer.write(b"GET /slow HTTP/1.1\r\n")  # and never the rest of the head
+            held.append(writer)
+        await asyncio.sleep(0.2)
+        for k in range(40):
+            path = b"/healthz" if k % 2 else b"/readyz"
+            out.sent += 1
+            try:
+                reply = await http_exchange(
+                    ctx.port, address, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+                )
+                status = reply[9:12].decode() or "dropped"
+            except (OSError, TimeoutError):
+                status = "dropped"
+            statuses[status] = statuses.get(status, 0) + 1
+        if set(statuses) != {"200"}:
+            out.bad_answers.append(f"probes answered {statuses}")
+        out.note = f"{len(held)} connections held; probes: {statuses}"
+    finally:
+        for writer in held:
+            writer.transport.abort()
+    return out
+
+
+async def utf8_in_one_write(ctx: Context) -> Outcome:
+    """A hello and a text frame that is not UTF-8 in one TCP write, twenty times: each hello
+    gets its welcome, then the connection closes with 1007 (before: the welcome was lost)."""
+    out = Outcome()
+    started = time.monotonic()
+    lost = 0
+    hello = text({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "Valid", "id": 1})
+    while out.sent < 20 and time.monotonic() - started < ctx.seconds * 5:
+        try:
+            reader, writer = await ws_open(ctx.port, attacker(ctx.base + 11))
+        except (Refused, OSError, TimeoutError):
+            await asyncio.sleep(0.1)
+            continue
+        out.sent += 1
+        welcomed = False
+        code = None
+        try:
+            writer.write(hello + frame(0x1, b"\xff\xfe"))
+            while True:
+                opcode, payload = await asyncio.wait_for(read_frame(reader), 5)
+                if opcode == 0x8:
+                    code = struct.unpack("!H", payload[:2])[0] if payload else None
+                    break
+                welcomed = welcomed or b'"welcome"' in payload
+        except (asyncio.IncompleteReadError, ConnectionError, OSError, TimeoutError):
+            pass
+        finally:
+            writer.transport.abort()
+        if code is not None:
+            cut(out, started, "closed (1007)" if code == 1007 else f"closed ({code})")
+        lost += not welcomed
+        await asyncio.sleep(0.1)  # within the address's connection rate
+    if lost:
+        out.bad_answers.append(f"{lost} of {out.sent} welcomes lost")
+    out.note = f"{out.sent - lost} of {out.sent} welcomed before the close"
+    return out
+
+
+async def page_behind_nat(ctx: Context) -> Outcome:
+    """Ten people behind one address open the sample client at once, as a browser does (the
+    page, each file it names, each module those import, each on a connection of its own,
+    then a WebSocket and a hello): none is refused (before: 429 on 69 of 189 files and on
+    every WebSocket of nine)."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 12)
+    statuses: dict[str, int] = {}
+
+    async def get(path: str) -> bytes:
+        out.sent += 1
+        try:
+            reply = await http_exchange(
+                ctx.port, address, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+            )
+        except (OSError, TimeoutError):
+            reply = b""
+        status = reply[9:12].decode() or "dropped"
+        statuses[status] = statuses.get(status, 0) + 1
+        return reply.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in reply else b""
+
+    async def person(n: int) -> bool:
+        page = await get("/")
+        wanted = [
+            u for u in re.findall(rb'(?:src|href)="([^"]+)"', page) if not u.startswith(b"data:")
+        ]
+        seen: set[str] = set()
+        queue = ["/" + u.decode().lstrip("/") for u in wanted]
+        while queue:
+            path = queue.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            body = await get(path)
+            if path.split("?")[0].endswith(".js"):
+                base = path.split("?")[0].rsplit("/", 1)[0]
+                for found in re.findall(rb'^import .* from "([^"]+)";', body, re.MULTILINE):
+                    queue.append(posixpath.normpath(f"{base}/{found.decode()}"))
+        try:
+            player = await Player.open(ctx.port, address, f"Neighbour {n}")
+        except (Refused, OSError, TimeoutError, AssertionError):
+            return False
+        player.close()
+        return True
+
+    opened = await asyncio.gather(*(person(n) for n in range(10)))
+    if set(statuses) != {"200"}:
+        out.bad_answers.append(f"files answered {statuses}")
+    if not all(opened):
+        out.bad_answers.append(f"{opened.count(False)} of 10 WebSockets refused")
+    out.note = f"{out.sent} files asked: {statuses}; {opened.count(True)} of 10 played"
+    return out
+
+
+async def bots_from_one_address(ctx: Context) -> Outcome:
+    """One address fills the rooms it may make (10, from four sessions) with bots, then
+    goes: the bots it gets are its share of the server's (max_bots_per_address), not all it
+    asks for (before: 70, and 15 addresses filled max_bots)."""
+    out = Outcome(needs_cut_off=False)
+    address = attacker(ctx.base + 13)
+    share = BOTS_PER_ADDRESS
+    added = refused = 0
+    players = []
+    try:
+        for k in range(4):
+            player = await Player.open(ctx.port, address, f"Host {k}")
+            players.append(player)
+            for j in range(3 if k < 3 else 1):
+                made = await player.request(
+                    {"type": "create_room", "settings": {"variant": "simple", "max_players": 8}},
+                    ident=f"c{j}",
+                )
+                if made["type"] != "result":
+                    continue
+                room = made["room"]
+                await player.request(
+                    {"type": "join_room", "room": room, "role": "player"}, ident=f"s{j}"
+                )
+                for b in range(7):
+                    out.sent += 1
+                    reply = await player.request(
+                        {"type": "add_bot", "room": room}, ident=f"b{j}.{b}"
+                    )
+                    if reply["type"] == "result":
+                        added += 1
+                    elif reply.get("code") == "too_many_bots":
+                        refused += 1
+        if added > share:
+            out.bad_answers.append(f"{added} bots for one address (its share: {share})")
+        out.note = f"{added} bots added, {refused} refused (too_many_bots); the share is {share}"
+    finally:
+        for player in players:
+            player.close()
+    return out
+
+
 # -- the fuzzer --
 
 
@@ -965,15 +1418,53 @@ ATTACKS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "list_rooms": list_rooms,
     "resync": resync,
     "hand_history": hand_history,
+    "address_at_limits": address_at_limits,
+    "five_addresses": five_addresses,
     "connection_flood": connection_flood,
     "slowloris": slowloris,
     "oversized_frames": malformed(oversized=True),
     "malformed_frames": malformed(oversized=False),
     "odd_http": odd_http,
     "metrics_hammer": metrics_hammer,
+    "metrics_from_many": metrics_from_many,
+    "set_ready_flood": set_ready_flood,
+    "rooms_per_session": rooms_per_session,
+    "probes_over_limits": probes_over_limits,
+    "utf8_in_one_write": utf8_in_one_write,
+    "page_behind_nat": page_behind_nat,
+    "bots_from_one_address": bots_from_one_address,
     "fuzz": fuzz,
 }
-LONG_WINDOWS = {"slowloris": 12.0}
+
+
+def spread_of(connections: int) -> Callable[[Context], Awaitable[Outcome]]:
+    async def attack(ctx: Context) -> Outcome:
+        out = await spread(ctx, 1, connections)
+        out.needs_cut_off = False  # a measurement: CPU by the number of connections
+        return out
+
+    return attack
+
+
+EXTRA = {
+    "spread_10": spread_of(10),
+    "spread_32": spread_of(32),
+}
+"""Attacks run only when named (``--only``): CPU per attacker connection, by their number."""
+WINDOWS = {
+    "slowloris": (12.0, 12.0),
+    # Its burst (120 connections) takes more than the quick window when handshakes are slow.
+    "connection_flood": (6.0, 10.0),
+    # Long enough for a budget's hold to show what it costs, and (in the long run) for an
+    # address that stays over its budget to lose connections.
+    "address_at_limits": (12.0, 30.0),
+    "five_addresses": (8.0, 30.0),
+    "set_ready_flood": (8.0, 60.0),
+    "metrics_from_many": (4.0, 20.0),
+    "spread_10": (8.0, 30.0),
+    "spread_32": (8.0, 30.0),
+}
+"""Attacks with windows of their own: (quick, long)."""
 
 
 # -- the runner ------------------------------------------------------------------------
@@ -999,6 +1490,13 @@ class Row:
     outcome: Outcome
     canary_ok: bool
     canary_note: str
+    cpu: float = 0.0
+    """The server's CPU during the attack, % of one core, less its quiet share (the canary's)."""
+    disk_per_minute: float = 0.0
+    """Growth of the server's data directory, bytes per minute of attack."""
+    quiet_p99: float = 0.0
+    seconds: float = 0.0
+    """How long the attack ran (its CPU share and disk growth are over this)."""
     failures: list[str] = field(default_factory=list)
 
 
@@ -1034,7 +1532,7 @@ async def fill_lobby(port: int, rooms: int) -> int:
             *(ten(a, min(10, rooms - made - 10 * i)) for i, a in enumerate(batch))
         )
         made += sum(counts)
-        if not batch:
+        if not batch or not sum(counts):  # the server holds as many rooms as it may
             break
     return made
 
@@ -1051,13 +1549,23 @@ async def attempt(
 ) -> Row:
     """One attack with the canary beside it, checked."""
     ctx.base = 2000 + 40 * index
-    ctx.seconds = LONG_WINDOWS.get(name, window)
-    await asyncio.sleep(0.3)
+    quick, long = WINDOWS.get(name, (window, window))
+    ctx.seconds = quick if ctx.quick else long
+    # After an attack of hundreds of connections, the closing of them all settles first.
+    await asyncio.sleep(0.3 if index == 0 or ctx.last not in HEAVY else 2.0)
+    ctx.last = name
     await canary.mark()
     poller.reset()
     rss_before = server.rss_mib()
-    outcome = await ATTACKS[name](ctx)
-    await asyncio.sleep(0.5)
+    cpu_before, disk_before, started = server.cpu_seconds(), server.disk_bytes(), time.monotonic()
+    try:
+        outcome = await {**ATTACKS, **EXTRA}[name](ctx)
+    except Exception as exc:  # the attacker's own failure: noted, the run goes on
+        outcome = Outcome(needs_cut_off=False, bad_answers=[f"the attack failed: {exc!r}"])
+    elapsed = time.monotonic() - started
+    cpu = (server.cpu_seconds() - cpu_before) / elapsed * 100 - ctx.quiet_cpu
+    await asyncio.sleep(0.6)  # the server's checkpoint of what the attack wrote
+    disk = (server.disk_bytes() - disk_before) / (elapsed / 60)
     seen = await canary.mark()
     rss_after = server.rss_mib()
     lat = seen["latencies"]
@@ -1074,6 +1582,10 @@ async def attempt(
         outcome,
         seen["chips_ok"] and not disturbed,
         f"errors {seen['errors'][:3]}, lost {seen['lost']}" if disturbed else "",
+        cpu,
+        disk,
+        ctx.quiet_p99,
+        elapsed,
     )
     if not server.alive():
         row.failures.append("the server died")
@@ -1087,6 +1599,8 @@ async def attempt(
         row.failures.append("the canary's chips do not add up")
     if disturbed:
         row.failures.append(f"the canary was disturbed: {row.canary_note}")
+    if name in CPU_CHECKED and cpu > CPU_SHARE_LIMIT:
+        row.failures.append(f"the attack's CPU share {cpu:.0f} % > {CPU_SHARE_LIMIT:g} %")
     if rss_after - rss_before > RSS_SLACK_MIB:
         row.failures.append(f"RSS grew {rss_after - rss_before:.1f} MiB")
     if outcome.needs_cut_off and outcome.cut_off is None:
@@ -1121,9 +1635,11 @@ async def run(
         await canary.mark()
         poller.reset()
         windows = []
+        cpu_before, quiet_started = server.cpu_seconds(), time.monotonic()
         for _ in range(3):
             await asyncio.sleep(max(1.5, window * 0.6))
             windows.append((await canary.mark())["latencies"])
+        quiet_cpu = (server.cpu_seconds() - cpu_before) / (time.monotonic() - quiet_started) * 100
         # The median window's p99: one stall of this shared machine in a quiet window
         # must not set the bar for every attack.
         base_p99 = sorted(percentile(w, 0.99) for w in windows)[1]
@@ -1134,6 +1650,7 @@ async def run(
             "actions": len(every),
             "rss": server.rss_mib(),
             "health_failures": poller.failures,
+            "cpu": quiet_cpu,
         }
         limit = P99_FACTOR * max(base_p99, P99_FLOOR_MS)
         summary["p99_limit"] = limit
@@ -1141,8 +1658,9 @@ async def run(
             header(summary)
         lobby_rooms = 0
         names = only or list(ATTACKS)
-        if "list_rooms" in names:
-            lobby_rooms = await fill_lobby(port, 1000 if quick else 10_000)
+        if {"list_rooms", "metrics_from_many"} & set(names):
+            # The server's whole lobby (max_rooms, 10,000) but for the rooms the attacks make.
+            lobby_rooms = await fill_lobby(port, 1000 if quick else 9_800)
         summary["lobby_rooms"] = lobby_rooms
         ctx = Context(
             0,
@@ -1153,6 +1671,9 @@ async def run(
             lobby_rooms,
             3000 if quick else 100_000,
             random.Random(14),
+            quiet_cpu=quiet_cpu,
+            quiet_p99=base_p99,
+            data=server.data,
         )
         settings = env or {}
         for name in BUDGETS:
@@ -1200,7 +1721,7 @@ async def run(
     return rows, summary
 
 
-HEADER = f"{'attack':<18}{'p50 ms':>8}{'p99 ms':>8}{'moves':>7}{'healthz':>9}{'RSS Δ MiB':>10}{'cut off':>9}  {'how':<18}verdict / notes"
+HEADER = f"{'attack':<18}{'p50 ms':>8}{'p99 ms':>8}{'moves':>7}{'healthz':>9}{'RSS Δ MiB':>10}{'CPU %':>7}{'disk/min':>10}{'cut off':>9}  {'how':<18}verdict / notes"
 
 
 def format_row(row: Row) -> str:
@@ -1213,9 +1734,18 @@ def format_row(row: Row) -> str:
     health = f"{row.health_polls - row.health_failures}/{row.health_polls}"
     return (
         f"{row.name:<18}{row.p50:>8.1f}{row.p99:>8.1f}{row.actions:>7}{health:>9}"
-        f"{row.rss_after - row.rss_before:>+10.1f}{cut_off:>9}  {row.outcome.how:<18}{verdict}"
+        f"{row.rss_after - row.rss_before:>+10.1f}{row.cpu:>7.0f}{_size(row.disk_per_minute):>10}"
+        f"{cut_off:>9}  {row.outcome.how:<18}{verdict}"
         + (f"\n{'':<18}{row.outcome.note}" if row.outcome.note else "")
     )
+
+
+def _size(count: float) -> str:
+    """Bytes, briefly (a negative growth is a store that shrank)."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(count) >= scale:
+            return f"{count / scale:+.1f} {unit}"
+    return f"{count:+.0f} B"
 
 
 def print_header(summary: dict[str, Any]) -> None:
@@ -1223,7 +1753,7 @@ def print_header(summary: dict[str, Any]) -> None:
     print(
         f"canary baseline: p50 {base['p50']:.1f} ms, p99 {base['p99']:.1f} ms over {base['actions']} moves; "
         f"p99 limit {summary['p99_limit']:.1f} ms ({P99_FACTOR:g} x max(baseline, {P99_FLOOR_MS:g} ms)); "
-        f"RSS {base['rss']:.0f} MiB"
+        f"RSS {base['rss']:.0f} MiB; server CPU {base['cpu']:.0f} % of a core (attacks' CPU is over this)"
     )
     print(HEADER)
 
@@ -1235,7 +1765,7 @@ async def main() -> int:
     parser.add_argument(
         "--quick", action="store_true", help="short windows, 3,000 fuzzed frames, 1,000 lobby rooms"
     )
-    parser.add_argument("--only", nargs="*", choices=list(ATTACKS), help="these attacks only")
+    parser.add_argument("--only", nargs="*", choices=[*ATTACKS, *EXTRA], help="these attacks only")
     parser.add_argument(
         "--seconds", type=float, help="each attack's window (default 2.5 quick, 10 long)"
     )

@@ -66,6 +66,9 @@ class Sink:
     def pause(self, seconds: float) -> None:
         pass
 
+    def resume(self) -> None:
+        pass
+
 
 class Person:
     def __init__(self, app: TaliServer, name: str) -> None:

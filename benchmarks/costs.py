@@ -57,6 +57,9 @@ class CountingPeer:
     def pause(self, seconds: float) -> None:
         pass
 
+    def resume(self) -> None:
+        pass
+
 
 def _messages(data: bytes) -> list[dict[str, Any]]:
     """The JSON messages in a run of unmasked server text frames."""

@@ -170,14 +170,12 @@ async def rolling_restart(
 
 
 async def history(store: PostgresStore, player: Player) -> list[dict[str, Any]]:
-    """Every hand of ``player``'s room it saw end, as it saw them, replayed from the store."""
-    from server.engine import Settings
-    from server.history import hand_history_async
+    """Every hand of ``player``'s room it saw end, as it saw them, from the stories the room's
+    nodes wrote to the store."""
+    from server.history import hand_history
 
-    (record,) = (await store.recover_async([player.room])).rooms
     hands = max((f["hand"] for f in player.seen().values() if f["type"] == "hand_ended"), default=0)
-    settings = Settings.from_mapping(record.meta["settings"])
-    return await hand_history_async(store, player.room, settings, hands, player.player_id, hands)
+    return await hand_history(store, player.room, hands, player.player_id, hands)
 
 
 async def _main(args: argparse.Namespace) -> None:

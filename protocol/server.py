@@ -20,6 +20,7 @@ from pydantic import Field
 from protocol.errors import ErrorCode
 from protocol.types import (
     MAX_PAGE,
+    MAX_ROOMS_PER_SESSION,
     ActionKind,
     Amount,
     AnteSetting,
@@ -116,8 +117,9 @@ class Welcome(Reply):
     """Your session token: a secret sent to you alone; keep it to resume."""
     resumed: bool
     """``true`` when ``hello`` resumed an earlier session."""
-    rooms: Annotated[list[RoomId], Field(max_length=64)]
-    """The rooms this session is in; after a resume a ``snapshot`` of each follows (preceded by
+    rooms: Annotated[list[RoomId], Field(max_length=MAX_ROOMS_PER_SESSION)]
+    """The rooms this session is in (at most 64: ``join_room`` beyond is refused with
+    ``too_many_rooms``); after a resume a ``snapshot`` of each follows (preceded by
     ``player_reconnected`` unless the session was taken over from a live connection)."""
     limits: Limits
     """The limits this connection is held to; pace yourself by them."""

@@ -16,6 +16,9 @@ MAX_CHIPS = 10**12
 """Upper bound for any chip amount on the wire (stacks and pots included)."""
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_PAGE = 100
+MAX_ROOMS_PER_SESSION = 64
+"""The most rooms one session may be in at once, as a player or a spectator: ``welcome``
+lists them all; ``join_room`` beyond is refused with ``too_many_rooms``."""
 """The most rooms one ``room_list`` or ``lobby_update`` carries."""
 """Largest integer every JSON parser (JavaScript's included) represents exactly."""
 

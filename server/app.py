@@ -26,10 +26,10 @@ from websockets.http11 import Response
 import protocol.server as msg
 from protocol.errors import CloseCode as TaliCloseCode
 from server.bot_seats import BotSeats
-from server.budget import Buckets
 from server.clock import Clock, LoopClock
 from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import MOVED, Connection, Incoming, Outgoing
+from server.costs import RequestBudgets
 from server.directory import Cluster, node_identity
 from server.frames import message_frame
 from server.http import Endpoints
@@ -78,6 +78,7 @@ def transport_limits(config: ServerConfig) -> Limits:
         connection_rate_per_address=config.connection_rate_per_address,
         connection_burst_per_address=config.connection_burst_per_address,
         trusted_proxy=config.trusted_proxy,
+        ipv6_prefix=config.ipv6_prefix_length,
     )
 
 
@@ -100,7 +101,7 @@ class TaliServer:
         test brings its own (``server.clock.ManualClock``)."""
         self.config = config
         self.ids = Ids(config.seed)
-        self.metrics = Metrics()
+        self.metrics = Metrics(config.metrics_max_age_seconds)
         self.store = open_store(config)
         self.clock: Clock = clock or LoopClock()
         clock = self.clock
@@ -117,10 +118,12 @@ class TaliServer:
         self.bots = BotSeats(self)
         self.outgoing = Outgoing(self._commit, self._store_failed)
         self.incoming = Incoming(self.outgoing)
-        self.request_budgets = Buckets(
+        self.request_budgets = RequestBudgets(
+            config.request_budget_per_second,
+            config.request_budget_burst,
             config.address_request_budget_per_second,
             config.address_request_budget_burst,
-            Monotonic(),
+            config.read_throttle_close_seconds,
         )
         """The request budget each client address's connections share (server.costs)."""
         self._connection_numbers = itertools.count(1)
@@ -141,7 +144,6 @@ class TaliServer:
         self.metrics.watch(
             Observed(
                 connections=lambda: len(self.connections),
-                rooms=lambda: (room.stats() for room in self.lobby.rooms.values()),
                 transport_events=self._transport_events,
                 store_bytes=self.store.size,
             )

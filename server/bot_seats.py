@@ -22,12 +22,15 @@ whose stack can no longer pay to be dealt in leaves and sits down again with
 a fresh one.
 
 ``BotSeats`` is everything around the bots: the room creator's ``add_bot`` and
-``remove_bot``, a room's ``bot_fill_seconds`` (bots take the empty seats once a
-person has sat that long), bots leaving (and the room closing) when no person
-is seated any more, since bots do not play for nobody, and every bot coming
-back after a restart. A bot's session token is kept in the store with its
-session (a person's never is, only its hash): the server is that client, and
-a client keeps its token to resume. It gives control of that bot alone.
+``remove_bot`` (at most ``max_bots`` on the server, ``max_bots_per_address`` in
+the rooms made from one address), a room's ``bot_fill_seconds`` (bots take the
+empty seats once a person has sat that long), bots sitting out and leaving (and
+the room closing) when no person is seated any more, or none of those seated
+has been connected for ``bots_unattended_seconds``, since bots do not play for
+nobody, and every bot coming back after a restart. A bot's session token is
+kept in the store with its session (a person's never is, only its hash): the
+server is that client, and a client keeps its token to resume. It gives
+control of that bot alone.
 
 Three things are handled at once rather than queued, so that the creator's
 reply comes after what the request did (the spec's order of events and
@@ -164,6 +167,9 @@ class BotPeer:
     def pause(self, seconds: float) -> None:
         """A bot sends at its own pace: nothing to hold back."""
 
+    def resume(self) -> None:
+        """Nothing was held back."""
+
 
 class BotSeat:
     """One bot: its connection, its picture of the table, and its next decision."""
@@ -205,6 +211,8 @@ class BotSeat:
         self._ids = itertools.count(1)
         self._loop = asyncio.get_running_loop()
         self.retiring = False
+        self.address = ""
+        """The address the bot's room was made from (its share of the bots)."""
         self.log = get_logger(bot=level.value, room=room)
 
     @property
@@ -465,7 +473,11 @@ class BotSeats:
         self._by_room: dict[str, set[BotSeat]] = {}
         self._fill: dict[str, Timer] = {}
         self._idle: dict[str, Timer] = {}
-        """Rooms whose bots sit out, no person being seated: when they leave."""
+        """Rooms whose bots sit out, no person being seated or connected: when they leave."""
+        self._unattended: dict[str, Timer] = {}
+        """Rooms with bots whose people are all away: when the bots sit out."""
+        self._by_address: Counter[str] = Counter()
+        """Bots in the rooms made from each address."""
         seed = self.config.seed
         self._rng = random.Random(f"bots:{seed}" if seed is not None else secrets.randbits(64))
         self.limit = 0 if self.config.redis_url is not None else self.config.max_bots
@@ -524,6 +536,12 @@ class BotSeats:
                 WireCode.TOO_MANY_BOTS,
                 "this server runs as many bots as it may"
                 + ("" if self.limit else " (none: bots run on single-node servers only)"),
+            )
+        share = self.config.max_bots_per_address
+        if self._by_address[room.address] >= share:
+            raise RequestError(
+                WireCode.TOO_MANY_BOTS,
+                f"the rooms made from your address have {share} bots, as many as one may",
             )
         bot = BotSeat(self, room.id, level, self._new_rng(), speed or BotSpeed.NORMAL)
         bot.hello(name=self._name(room))
@@ -592,11 +610,20 @@ class BotSeats:
     def _register(self, bot: BotSeat) -> None:
         self.bots[bot.player_id] = bot
         self._by_room.setdefault(bot.room, set()).add(bot)
+        bot.address = self._address_of(bot.room)
+        self._by_address[bot.address] += 1
+
+    def _address_of(self, room_id: str) -> str:
+        room = self.host.lobby.rooms.get(room_id)
+        return room.address if room is not None else ""
 
     def gone(self, bot: BotSeat) -> None:
         """``bot``'s connection closed."""
         if self.bots.get(bot.player_id) is bot:
             del self.bots[bot.player_id]
+            self._by_address[bot.address] -= 1
+            if self._by_address[bot.address] <= 0:
+                del self._by_address[bot.address]
         in_room = self._by_room.get(bot.room)
         if in_room is not None:
             in_room.discard(bot)
@@ -617,13 +644,27 @@ class BotSeats:
         if room.closed:
             self._stop_filling(room.id)
             self._stop_waiting(room.id)
+            self._stop_unattended(room.id)
             return
         people = people_seated(room)
+        present = people and people_connected(room)
         if with_bots and not people and room.id not in self._idle:
-            self._sit_out(room)
-        elif people and room.id in self._idle:
-            self._sit_in(room)
-        if room.settings.bot_fill_seconds and people and room.has_free_seat:
+            self._stop_unattended(room.id)
+            self._sit_out(room, "no person seated")
+        elif with_bots and people and not present:
+            if room.id not in self._idle and room.id not in self._unattended:
+                # Away, but holding their seats for the reconnect grace (up to an hour):
+                # the bots wait a little, not the whole grace, before they stop dealing.
+                delay = self.config.bots_unattended_seconds * self.config.time_scale
+                clock = self.host.clock
+                self._unattended[room.id] = clock.call_at(
+                    clock.now() + delay, functools.partial(self._unattended_over, room)
+                )
+        elif present:
+            self._stop_unattended(room.id)
+            if room.id in self._idle:
+                self._sit_in(room)
+        if room.settings.bot_fill_seconds and present and room.has_free_seat:
             if room.id not in self._fill:
                 delay = room.settings.bot_fill_seconds * self.config.time_scale
                 clock = self.host.clock
@@ -637,17 +678,31 @@ class BotSeats:
         """Whether the bots of the room wait for a person, dealt into no hand."""
         return room_id in self._idle
 
-    def _sit_out(self, room: Room) -> None:
-        """No person is seated: the bots deal no more hands (the one in play ends), and
-        leave, the room closing, unless a person sits down within ``empty_room_seconds``,
-        as long as an empty room stays open."""
+    def _sit_out(self, room: Room, reason: str) -> None:
+        """No person is seated (or none of those seated is connected): the bots deal no
+        more hands (the one in play ends), and leave, the room closing if empty, unless a
+        person sits down (or comes back) within ``empty_room_seconds``, as long as an
+        empty room stays open."""
         for bot in self._by_room[room.id]:
             bot.ready(False)
         clock = self.host.clock
         self._idle[room.id] = clock.call_at(
             clock.now() + self.config.empty_room_seconds, functools.partial(self._release, room)
         )
-        self.log.info("bots_sitting_out", room=room.id, reason="no person seated")
+        self.log.info("bots_sitting_out", room=room.id, reason=reason)
+
+    def _unattended_over(self, room: Room) -> None:
+        """Nobody at the table came back: the bots sit out."""
+        self._unattended.pop(room.id, None)
+        if room.closed or room.id not in self._by_room or room.id in self._idle:
+            return
+        if people_seated(room) and not people_connected(room):
+            self._sit_out(room, "no person connected")
+
+    def _stop_unattended(self, room_id: str) -> None:
+        timer = self._unattended.pop(room_id, None)
+        if timer is not None:
+            timer.cancel()
 
     def _sit_in(self, room: Room) -> None:
         self._stop_waiting(room.id)
@@ -683,7 +738,7 @@ class BotSeats:
     def _release(self, room: Room) -> None:
         """Still no person seated: the bots leave, and the room closes once empty."""
         try:
-            if room.closed or people_seated(room):
+            if room.closed or people_connected(room):
                 return
             for bot in list(self._by_room.get(room.id, ())):
                 bot.retire()
@@ -691,7 +746,7 @@ class BotSeats:
                     bot.leave(room)
             if not room.members and not room.closed:
                 self.host.lobby.close(room)
-            self.log.info("bots_left", room=room.id, reason="no person seated")
+            self.log.info("bots_left", room=room.id, reason="no person seated or connected")
         finally:
             # Only now: each bot's leaving is a change of the room, which must not set
             # another wait going.
@@ -729,10 +784,11 @@ class BotSeats:
 
     def close(self) -> None:
         """Stop every bot at once (the server stops): their sessions stay, for a restart."""
-        for timer in [*self._fill.values(), *self._idle.values()]:
+        for timer in [*self._fill.values(), *self._idle.values(), *self._unattended.values()]:
             timer.cancel()
         self._fill.clear()
         self._idle.clear()
+        self._unattended.clear()
         for bot in list(self.bots.values()):
             bot.peer.close(CloseCode.GOING_AWAY, "server stopping")
 
@@ -743,5 +799,15 @@ def people_seated(room: Room) -> bool:
     for player in room.game.state.seats:
         member = members.get(player)
         if member is not None and not member.session.bot:
+            return True
+    return False
+
+
+def people_connected(room: Room) -> bool:
+    """Whether anyone but a bot has a seat in ``room`` and is connected."""
+    members = room.members
+    for player in room.game.state.seats:
+        member = members.get(player)
+        if member is not None and not member.session.bot and member.connected:
             return True
     return False

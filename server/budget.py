@@ -6,8 +6,27 @@ count what a client makes the server do, and ask how long to hold it back.
 
 from __future__ import annotations
 
+import ipaddress
 from enum import Enum
 from typing import Protocol
+
+
+def address_key(address: str, ipv6_prefix: int = 64) -> str:
+    """The address as the per-address limits count it: an IPv4 address as it is (and an
+    IPv4-mapped IPv6 one as its IPv4 address); an IPv6 address by its first
+    ``ipv6_prefix`` bits, since one subscriber is usually given a whole /64 (millions of
+    addresses). Anything else (a Unix socket's name) as it is."""
+    if ":" not in address:
+        return address
+    try:
+        ip = ipaddress.IPv6Address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    if ipv6_prefix >= 128:
+        return str(ip)
+    return str(ipaddress.IPv6Network((ip, ipv6_prefix), strict=False))
 
 
 class Now(Protocol):

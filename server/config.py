@@ -189,7 +189,7 @@ class ServerConfig(BaseSettings):
         le=1_000_000,
         description=(
             "Request units a client may spend per second, sustained (a game action costs 1,"
-            " hand_history 50: server.costs); more wait unread."
+            " hand_history 12: server.costs); more wait unread."
         ),
     )
     request_budget_burst: int = Field(
@@ -237,8 +237,17 @@ class ServerConfig(BaseSettings):
         ge=1,
         le=1_000_000,
         description=(
-            "New connections one address may open in a burst (a page load of the sample "
-            "client is about 23: five people behind one address may open it together)."
+            "New connections one address may open in a burst (a page load of the sample"
+            " client is four: its three files and a WebSocket)."
+        ),
+    )
+    ipv6_prefix_length: int = Field(
+        64,
+        ge=16,
+        le=128,
+        description=(
+            "IPv6 clients are limited (and logged) by this prefix of their address, not each"
+            " address alone: one subscriber usually has a whole /64."
         ),
     )
     trusted_proxy: str | None = Field(
@@ -274,8 +283,17 @@ class ServerConfig(BaseSettings):
         ge=5,
         le=1_000_000,
         description=(
-            "Static-file and /metrics requests in a burst (a page load of the sample client "
-            "is about 23)."
+            "Static-file and /metrics requests in a burst (a page load of the sample client"
+            " is three; a reload one)."
+        ),
+    )
+    metrics_max_age_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description=(
+            "A /metrics scrape within this long of the last is answered with the same"
+            " rendering (scrapers from many addresses cost one); 0: each event-loop turn's own."
         ),
     )
     metrics_port: int | None = Field(
@@ -403,6 +421,15 @@ class ServerConfig(BaseSettings):
     history_hands: int = Field(
         50, ge=1, le=10_000, description="Hands a room keeps for hand_history; older ones go."
     )
+    history_bytes: int = Field(
+        512 * 1024,
+        ge=1024,
+        le=1_073_741_824,
+        description=(
+            "Bytes of hand stories a room keeps for hand_history, at most (the latest hand is"
+            " kept whatever its size); older ones go."
+        ),
+    )
     bot_think_min_seconds: float = Field(
         1.0,
         ge=0,
@@ -424,6 +451,22 @@ class ServerConfig(BaseSettings):
         le=100_000,
         description="Bots this server runs at once, all rooms together (0: none).",
     )
+    max_bots_per_address: int = Field(
+        32,
+        ge=0,
+        le=100_000,
+        description="Bots at once in the rooms made from one address (its share of max_bots).",
+    )
+    bots_unattended_seconds: float = Field(
+        30.0,
+        ge=0,
+        le=3600,
+        description=(
+            "Bots stop dealing hands once no person at their table has been connected this"
+            " long (the people keep their seats for the room's reconnect grace), and leave"
+            " empty_room_seconds later unless one comes back."
+        ),
+    )
     client_dir: Path | None = Field(
         None,
         description="Directory of the browser client served at /; unset: the repository's client.",
@@ -433,8 +476,8 @@ class ServerConfig(BaseSettings):
         gt=0,
         le=1.0,
         description=(
-            "Multiplies the turn, reconnect-grace, next-hand, bot-fill, session and"
-            " spectator-count timers; below 1 only for tests and demos."
+            "Multiplies the turn, reconnect-grace, next-hand, bot-fill, unattended-bots, session"
+            " and spectator-count timers; below 1 only for tests and demos."
         ),
     )
     fair_dice: bool = Field(

@@ -26,8 +26,14 @@ from protocol.codec import PROTOCOL_VERSION, ParseFailure, parse_client_message,
 from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
 from server import engine
-from server.budget import Buckets
-from server.costs import BASE_COST, IN_PROCESS, RequestBudget, RequestGate, cost_of
+from server.costs import (
+    BASE_COST,
+    IN_PROCESS,
+    CloseAfter,
+    Received,
+    RequestBudgets,
+    cost_of,
+)
 from server.frames import data_frame, message_frame
 from server.logs import get_logger
 from server.names import NameRefused, normalise
@@ -289,9 +295,9 @@ class Incoming:
 
     def __init__(self, outgoing: Outgoing) -> None:
         self._outgoing = outgoing
-        self._queue: deque[tuple[Connection, str | bytes, float]] = deque()
+        self._queue: deque[tuple[Connection, Received, float]] = deque()
 
-    def add(self, connection: Connection, text: str | bytes) -> None:
+    def add(self, connection: Connection, text: Received) -> None:
         if not self._queue:
             asyncio.get_running_loop().call_soon(self._handle)
         self._queue.append((connection, text, time.perf_counter()))
@@ -330,7 +336,7 @@ class Host(Protocol):
     lobby: Lobby
     presence: Presence
     limits: msg.Limits
-    request_budgets: Buckets
+    request_budgets: RequestBudgets
     node: Node | None
 
     @property
@@ -362,23 +368,18 @@ class Connection:
         self._tokens = float(self.config.rate_burst)
         self._refilled = self._loop.time()
         self._limited: deque[float] = deque()
-        budget = RequestBudget(
-            self.config.request_budget_per_second,
-            self.config.request_budget_burst,
+        self._gate = app.request_budgets.gate(
             # Without address limits (a proxy hides the addresses) nothing is shared; the
             # server's own bots share no budget either.
             peer.remote_address
             if self.config.address_limits and peer.remote_address != IN_PROCESS
             else f"#{self.number}",
-            app.request_budgets,
+            peer,
             self._loop,
-            self.config.read_throttle_close_seconds,
-        )
-        self._requests = budget
-        self._gate = RequestGate(
-            budget, peer, self._loop, self._handle_safely, self._over_budget,
+            self._handle_safely,
+            self._over_budget,
             self.config.read_frames_burst,
-        )  # fmt: skip
+        )
         self.log = get_logger(conn=self.number)
         self._hello_timer = self._loop.call_later(
             self.config.hello_timeout_seconds, self._hello_timeout
@@ -481,6 +482,11 @@ class Connection:
         """A message read: handled in its turn with the others read now (see Incoming)."""
         self.app.incoming.add(self, data)
 
+    def on_invalid(self, code: int, reason: str) -> None:
+        """The client broke the protocol: close once what it sent before is answered, in
+        its turn like any message (see Incoming)."""
+        self.app.incoming.add(self, CloseAfter(code, reason))
+
     def on_closed(self, code: int | None) -> None:
         self._hello_timer.cancel()
         self._gate.stop()
@@ -490,14 +496,18 @@ class Connection:
         self.app.connection_closed(self)
         self.log.info("disconnected", code=code)
 
-    def receive(self, frame: str | bytes, received: float) -> None:
+    def receive(self, frame: Received, received: float) -> None:
         """Handle a message read at ``received``, in its turn (see Incoming)."""
         if self.closing:
             return
         self._gate.receive(frame, received)
 
-    def _handle_safely(self, frame: str | bytes, received: float) -> None:
+    def _handle_safely(self, frame: Received, received: float) -> None:
         if self.closing:
+            return
+        if isinstance(frame, CloseAfter):
+            self.log.info("protocol_broken", code=frame.code, reason=frame.reason)
+            self.close(frame.code, frame.reason)
             return
         try:
             self.handle(frame, received)
@@ -505,9 +515,9 @@ class Connection:
             # handle() never raises; should it, the connection's reader must not break.
             self.log.exception("handle_failed")
 
-    def _over_budget(self) -> None:
-        self.log.warning("request_budget_exceeded")
-        self.close(CloseCode.POLICY_VIOLATION, "over its request budget for too long")
+    def _over_budget(self, reason: str) -> None:
+        self.log.warning("request_budget_exceeded", reason=reason)
+        self.close(CloseCode.POLICY_VIOLATION, reason)
 
     def _hello_timeout(self) -> None:
         if self.session is None:
@@ -531,7 +541,7 @@ class Connection:
             received = time.perf_counter()
         if isinstance(frame, bytes):
             # Binary frames count against the rate limit like any other.
-            self._requests.spend(BASE_COST)
+            self._gate.spend(BASE_COST)
             if self._take_token(None):
                 self.metrics.frames_in["invalid"] += 1
                 self.error(
@@ -541,15 +551,15 @@ class Connection:
         message = parse_client_message(frame)
         request_id = message.id
         if not self._take_token(request_id):
-            self._requests.spend(BASE_COST)
+            self._gate.spend(BASE_COST)
             return
         if isinstance(message, ParseFailure):
-            self._requests.spend(BASE_COST)
+            self._gate.spend(BASE_COST)
             self.metrics.frames_in["invalid"] += 1
             self.error(message.code, message.message, request_id)
             return
         self.metrics.frames_in[message.type] += 1
-        self._requests.spend(cost_of(message.type))
+        self._gate.spend(cost_of(message.type))
         self._serve(message, received)
 
     def _serve(self, message: req.ClientMessage, received: float, *, routed: bool = False) -> None:

@@ -197,7 +197,8 @@ class Lobby:
                 meta.get("address", ""),
                 meta.get("invite"),
             )
-            recovery.restore(room, record.snapshot, record.entries, session_of)
+            recovery.restore(room, record.snapshot, record.entries, session_of, record.hands)
+            self.metrics.rooms.update(room.id, room.stats())
             creator = room.members.get(room.creator)
             if creator is not None:
                 creator.session.created_rooms.add(room.id)
@@ -286,6 +287,8 @@ class Lobby:
         if room.idle_expired and not room.closed:
             self.close(room)
             return
+        if not room.closed:
+            self.metrics.rooms.update(room.id, room.stats())
         if room.closed or room.private or not (self.subscribers or self.publish):
             return
         # Called after every action: compare a cheap key before anything else.
@@ -329,6 +332,7 @@ class Lobby:
 
     def _forget(self, room: Room) -> None:
         room.close()
+        self.metrics.rooms.update(room.id, None)
         self.rooms.pop(room.id, None)
         self._unlist(room.id)
         self._by_address[room.address] -= 1
@@ -405,6 +409,7 @@ class Lobby:
         for room in list(self.rooms.values()):
             room.close()
         self.rooms.clear()
+        self.metrics.rooms.clear()
         self._number.clear()
         self._order.clear()
         self._listing.clear()

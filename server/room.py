@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
-from protocol.types import Role, RoomState
+from protocol.types import MAX_ROOMS_PER_SESSION, Role, RoomState
 from server import names, wire
 from server.clock import Clock, Timer
 from server.engine import Game, Settings, view
@@ -32,7 +33,7 @@ from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import History, hand_history, hand_history_stepwise
+from server.history import History, hand_history, private, told
 from server.journal import RecordingDice, encode_action
 from server.logs import get_logger
 from server.metrics import RoomStats
@@ -48,11 +49,36 @@ if TYPE_CHECKING:
 
 
 SNAPSHOT_EVERY = 4
-"""Hands between two snapshots of a room: a restart or a history replays at most this many
-hands from the log. A snapshot each hand cost the SQLite store about as much again as the
-entries of the hand (benchmarks/README.md, "The room store")."""
-PRUNE_EVERY = 5
-"""Snapshots between two prunings of a room's log (down to ``history_hands``)."""
+"""Hands between two snapshots of a room: a restart replays at most this many hands from
+the log. A snapshot each hand cost the SQLite store about as much again as the entries of
+the hand (benchmarks/README.md, "The room store")."""
+LOG_ENTRIES = 256
+"""Entries a room writes before it takes a snapshot, between hands or not: without it, a
+room where no hand is played (``set_ready`` toggled, spectators coming and going) would
+grow its log for ever; with it, a restart replays at most this many."""
+LOG_BYTES = 64 * 1024
+"""Bytes of entries a room writes before it takes a snapshot, likewise."""
+# Events about the table, not the hand: left out of a hand's story.
+_TABLE_EVENTS = (ev.PlayerSeated, ev.PlayerLeft, ev.ReadinessChanged)
+
+
+@dataclass(slots=True)
+class Story:
+    """The story of the hand being played, as it is published (``server.history``)."""
+
+    hand: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+    openings: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def data(self) -> Data:
+        return {"hand": self.hand, "events": self.events, "openings": self.openings}
+
+    @classmethod
+    def load(cls, data: Data) -> Story:
+        return cls(data["hand"], list(data["events"]), dict(data["openings"]))
+
+    def copy(self) -> Story:
+        return Story(self.hand, list(self.events), dict(self.openings))
 
 
 class RequestError(Exception):
@@ -110,10 +136,19 @@ class Room:
         self.store = store
         self.log_n = 0
         """The number of the room's last log entry."""
+        self.logged = 0
+        self.logged_bytes = 0
+        """Entries (and their bytes) written since the room's latest snapshot."""
+        self.story: Story | None = None
+        """The story of the hand in play (from its ``hand_started``), for ``hand_history``."""
+        self.kept: deque[tuple[int, int]] = deque()
+        """The hands whose stories the store keeps, oldest first: (number, bytes)."""
+        self.kept_bytes = 0
         self._hand_over = False
         self._settings_dict = settings.as_dict()
         self.config = config
         self.members: dict[str, Member] = {}
+        self._spectator_count: int | None = 0
         self.stream = RoomStream(room_id, self.members, metrics.count_sent)
         self.turns = TurnClock(clock, lambda: self._guarded(self._on_turn_timer))
         self.closed = False
@@ -141,7 +176,18 @@ class Room:
 
     @property
     def spectators(self) -> int:
-        return sum(1 for m in self.members.values() if m.role is Role.SPECTATOR)
+        # Read after every action (the metrics, the lobby): counted again only when the
+        # members changed.
+        count = self._spectator_count
+        if count is None:
+            count = self._spectator_count = sum(
+                1 for m in self.members.values() if m.role is Role.SPECTATOR
+            )
+        return count
+
+    def members_changed(self) -> None:
+        """Someone joined, left, or sat down from watching: the count is taken again."""
+        self._spectator_count = None
 
     @property
     def private(self) -> bool:
@@ -233,30 +279,25 @@ class Room:
             meta["invite"] = self.invite
         return meta
 
-    def history(self, session: Session, count: int) -> list[dict[str, Any]]:
-        """The last ``count`` complete hands as ``session`` saw them (``server.history``)."""
-        member = self._member(session)
-        viewer = session.player_id if member.role is Role.PLAYER else None
-        return hand_history(
-            self.store, self.id, self.settings, self.game.state.hands_played, viewer, count
-        )
-
     def history_task(
         self, session: Session, count: int, *, current: bool = False
     ) -> asyncio.Task[History]:
-        """``history`` replayed a hand at a time in a task, other rooms running between;
-        ``current``: the hand in play (as far as it has gone) comes last, if there is one."""
+        """The last ``count`` complete hands as ``session`` saw them (``server.history``), read
+        in a task (a store may read asynchronously); with ``current``, also the hand in play
+        so far, as they saw it, from its story (taken now: up to the room's seq of now)."""
         member = self._member(session)
         viewer = session.player_id if member.role is Role.PLAYER else None
-        return hand_history_stepwise(
-            self.store,
-            self.id,
-            self.settings,
-            self.game.state.hands_played,
-            viewer,
-            count,
-            current=current and self.game.hand_in_progress,
-        )
+        in_play = None
+        if current and self.story is not None and self.game.hand_in_progress:
+            # Nothing is opened before a hand ends (a leaver's own opening went to them).
+            in_play = {**told(self.story.copy().data(), viewer), "opening": None}
+        hands_played = self.game.state.hands_played
+
+        async def both() -> History:
+            hands = await hand_history(self.store, self.id, hands_played, viewer, count)
+            return hands, in_play
+
+        return asyncio.get_running_loop().create_task(both())
 
     def chips_conserved(self) -> bool:
         state = self.game.state
@@ -271,6 +312,13 @@ class Room:
         current = self.members.get(player)
         if current is not None and (current.role is role or role is Role.SPECTATOR):
             raise RequestError(WireCode.ALREADY_IN_ROOM, "you are already in this room")
+        if current is None and len(session.rooms) >= MAX_ROOMS_PER_SESSION:
+            # welcome.rooms lists every room of a session: a resume must be able to.
+            raise RequestError(
+                WireCode.TOO_MANY_ROOMS,
+                f"you are in {len(session.rooms)} rooms, as many as a session may be in"
+                f" ({MAX_ROOMS_PER_SESSION}); leave one first",
+            )
         if (
             self.invite is not None
             and current is None
@@ -292,6 +340,7 @@ class Room:
                 self.members[player] = Member(session, role)
             else:
                 current.role = Role.PLAYER
+            self.members_changed()
             session.rooms[self.id] = role
             session.rooms_changed()
             self._cancel_empty_timer()
@@ -309,6 +358,7 @@ class Room:
                 )
             # A spectator comes unannounced: the table hears of the count, at most once a second.
             self.members[player] = Member(session, role)
+            self.members_changed()
             session.rooms[self.id] = role
             session.rooms_changed()
             self._cancel_empty_timer()
@@ -379,6 +429,7 @@ class Room:
                 )
             )
             self._record("away", p=session.player_id)
+            self._on_change(self)
 
     def reconnected(self, session: Session) -> None:
         member = self.members.get(session.player_id)
@@ -392,6 +443,7 @@ class Room:
                     wire.player_reconnected(self.id, self.stream.next_seq(), session.player_id)
                 )
                 self._record("back", p=session.player_id)
+                self._on_change(self)
 
     def resume(self) -> None:
         """After a restart (``server.recovery``): every member is away (``server.presence``
@@ -458,6 +510,7 @@ class Room:
             self._refresh_turns()
             self._publish([*opened, left])
         del self.members[player]
+        self.members_changed()
         member.session.rooms.pop(self.id, None)
         member.session.rooms_changed()
         if player == self.creator:
@@ -503,22 +556,89 @@ class Room:
 
     def _publish(self, events: list[ev.Event]) -> None:
         stream = self.stream
+        story = self.story
+        ended = False
         for event in events:
+            if isinstance(event, ev.HandStarted):
+                story = self.story = Story(event.hand)
             owner = event.visible_to
             if owner is None:
-                stream.publish(self._data(event, stream.next_seq()))
+                seq = stream.next_seq()
+                data = self._data(event, seq)
+                stream.publish(data)
+                if story is not None and not isinstance(event, _TABLE_EVENTS):
+                    if isinstance(event, ev.HandEnded):
+                        ended = True
+                        data = wire.event_data(event, self.id, seq)  # no clock in a story
+                    story.events.append(data)
                 continue
             public = event.public
             if public is None:
                 # For its owner alone, with no place in the stream: a personal notice.
                 assert isinstance(event, ev.DiceOpened), event
                 stream.notify(owner, wire.dice_opened(self.id, event.hand, event.opening))
+                if story is not None:
+                    story.openings[owner] = wire.opening_data(event.opening)
                 continue
             # A private event: its owner gets it, everyone else its public form.
             if public.visible_to is not None:
                 raise AssertionError(f"a public form that is private: {event!r}")
             seq = stream.next_seq()
-            stream.publish_private(owner, self._data(event, seq), self._data(public, seq))
+            own, shown = self._data(event, seq), self._data(public, seq)
+            stream.publish_private(owner, own, shown)
+            if story is not None:
+                story.events.append(private(owner, own, shown))
+        if ended and story is not None:
+            self._tell(story)
+
+    def _tell(self, story: Story) -> None:
+        """The hand is over: its story goes to the store, and the oldest stories beyond
+        ``history_hands`` or ``history_bytes`` (but the latest) are forgotten."""
+        self.story = None
+        size = self.store.hand_story(self.id, story.hand, story.data())
+        self.keep(story.hand, size)
+
+    def replayed(self, events: list[ev.Event], seq: int) -> None:
+        """Events applied again after a restart (``server.recovery``), the entry before them
+        having left the room at ``seq``: the story of the hand in play goes on with them,
+        numbered as they were sent; a hand that ended among them was told before."""
+        story = self.story
+        for event in events:
+            if isinstance(event, ev.HandStarted):
+                story = self.story = Story(event.hand)
+            owner = event.visible_to
+            if isinstance(event, ev.DiceOpened):
+                if story is not None and owner is not None:
+                    story.openings[owner] = wire.opening_data(event.opening)
+                continue
+            seq += 1
+            if story is None or isinstance(event, _TABLE_EVENTS):
+                continue
+            if isinstance(event, ev.HandEnded):
+                self.story = None
+            if owner is None or event.public is None:
+                story.events.append(wire.event_data(event, self.id, seq))
+            else:
+                own = wire.event_data(event, self.id, seq)
+                story.events.append(
+                    private(owner, own, wire.event_data(event.public, self.id, seq))
+                )
+
+    def keep(self, hand: int, size: int) -> None:
+        """A story kept: the oldest go beyond the room's share."""
+        kept = self.kept
+        kept.append((hand, size))
+        self.kept_bytes += size
+        config = self.config
+        forgotten = False
+        while len(kept) > 1 and (
+            len(kept) > config.history_hands or self.kept_bytes > config.history_bytes
+        ):
+            _, gone = kept.popleft()
+            self.kept_bytes -= gone
+            forgotten = True
+        if forgotten:
+            self.store.forget_hands(self.id, kept[0][0])
 
     def _data(self, event: ev.Event, seq: int) -> dict[str, Any]:
         if isinstance(event, ev.PlayerSeated):
@@ -653,17 +773,22 @@ class Room:
         faces = self.tape.take() if self.tape is not None else ()
         if faces:
             entry["d"] = faces
-        self.store.append(self.id, self.log_n, entry)
+        self.logged_bytes += self.store.append(self.id, self.log_n, entry)
+        self.logged += 1
+        hands = self.game.state.hands_played
         if self._hand_over:
             self._hand_over = False
-            hands = self.game.state.hands_played
-            if hands % SNAPSHOT_EVERY:
+            if hands % SNAPSHOT_EVERY == 0:
+                self._snapshot(hands)
                 return
-            self.store.snapshot(self.id, self.log_n, hands, self.state())
-            if hands % (PRUNE_EVERY * SNAPSHOT_EVERY) == 0:
-                # The snapshot at or before the oldest hand kept, and those after it.
-                keep = -(-self.config.history_hands // SNAPSHOT_EVERY) + 1
-                self.store.prune(self.id, keep)
+        if self.logged >= LOG_ENTRIES or self.logged_bytes >= LOG_BYTES:
+            # A log growing without a hand played (sitting in and out, chat, spectators
+            # coming and going): a snapshot, mid-hand or not, ends it there.
+            self._snapshot(hands)
+
+    def _snapshot(self, hands: int) -> None:
+        self.store.snapshot(self.id, self.log_n, hands, self.state())
+        self.logged = self.logged_bytes = 0
 
     def state(self) -> Data:
         """The whole room as plain data: a snapshot."""
@@ -673,6 +798,8 @@ class Room:
             "game": dump(self.game.state),
             "members": {p: [m.role.value, m.session.name] for p, m in self.members.items()},
             "spectators_told": self.spectators_told,
+            # A copy: the story goes on after the snapshot (a store may keep what it is given).
+            "story": None if self.story is None else self.story.copy().data(),
         }
 
     def schedule_empty_close(self) -> None:

@@ -10,10 +10,18 @@ frame to any client before the batch holding the entries that caused it is
 committed (one commit per event-loop turn, before the turn's writes). So no
 client ever sees an event that a crash can take back.
 
-At some hand boundaries (every fourth: ``server.room.SNAPSHOT_EVERY``) a room
-also writes a *snapshot*: its whole state as plain data. A restart loads each
-open room's latest snapshot and replays the entries after it through the same
-pure engine, with the recorded dice.
+At some hand boundaries (every fourth: ``server.room.SNAPSHOT_EVERY``), and
+whenever its log has grown by ``server.room.LOG_ENTRIES`` entries or
+``LOG_BYTES`` since the last, a room also writes a *snapshot*: its whole state
+as plain data. A restart loads each open room's latest snapshot and replays the
+entries after it through the same pure engine, with the recorded dice; so the
+entries before a snapshot, and older snapshots, go with it: a room's log is
+bounded however its players keep it busy without playing a hand.
+
+At the end of each hand a room writes the hand's *story* (its events as the
+room published them, each private one with its public form: ``hand_history``
+reads it, as each member saw it). A room keeps the stories of its last hands
+(``history_hands``, at most ``history_bytes``) and forgets the older ones.
 
 ``Store`` is the interface; ``MemoryStore`` keeps everything in this process
 (tests, benchmarks that want none), ``SqliteStore`` in one SQLite file,
@@ -125,6 +133,8 @@ class RoomRecord:
     """The latest snapshot, if any (else the room replays from its first entry)."""
     entries: list[tuple[int, Data]] = field(default_factory=list)
     """The entries after the snapshot, in order: (number, entry)."""
+    hands: list[tuple[int, int]] = field(default_factory=list)
+    """The hands whose stories are kept, in order: (number, bytes)."""
 
 
 @dataclass
@@ -140,11 +150,20 @@ class Store(Protocol):
         """Connect and migrate, once, before anything else (a no-op for the stores that do
         it in their constructor)."""
 
-    def append(self, room: str, n: int, entry: Data) -> None:
-        """Entry ``n`` of ``room``, into the open batch."""
+    def append(self, room: str, n: int, entry: Data) -> int:
+        """Entry ``n`` of ``room``, into the open batch; the bytes it takes."""
 
     def snapshot(self, room: str, n: int, hand: int, state: Data) -> None:
-        """``room``'s whole state after entry ``n`` (hand ``hand`` over), into the batch."""
+        """``room``'s whole state after entry ``n``, its log's last (``hand`` hands played),
+        into the batch: the log up to ``n`` and the older snapshots go with it (nothing
+        before it is read again)."""
+
+    def hand_story(self, room: str, hand: int, story: Data) -> int:
+        """The story of ``room``'s hand ``hand`` (``hand_history``'s), into the batch; the
+        bytes it takes."""
+
+    def forget_hands(self, room: str, before: int) -> None:
+        """Forget the stories of ``room``'s hands numbered below ``before``."""
 
     def open_room(self, room: str, meta: Data) -> None: ...
 
@@ -188,14 +207,8 @@ class Store(Protocol):
         """Every open room (or only those of ``rooms``: a takeover) with its latest snapshot
         and the entries after it; the sessions too when ``rooms`` is None."""
 
-    async def hands_async(
-        self, room: str, since_hand: int
-    ) -> tuple[Data | None, list[tuple[int, Data]]]:
-        """``hands``, for any store."""
-
-    def prune(self, room: str, keep_snapshots: int) -> None:
-        """Forget ``room``'s entries and snapshots older than its last ``keep_snapshots``
-        snapshots."""
+    async def stories_async(self, room: str, first: int) -> list[Data]:
+        """``stories``, for any store (PostgreSQL: what is committed)."""
 
     def size(self) -> int:
         """Bytes the store takes (for PostgreSQL: as last measured by ``size_async``)."""
@@ -215,11 +228,9 @@ class LocalStore(Store, Protocol):
 
     def recover(self, rooms: Collection[str] | None = None) -> Recovered: ...
 
-    def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
-        """The latest snapshot at or before the end of hand ``since_hand`` (or the room's
-        start; or, if the log no longer reaches back that far, the oldest snapshot kept) and
-        every entry after it, for replaying the hands that followed; what the open batch
-        holds included."""
+    def stories(self, room: str, first: int) -> list[Data]:
+        """The stories kept of ``room``'s hands numbered ``first`` on, in order; what the
+        open batch holds included."""
 
     def close(self) -> None: ...
 
@@ -265,6 +276,7 @@ class MemoryStore:
         self._rooms: dict[str, Data] = {}
         self._entries: dict[str, list[tuple[int, Data]]] = defaultdict(list)
         self._snapshots: dict[str, list[tuple[int, int, Data]]] = defaultdict(list)
+        self._stories: dict[str, dict[int, tuple[Data, int]]] = defaultdict(dict)
         self._sessions: dict[str, Data] = {}
         self._claims: dict[str, tuple[str, int]] = {}
         self.commits = 0
@@ -298,12 +310,26 @@ class MemoryStore:
     async def session_async(self, key: str) -> Data | None:
         return self._sessions.get(key)
 
-    def append(self, room: str, n: int, entry: Data) -> None:
+    def append(self, room: str, n: int, entry: Data) -> int:
         self._entries[room].append((n, entry))
         self._pending += 1
+        return len(_encode(entry))
 
     def snapshot(self, room: str, n: int, hand: int, state: Data) -> None:
-        self._snapshots[room].append((n, hand, state))
+        self._snapshots[room] = [(n, hand, state)]
+        self._entries[room] = [(k, e) for k, e in self._entries[room] if k > n]
+        self._pending += 1
+
+    def hand_story(self, room: str, hand: int, story: Data) -> int:
+        size = len(_encode(story))
+        self._stories[room][hand] = (story, size)
+        self._pending += 1
+        return size
+
+    def forget_hands(self, room: str, before: int) -> None:
+        stories = self._stories[room]
+        for hand in [h for h in stories if h < before]:
+            del stories[hand]
         self._pending += 1
 
     def open_room(self, room: str, meta: Data) -> None:
@@ -314,6 +340,7 @@ class MemoryStore:
         self._rooms.pop(room, None)
         self._entries.pop(room, None)
         self._snapshots.pop(room, None)
+        self._stories.pop(room, None)
         self._pending += 1
 
     def save_session(self, key: str, data: Data) -> None:
@@ -342,39 +369,20 @@ class MemoryStore:
             last = snapshots[-1] if snapshots else None
             after = last[0] if last else 0
             entries = [(n, e) for n, e in self._entries.get(room, []) if n > after]
-            records.append(RoomRecord(room, meta, last[2] if last else None, entries))
+            hands = [(h, size) for h, (_, size) in sorted(self._stories.get(room, {}).items())]
+            records.append(RoomRecord(room, meta, last[2] if last else None, entries, hands))
         return Recovered(records, list(self._sessions.values()) if rooms is None else [])
 
     async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
         return self.recover(rooms)
 
-    async def hands_async(
-        self, room: str, since_hand: int
-    ) -> tuple[Data | None, list[tuple[int, Data]]]:
-        return self.hands(room, since_hand)
+    async def stories_async(self, room: str, first: int) -> list[Data]:
+        return self.stories(room, first)
 
-    def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
-        snapshots = self._snapshots.get(room, [])
-        start = next(
-            ((n, s) for n, hand, s in reversed(snapshots) if hand <= since_hand),
-            None,
-        )
-        entries = self._entries.get(room, [])
-        if start is None and snapshots and (not entries or entries[0][0] != 1):
-            start = snapshots[0][0], snapshots[0][2]  # pruned: the log starts there
-        after = start[0] if start else 0
-        return (
-            start[1] if start else None,
-            [(n, e) for n, e in self._entries.get(room, []) if n > after],
-        )
-
-    def prune(self, room: str, keep_snapshots: int) -> None:
-        snapshots = self._snapshots.get(room, [])
-        if len(snapshots) <= keep_snapshots:
-            return
-        oldest = snapshots[-keep_snapshots - 1][0] if keep_snapshots else snapshots[-1][0]
-        self._snapshots[room] = [s for s in snapshots if s[0] >= oldest]
-        self._entries[room] = [(n, e) for n, e in self._entries[room] if n > oldest]
+    def stories(self, room: str, first: int) -> list[Data]:
+        # As a store that keeps them would give them back: parsed anew, never shared.
+        kept = self._stories.get(room, {})
+        return [json.loads(_encode(kept[h][0])) for h in sorted(kept) if h >= first]
 
     def size(self) -> int:
         return 0
@@ -419,11 +427,20 @@ MIGRATIONS: list[str] = [
     """,
     # 3: the log's open end. A room's entries since its latest snapshot are appended to
     # `tail` (rowid order, no index: a batch writes a page or two at the end of one table)
-    # and move to `entries` with the room's next snapshot. Written straight to `entries`,
+    # and go with the room's next snapshot (they moved to `entries` until schemas 4, whose
+    # snapshots hold everything before them). Written straight to `entries`,
     # keyed by room, every entry rewrote a page of its own room: 30 us of CPU an entry
     # against 4.5 in a batch of 30 rooms (benchmarks/README.md, "The room store").
     """
     CREATE TABLE tail (room TEXT NOT NULL, n INTEGER NOT NULL, data TEXT NOT NULL);
+    """,
+    # 4: each hand's story, for hand_history (read back as told, never replayed). Rows of a
+    # few KiB: a rowid table (appended at its end) with the key as an index.
+    """
+    CREATE TABLE hands (
+        room TEXT NOT NULL, hand INTEGER NOT NULL, data TEXT NOT NULL,
+        PRIMARY KEY (room, hand)
+    );
     """,
 ]
 """Schema migrations, applied in order; ``PRAGMA user_version`` counts those applied."""
@@ -431,8 +448,9 @@ MIGRATIONS: list[str] = [
 
 _INSERT_ENTRY = "INSERT INTO tail (rowid, room, n, data) VALUES (?, ?, ?, ?)"
 # Markers of writes whose rows are known only at commit (the tail rows of a room so far).
-_MOVE_TAIL = "move the room's tail rows to entries"
-_DROP_TAIL = "delete the room's tail rows"
+_CLEAR_TAIL = "delete the room's tail rows (a snapshot holds them now)"
+_DROP_TAIL = "delete the room's tail rows (the room is gone)"
+_TAIL_OPS = (_INSERT_ENTRY, _CLEAR_TAIL, _DROP_TAIL)
 CHECKPOINT_SECONDS = 0.5
 """How often a SQLite store's WAL is copied into its database file (off the event loop)."""
 WAL_SAFETY_PAGES = 10_000
@@ -479,7 +497,8 @@ class _TailRows:
 
 @dataclass(slots=True)
 class _TailChange:
-    """What a batch does to a room's tail rows: empties them (a move or a drop), then adds."""
+    """What a batch does to a room's tail rows: empties them (a snapshot, or the room
+    closed), then adds."""
 
     cleared: bool = False
     added: list[int] = field(default_factory=list)
@@ -605,9 +624,11 @@ class SqliteStore:
     async def start(self) -> None:
         pass  # the constructor opened and migrated
 
-    def append(self, room: str, n: int, entry: Data) -> None:
+    def append(self, room: str, n: int, entry: Data) -> int:
         # The rowid is given at commit (``_resolve``).
-        self._ops.append((_INSERT_ENTRY, (0, room, n, _encode(entry)), room))
+        encoded = _encode(entry)
+        self._ops.append((_INSERT_ENTRY, (0, room, n, encoded), room))
+        return len(encoded)
 
     def snapshot(self, room: str, n: int, hand: int, state: Data) -> None:
         self._ops += [
@@ -616,8 +637,22 @@ class SqliteStore:
                 (room, n, hand, _encode(state)),
                 room,
             ),
-            (_MOVE_TAIL, (room,), room),
+            # Everything the room wrote so far is in the snapshot: its tail rows go, and
+            # what an older server moved to the keyed log, and the older snapshots.
+            (_CLEAR_TAIL, (room, n), room),
+            ("DELETE FROM entries WHERE room = ? AND n <= ?", (room, n), room),
+            ("DELETE FROM snapshots WHERE room = ? AND n < ?", (room, n), room),
         ]
+
+    def hand_story(self, room: str, hand: int, story: Data) -> int:
+        encoded = _encode(story)
+        self._ops.append(
+            ("INSERT OR REPLACE INTO hands VALUES (?, ?, ?)", (room, hand, encoded), room)
+        )
+        return len(encoded)
+
+    def forget_hands(self, room: str, before: int) -> None:
+        self._ops.append(("DELETE FROM hands WHERE room = ? AND hand < ?", (room, before), room))
 
     def open_room(self, room: str, meta: Data) -> None:
         self._ops.append(
@@ -635,6 +670,7 @@ class SqliteStore:
             ("DELETE FROM entries WHERE room = ?", (room,), room),
             (_DROP_TAIL, (room,), room),
             ("DELETE FROM snapshots WHERE room = ?", (room,), room),
+            ("DELETE FROM hands WHERE room = ?", (room,), room),
             # A room never claimed needs no tombstone: nobody else can own it.
             ("DELETE FROM rooms WHERE room = ? AND generation = 0", (room,), room),
             ("UPDATE rooms SET data = NULL, closed = ? WHERE room = ?", (now, room), room),
@@ -776,17 +812,16 @@ class SqliteStore:
             raise Fenced(fenced)
 
     def _resolve(self, ops: list[Op]) -> tuple[list[Op], dict[str, _TailChange]]:
-        """The batch with its tail rows numbered and its moves and drops spelled out; and
+        """The batch with its tail rows numbered and its clearings spelled out; and
         what it changes in each room's tail rows, to apply once it is committed. Under the
         write lock: nobody else appends to ``tail`` meanwhile."""
         changes: dict[str, _TailChange] = {}
-        if not any(op[0] is _INSERT_ENTRY or op[0] is _MOVE_TAIL or op[0] is _DROP_TAIL
-                   for op in ops):  # fmt: skip
+        if not any(op[0] in _TAIL_OPS for op in ops):
             return ops, changes
         (last,) = self._db.execute("SELECT coalesce(max(rowid), 0) FROM tail").fetchone()
         resolved: list[Op] = []
         for sql, args, room in ops:
-            if sql is not _INSERT_ENTRY and sql is not _MOVE_TAIL and sql is not _DROP_TAIL:
+            if sql not in _TAIL_OPS:
                 resolved.append((sql, args, room))
                 continue
             assert room is not None
@@ -805,19 +840,16 @@ class SqliteStore:
                 change.added.append(last)
                 resolved.append((sql, (last, *args[1:]), room))
                 continue
+            if sql is _CLEAR_TAIL and change.last_n > args[1]:
+                # Its tail rows are cleared, not sorted out: a snapshot is of the log's end.
+                raise StoreError(
+                    f"a snapshot of room {room} at entry {args[1]}, before its log's end"
+                    f" ({change.last_n})"
+                )
             rows = change.added if change.cleared or known is None else known.rowids + change.added
             # Each statement names the room too: rows another store wrote since ours were
             # read can never be taken for this room's.
             for chunk, marks in _in_chunks(rows):
-                if sql is _MOVE_TAIL:
-                    resolved.append(
-                        (
-                            "INSERT INTO entries SELECT room, n, data FROM tail"
-                            f" WHERE room = ? AND rowid IN ({marks})",
-                            (room, *chunk),
-                            room,
-                        )
-                    )
                 resolved.append(
                     (
                         f"DELETE FROM tail WHERE room = ? AND rowid IN ({marks})",
@@ -831,8 +863,8 @@ class SqliteStore:
         return resolved, changes
 
     def _entries_after(self, room: str, after: int) -> list[tuple[int, Data]]:
-        """``room``'s entries numbered past ``after``: those moved with its snapshots, then
-        its tail."""
+        """``room``'s entries numbered past ``after``: those an older server moved to the keyed
+        log, then its tail."""
         rows = self._db.execute(
             "SELECT n, data FROM entries WHERE room = ? AND n > ? ORDER BY n", (room, after)
         ).fetchall()
@@ -866,9 +898,17 @@ class SqliteStore:
                 if rows is None:
                     rows = self._tail[room] = _TailRows()
                 rows.last_n = max(rows.last_n, end)
+            hands = self._db.execute(
+                "SELECT hand, length(CAST(data AS BLOB)) FROM hands WHERE room = ? ORDER BY hand",
+                (room,),
+            ).fetchall()
             records.append(
                 RoomRecord(
-                    room, json.loads(meta), json.loads(latest[1]) if latest else None, entries
+                    room,
+                    json.loads(meta),
+                    json.loads(latest[1]) if latest else None,
+                    entries,
+                    [(hand, size) for hand, size in hands],
                 )
             )
         sessions = (
@@ -881,39 +921,16 @@ class SqliteStore:
     async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
         return self.recover(rooms)
 
-    def hands(self, room: str, since_hand: int) -> tuple[Data | None, list[tuple[int, Data]]]:
+    def stories(self, room: str, first: int) -> list[Data]:
         # A reader sees what the room wrote: the hand that ended in this very turn too.
         self.commit()
-        start = self._db.execute(
-            "SELECT n, data FROM snapshots WHERE room = ? AND hand <= ? ORDER BY n DESC LIMIT 1",
-            (room, since_hand),
-        ).fetchone()
-        if start is None:
-            # Pruned (no first entry): the log starts at the oldest snapshot kept.
-            start = self._db.execute(
-                "SELECT n, data FROM snapshots WHERE room = ?"
-                " AND NOT EXISTS (SELECT 1 FROM entries WHERE room = ? AND n = 1)"
-                " ORDER BY n LIMIT 1",
-                (room, room),
-            ).fetchone()
-        entries = self._entries_after(room, start[0] if start else 0)
-        return (json.loads(start[1]) if start else None), entries
+        rows = self._db.execute(
+            "SELECT data FROM hands WHERE room = ? AND hand >= ? ORDER BY hand", (room, first)
+        ).fetchall()
+        return [json.loads(data) for (data,) in rows]
 
-    async def hands_async(
-        self, room: str, since_hand: int
-    ) -> tuple[Data | None, list[tuple[int, Data]]]:
-        return self.hands(room, since_hand)
-
-    def prune(self, room: str, keep_snapshots: int) -> None:
-        row = self._db.execute(
-            "SELECT n FROM snapshots WHERE room = ? ORDER BY n DESC LIMIT 1 OFFSET ?",
-            (room, keep_snapshots),
-        ).fetchone()
-        if row is None:
-            return
-        oldest = row[0]
-        self._ops.append(("DELETE FROM snapshots WHERE room = ? AND n < ?", (room, oldest), room))
-        self._ops.append(("DELETE FROM entries WHERE room = ? AND n <= ?", (room, oldest), room))
+    async def stories_async(self, room: str, first: int) -> list[Data]:
+        return self.stories(room, first)
 
     def size(self) -> int:
         return sum(p.stat().st_size for p in self._files())

@@ -18,7 +18,7 @@ snapshots, sessions, batches, fencing), over an asynchronous driver:
   rest commit, and the future raises ``Fenced``.
 - A failed transaction (the database gone, say) fails its future and every
   later one: the server must not go on with a hole in its rooms' logs.
-- ``recover_async``, ``hands_async`` and ``size_async`` read; ``size`` gives
+- ``recover_async``, ``stories_async`` and ``size_async`` read; ``size`` gives
   the figure last measured.
 
 Schema migrations are numbered (``MIGRATIONS``); ``tali_schema`` holds how
@@ -72,6 +72,13 @@ MIGRATIONS: list[str] = [
     );
     CREATE TABLE sessions (key text PRIMARY KEY, data json NOT NULL);
     """,
+    # 2: each hand's story, for hand_history (read back as told, never replayed).
+    """
+    CREATE TABLE hands (
+        room text NOT NULL, hand bigint NOT NULL, data json NOT NULL,
+        PRIMARY KEY (room, hand)
+    );
+    """,
 ]
 """Schema migrations, applied in order; ``tali_schema.version`` counts those applied."""
 
@@ -101,7 +108,11 @@ _CLAIM = (
     " OR (rooms.generation = EXCLUDED.generation AND rooms.node = EXCLUDED.node)"
     " RETURNING generation"
 )
-_TABLES = ("rooms", "entries", "snapshots", "sessions")
+_INSERT_STORY = (
+    "INSERT INTO hands VALUES ($1, $2, $3)"
+    " ON CONFLICT (room, hand) DO UPDATE SET data = EXCLUDED.data"
+)
+_TABLES = ("rooms", "entries", "snapshots", "sessions", "hands")
 
 
 def _encode(data: Data) -> str:
@@ -236,11 +247,26 @@ class PostgresStore:
 
     # -- the open batch ----------------------------------------------------------
 
-    def append(self, room: str, n: int, entry: Data) -> None:
-        self._ops.append((_INSERT_ENTRY, (room, n, _encode(entry)), room))
+    def append(self, room: str, n: int, entry: Data) -> int:
+        encoded = _encode(entry)
+        self._ops.append((_INSERT_ENTRY, (room, n, encoded), room))
+        return len(encoded)
 
     def snapshot(self, room: str, n: int, hand: int, state: Data) -> None:
-        self._ops.append((_INSERT_SNAPSHOT, (room, n, hand, _encode(state)), room))
+        self._ops += [
+            (_INSERT_SNAPSHOT, (room, n, hand, _encode(state)), room),
+            # Everything the room wrote so far is in the snapshot.
+            ("DELETE FROM entries WHERE room = $1 AND n <= $2", (room, n), room),
+            ("DELETE FROM snapshots WHERE room = $1 AND n < $2", (room, n), room),
+        ]
+
+    def hand_story(self, room: str, hand: int, story: Data) -> int:
+        encoded = _encode(story)
+        self._ops.append((_INSERT_STORY, (room, hand, encoded), room))
+        return len(encoded)  # JSON as json.dumps writes it: ASCII
+
+    def forget_hands(self, room: str, before: int) -> None:
+        self._ops.append(("DELETE FROM hands WHERE room = $1 AND hand < $2", (room, before), room))
 
     def open_room(self, room: str, meta: Data) -> None:
         self._ops.append((_OPEN_ROOM, (room, _encode(meta)), room))
@@ -249,6 +275,7 @@ class PostgresStore:
         self._ops += [
             ("DELETE FROM entries WHERE room = $1", (room,), room),
             ("DELETE FROM snapshots WHERE room = $1", (room,), room),
+            ("DELETE FROM hands WHERE room = $1", (room,), room),
             # A room never claimed needs no tombstone: nobody else can own it.
             ("DELETE FROM rooms WHERE room = $1 AND generation = 0", (room,), room),
             ("UPDATE rooms SET data = NULL, closed = now() WHERE room = $1", (room,), room),
@@ -266,22 +293,6 @@ class PostgresStore:
 
     def forget_session(self, key: str) -> None:
         self._ops.append(("DELETE FROM sessions WHERE key = $1", (key,), None))
-
-    def prune(self, room: str, keep_snapshots: int) -> None:
-        # The snapshot to keep from is found in the transaction (it sees the batch's own
-        # snapshots): SQLite's reads it now. Either keeps the last keep_snapshots snapshots
-        # and the one before them.
-        oldest = "(SELECT n FROM snapshots WHERE room = $1 ORDER BY n DESC LIMIT 1 OFFSET $2)"
-        self._ops.append(
-            (f"DELETE FROM entries WHERE room = $1 AND n <= {oldest}", (room, keep_snapshots), room)
-        )
-        self._ops.append(
-            (
-                f"DELETE FROM snapshots WHERE room = $1 AND n < {oldest}",
-                (room, keep_snapshots),
-                room,
-            )
-        )
 
     @property
     def pending(self) -> int:
@@ -482,11 +493,23 @@ class PostgresStore:
                 """,
                 wanted,
             )
+            stories = await conn.fetch(
+                """
+                SELECT h.room, h.hand, octet_length(h.data::text) AS size FROM hands h
+                JOIN rooms r ON r.room = h.room
+                WHERE r.data IS NOT NULL AND ($1::text[] IS NULL OR h.room = ANY($1::text[]))
+                ORDER BY h.room, h.hand
+                """,
+                wanted,
+            )
             sessions = (
                 [json.loads(data) for (data,) in await conn.fetch("SELECT data FROM sessions")]
                 if rooms is None
                 else []
             )
+        hands: dict[str, list[tuple[int, int]]] = {}
+        for row in stories:
+            hands.setdefault(row["room"], []).append((row["hand"], row["size"]))
         entries: dict[str, list[tuple[int, Data]]] = {}
         for row in tails:
             entries.setdefault(row["room"], []).append((row["n"], json.loads(row["data"])))
@@ -496,43 +519,20 @@ class PostgresStore:
                 json.loads(row["meta"]),
                 None if row["snapshot"] is None else json.loads(row["snapshot"]),
                 entries.get(row["room"], []),
+                hands.get(row["room"], []),
             )
             for row in heads
         ]
         return Recovered(records, sessions)
 
-    async def hands_async(
-        self, room: str, since_hand: int
-    ) -> tuple[Data | None, list[tuple[int, Data]]]:
-        return await self._call(self._hands(room, since_hand))
+    async def stories_async(self, room: str, first: int) -> list[Data]:
+        return await self._call(self._stories(room, first))
 
-    async def _hands(
-        self, room: str, since_hand: int
-    ) -> tuple[Data | None, list[tuple[int, Data]]]:
-        async with (
-            self.pool.acquire() as conn,
-            conn.transaction(isolation="repeatable_read", readonly=True),
-        ):
-            start = await conn.fetchrow(
-                "SELECT n, data FROM snapshots WHERE room = $1 AND hand <= $2"
-                " ORDER BY n DESC LIMIT 1",
-                room,
-                since_hand,
-            )
-            if start is None:
-                # Pruned (no first entry): the log starts at the oldest snapshot kept.
-                start = await conn.fetchrow(
-                    "SELECT n, data FROM snapshots WHERE room = $1"
-                    " AND NOT EXISTS (SELECT 1 FROM entries WHERE room = $1 AND n = 1)"
-                    " ORDER BY n LIMIT 1",
-                    room,
-                )
-            after = start["n"] if start else 0
-            rows = await conn.fetch(
-                "SELECT n, data FROM entries WHERE room = $1 AND n > $2 ORDER BY n", room, after
-            )
-        entries = [(row["n"], json.loads(row["data"])) for row in rows]
-        return (json.loads(start["data"]) if start else None), entries
+    async def _stories(self, room: str, first: int) -> list[Data]:
+        rows = await self.pool.fetch(
+            "SELECT data FROM hands WHERE room = $1 AND hand >= $2 ORDER BY hand", room, first
+        )
+        return [json.loads(row["data"]) for row in rows]
 
     def size(self) -> int:
         return self._size

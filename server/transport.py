@@ -27,7 +27,11 @@ plain HTTP request or one WebSocket, never more:
    in debt, or held back longer than ``throttle_close_seconds`` within
    ``THROTTLE_WINDOW`` seconds, is failed with 1008. Text and binary messages
    (fragments reassembled; the library bounds their size) go to
-   ``Handler.on_message``; text must be UTF-8 (else 1007). Pings are
+   ``Handler.on_message``; text must be UTF-8: a message that is not ends
+   the reading (nothing after it is parsed), and ``Handler.on_invalid``
+   closes the connection with 1007 once the messages before it are answered
+   (a close the application has not started within ``close_timeout`` is
+   forced). Pings are
    answered by the library; ours go out every ``ping_interval`` and a pong
    missing for ``ping_timeout`` fails the connection with 1011.
 3. **Out.** ``Peer.write`` takes bytes that are already whole, unmasked
@@ -68,7 +72,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from server.budget import AddressLimits, Admission, TokenBucket
+from server.budget import AddressLimits, Admission, TokenBucket, address_key
 from server.httphead import ALLOWED_METHODS, HeadError, HeadLimits, RequestHead, parse_head
 
 FEED_CHUNK = 4096
@@ -77,11 +81,16 @@ THROTTLE_WINDOW = 30.0
 """Seconds over which the time a connection was held back by its budget is summed."""
 MIN_PAUSE = 0.05
 """Shortest budget pause: a connection just over budget is not woken every millisecond."""
+DROP_WAIT = 1.0
+"""Seconds a connection from an address deep over its limits has to show a probe's
+request line (``Limits.exempt_paths``) before it is dropped unanswered."""
+MAX_DROPPING = 256
+"""Connections awaiting that verdict at once, server-wide; beyond, they are dropped at once."""
 
 _TEXT, _BINARY, _CONT, _PONG = Opcode.TEXT, Opcode.BINARY, Opcode.CONT, Opcode.PONG
 _OPEN = State.OPEN
 # Why reading is paused, as bits: several reasons may hold at once.
-_BUDGET, _WRITING, _APP = 1, 2, 4
+_BUDGET, _WRITING, _APP, _INVALID = 1, 2, 4, 8
 
 
 # -- the interface the application implements and uses ---------------------------
@@ -120,6 +129,9 @@ class Peer(Protocol):
     def pause(self, seconds: float) -> None:
         """Read nothing more from this client for ``seconds``."""
 
+    def resume(self) -> None:
+        """Read from this client again: a ``pause`` ends early."""
+
 
 class Handler(Protocol):
     """What the application does with one open WebSocket."""
@@ -129,6 +141,11 @@ class Handler(Protocol):
 
     def on_closed(self, code: int | None) -> None:
         """The TCP connection is gone; ``code`` is the close code the client sent."""
+
+    def on_invalid(self, code: int, reason: str) -> None:
+        """The client broke the protocol after the messages delivered so far (nothing more
+        is read): answer those, then ``Peer.close`` with ``code``, which fails the
+        WebSocket (the close frame, then the end of the TCP stream)."""
 
 
 class Listener(Protocol):
@@ -173,6 +190,10 @@ class Limits:
     connection_rate_per_address: float = 10.0
     connection_burst_per_address: int = 120
     trusted_proxy: str | None = None
+    ipv6_prefix: int = 64
+    """An IPv6 client is known (limited, logged) by this prefix of its address."""
+    exempt_paths: frozenset[str] = frozenset({"/healthz", "/readyz"})
+    """Plain GET or HEAD requests answered whatever their address's limits (probes)."""
     ws_path: str = "/"
 
 
@@ -196,6 +217,8 @@ class WsServer:
         self._server: asyncio.Server | None = None
         self._idle: list[asyncio.Future[None]] = []
         self._refusals_logged: dict[str, float] = {}
+        self.dropping = 0
+        """Connections to drop unless they turn out to be probes (``DROP_WAIT``)."""
 
     @property
     def clock(self) -> Clock:
@@ -326,6 +349,8 @@ class WsConnection(asyncio.Protocol):
         self._client = ""
         self._counted: str | None = None  # the address counted against its open limit
         self._refused = False
+        self._dropping = False
+        """Over its address's limits so far that only a probe is answered, at once."""
         self._head: bytearray | None = bytearray()  # None once the head is dealt with
         self._inbox = b""
         self._offset = 0  # bytes of _inbox already fed to the protocol
@@ -347,6 +372,8 @@ class WsConnection(asyncio.Protocol):
         self._budget_timer: Timer | None = None
         self._app_timer: Timer | None = None
         self._app_until = 0.0
+        self._invalid: tuple[int, str] | None = None
+        """Why the client broke the protocol, once it did: nothing more is parsed."""
 
     # -- Peer --
 
@@ -375,19 +402,26 @@ class WsConnection(asyncio.Protocol):
         ws = self.ws
         if ws is None or ws.state is State.CONNECTING:
             self._finish()
+        elif self._invalid is not None:
+            self._fail(code, reason)
         elif ws.state is _OPEN:
             ws.send_close(code, reason)
             self._send(ws.data_to_send())
 
     def pause(self, seconds: float) -> None:
         until = self._clock.time() + seconds
-        if seconds <= 0 or self._gone or until <= self._app_until:
+        if seconds <= 0 or self._gone or until <= self._app_until or self._invalid is not None:
             return
         if self._app_timer is not None:
             self._app_timer.cancel()
         self._app_until = until
         self._app_timer = self._clock.call_later(seconds, self._app_resume)
         self._pause(_APP)
+
+    def resume(self) -> None:
+        if self._app_timer is not None and self._invalid is None:
+            self._app_timer.cancel()
+            self._app_resume()
 
     def abort(self) -> None:
         if self.transport is not None and not self._gone:
@@ -402,17 +436,21 @@ class WsConnection(asyncio.Protocol):
         server = self._server
         server.connections.add(self)
         peer = t.get_extra_info("peername")
-        self._client = str(peer[0]) if isinstance(peer, tuple) else str(peer or "")
         limits = self._limits
+        raw = str(peer[0]) if isinstance(peer, tuple) else str(peer or "")
+        # The trusted proxy is known by its own address; everyone else by their address's key.
+        self._client = raw if raw == limits.trusted_proxy else address_key(raw, limits.ipv6_prefix)
         t.set_write_buffer_limits(limits.outbound_pause_bytes, limits.outbound_pause_bytes // 4)
         self._open_timer = self._clock.call_later(limits.open_timeout, self._open_timed_out)
-        if self._client != limits.trusted_proxy:
+        if raw != limits.trusted_proxy:
             self._count(self._client, drop=True)
 
     def data_received(self, data: bytes) -> None:
         if self._gone:
             return
         if self.ws is not None:
+            if self._invalid is not None:
+                return  # the client broke the protocol: nothing more is parsed
             if self._offset < len(self._inbox):
                 self._inbox = self._inbox[self._offset :] + data
             else:
@@ -433,6 +471,9 @@ class WsConnection(asyncio.Protocol):
         return None  # let the transport close itself
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._dropping:
+            self._dropping = False
+            self._server.dropping -= 1
         self._gone = True
         self._open = False
         self._inbox = b""
@@ -477,10 +518,19 @@ class WsConnection(asyncio.Protocol):
         """Admit a connection from ``address``: counted, refused (429), or dropped at once."""
         verdict = self._server.admit(address)
         if verdict is Admission.DROP:
-            if drop:
+            server = self._server
+            if not drop:
+                self._refused = True
+            elif server.dropping >= MAX_DROPPING or not self._limits.exempt_paths:
                 self.abort()
             else:
+                # A probe is answered even now: its request line is awaited, briefly.
+                server.dropping += 1
+                self._dropping = True
                 self._refused = True
+                if self._open_timer is not None:
+                    self._open_timer.cancel()
+                self._open_timer = self._clock.call_later(DROP_WAIT, self._open_timed_out)
             return
         self._counted = address
         self._refused = verdict is Admission.REFUSE
@@ -492,6 +542,9 @@ class WsConnection(asyncio.Protocol):
         try:
             head = parse_head(buffer, self._limits.head)
         except HeadError as exc:
+            if self._dropping:
+                self.abort()
+                return
             self._server.stats["bad_request"] += 1
             allow = (("Allow", ", ".join(ALLOWED_METHODS)),)
             extra = allow if exc.status is HTTPStatus.METHOD_NOT_ALLOWED else ()
@@ -501,13 +554,19 @@ class WsConnection(asyncio.Protocol):
             return
         raw, rest = bytes(buffer[: head.size]), bytes(buffer[head.size :])
         self._head = None
-        if self._client == self._limits.trusted_proxy:
-            self._client = _forwarded_for(head.headers) or self._client
-            if self._client != self._limits.trusted_proxy:
+        limits = self._limits
+        if self._client == limits.trusted_proxy:
+            forwarded = _forwarded_for(head.headers)
+            if forwarded is not None and forwarded != limits.trusted_proxy:
+                self._client = address_key(forwarded, limits.ipv6_prefix)
                 # Refused, never dropped: the proxy's connection is not the client's to lose.
                 self._count(self._client, drop=False)
         head_only = head.method == "HEAD"
-        if self._refused:
+        probe = head.path in limits.exempt_paths and not head.upgrade
+        if self._dropping and not probe:
+            self.abort()  # a flood: dropped unanswered, as if at once
+            return
+        if self._refused and not probe:
             retry = (("Retry-After", "1"),)
             self._answer(_response(HTTPStatus.TOO_MANY_REQUESTS, "too many connections\n", retry))
             return
@@ -613,6 +672,8 @@ class WsConnection(asyncio.Protocol):
             if events:
                 frames.tokens -= len(events)
                 self._receive(cast(list[Frame], events))
+                if self._invalid is not None:
+                    return
                 if frames.tokens < 0:
                     now = self._clock.time()
                     if frames.level(now) < 0:
@@ -638,7 +699,7 @@ class WsConnection(asyncio.Protocol):
                 try:
                     text = str(event.data, "utf-8")
                 except UnicodeDecodeError as exc:
-                    self._fail(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
+                    self._reject(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
                     return
                 try:
                     handler.on_message(text)
@@ -647,6 +708,8 @@ class WsConnection(asyncio.Protocol):
             elif opcode is _TEXT or opcode is _BINARY:
                 if event.fin:
                     self._deliver(opcode, event.data)
+                    if self._invalid is not None:
+                        return
                 else:
                     self._fragments, self._fragmented = [bytes(event.data)], opcode
             elif opcode is _CONT:
@@ -657,6 +720,8 @@ class WsConnection(asyncio.Protocol):
                     if event.fin:
                         self._fragments = None
                         self._deliver(self._fragmented, b"".join(fragments))
+                        if self._invalid is not None:
+                            return
             elif opcode is _PONG and bytes(event.data) == self._ping_payload:
                 self._ponged()
             # The library answers pings and closes itself.
@@ -669,7 +734,7 @@ class WsConnection(asyncio.Protocol):
             try:
                 message: str | bytes = str(data, "utf-8")
             except UnicodeDecodeError as exc:
-                self._fail(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
+                self._reject(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
                 return
         else:
             message = bytes(data)
@@ -677,6 +742,38 @@ class WsConnection(asyncio.Protocol):
             handler.on_message(message)
         except Exception:
             self._server.log.exception("on_message_failed", client=self._client)
+
+    def _reject(self, code: int, reason: str) -> None:
+        """The client broke the protocol: parse nothing more, and let the handler answer
+        what it was given before closing (``Handler.on_invalid``); a close it has not
+        started within ``close_timeout`` is forced."""
+        self._invalid = (code, reason)
+        self._inbox = b""
+        self._offset = 0
+        self._fragments = None
+        self._pause(_INVALID)
+        handler = self.handler
+        self._app_timer_cancel()
+        self._app_timer = self._clock.call_later(self._limits.close_timeout, self._invalid_due)
+        if handler is None:
+            self._fail(code, reason)
+            return
+        try:
+            handler.on_invalid(code, reason)
+        except Exception:
+            self._server.log.exception("on_invalid_failed", client=self._client)
+            self._fail(code, reason)
+
+    def _invalid_due(self) -> None:
+        self._app_timer = None
+        if self._open and self._invalid is not None:
+            self._fail(*self._invalid)
+
+    def _app_timer_cancel(self) -> None:
+        if self._app_timer is not None:
+            self._app_timer.cancel()
+            self._app_timer = None
+        self._app_until = 0.0
 
     def _send(self, chunks: list[bytes]) -> None:
         """Write the protocol's output; follow its state (open, closing, EOF)."""
@@ -712,6 +809,9 @@ class WsConnection(asyncio.Protocol):
             ws.fail(code, reason)
             self._send(ws.data_to_send())
         self._open = False
+        # Read again (and discard) after a protocol break: the client's end of the
+        # connection must be seen.
+        self._resume(_INVALID)
 
     def _overflow(self) -> None:
         if not self._open:
@@ -813,7 +913,8 @@ class WsConnection(asyncio.Protocol):
 
     def _open_timed_out(self) -> None:
         self._open_timer = None
-        self._server.stats["open_timeout"] += 1
+        if not self._dropping:  # a dropped connection was counted as such
+            self._server.stats["open_timeout"] += 1
         self.abort()
 
     def _close_timed_out(self) -> None:

@@ -52,9 +52,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         parts = item.path.resolve().relative_to(_TESTS).parts
         kind = _KIND_OF_DIRECTORY.get(parts[0], "unit") if len(parts) > 1 else "unit"
-        if kind == "unit" and _SERVICES & set(getattr(item, "fixturenames", ())):
+        if kind == "unit" and (
+            _SERVICES & set(getattr(item, "fixturenames", ())) or _on_a_service(item)
+        ):
             kind = "integration"
         item.add_marker(kind)
+
+
+def _on_a_service(item: pytest.Item) -> bool:
+    """A test parametrized over stores whose case runs on a real PostgreSQL or Redis (its
+    fixture asks for the server by name, so ``fixturenames`` does not show it)."""
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and any(
+        value in ("postgres", "redis") for value in callspec.params.values()
+    )
 
 
 # -- Real Redis and PostgreSQL servers (tests.services), started when a test asks ---------

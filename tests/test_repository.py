@@ -76,3 +76,17 @@ def test_the_license_is_an_spdx_expression() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert config["project"]["license"] == "MIT"
     assert "setuptools>=77" in config["build-system"]["requires"][0]
+
+
+def test_the_readmes_settings_and_limits_are_generated_from_the_settings() -> None:
+    """Every figure of the README's settings table and list of limits comes from the
+    settings' defaults (``python -m server.settings_doc``): a default changed without
+    regenerating fails here (the limits said 40 for a burst of 120 before)."""
+    from server import settings_doc
+
+    assert settings_doc.main(["--check"]) == 0
+    readme = (ROOT / "README.md").read_text()
+    assert settings_doc.generate(readme) == readme
+    changed = settings_doc.render_limits({"connection_burst_per_address": 40})
+    assert "`TALI_CONNECTION_BURST_PER_ADDRESS`, 40)" in changed
+    assert changed not in readme

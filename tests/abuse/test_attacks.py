@@ -1,6 +1,12 @@
 """The attack suite's quick mode (benchmarks.abuse) against the real server process: with the
 shipped defaults every attack is cut off while the canary table plays on unhurt; with a
-defence turned off, the attack it stops gets through (so the suite can fail)."""
+defence turned off, the attack it stops gets through (so the suite can fail).
+
+Each check is against the canary's own quiet figures, taken just before (noise only ever
+adds latency, and an attack whose canary p99 missed is tried again after a fresh quiet
+window); the CPU shares checked (``CPU_CHECKED``: at most 30 % of a core over the canary's,
+where this branch measured 3-8 % and the code before it 51-62 %) are the server process's
+own CPU time, which another job on the box does not add to."""
 
 from __future__ import annotations
 
@@ -8,13 +14,15 @@ import asyncio
 
 import pytest
 
-from benchmarks.abuse import format_row, run
+from benchmarks.abuse import ATTACKS, format_row, run
+
+pytestmark = pytest.mark.abuse
 
 
 def test_every_attack_is_cut_off_and_the_canary_plays_on() -> None:
     rows, summary = asyncio.run(run(quick=True))
     report = "\n".join(format_row(row) for row in rows)
-    assert len(rows) >= 15, report
+    assert [row.name for row in rows] == list(ATTACKS), report
     assert not [row.name for row in rows if row.failures], (
         f"baseline {summary['baseline']}, p99 limit {summary['p99_limit']:.1f} ms\n{report}"
     )
@@ -37,7 +45,12 @@ REQUESTS_UNBUDGETED = {
 
 @pytest.mark.parametrize(
     ("attack", "env"),
-    [("ping_flood", FRAMES_UNBUDGETED), ("hand_history", REQUESTS_UNBUDGETED)],
+    [
+        ("ping_flood", FRAMES_UNBUDGETED),
+        ("hand_history", REQUESTS_UNBUDGETED),
+        # Without an address's share, one address gets every bot it asks for.
+        ("bots_from_one_address", {"TALI_MAX_BOTS_PER_ADDRESS": "1000"}),
+    ],
 )
 def test_with_its_defence_off_the_attack_gets_through(attack: str, env: dict[str, str]) -> None:
     rows, _ = asyncio.run(run(quick=True, only=[attack], env=env, retry=False))

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from benchmarks.abuse import Player, Server, attacker
+
+pytestmark = pytest.mark.abuse
 
 WARM_UP = 1200
 VISITS = 1600

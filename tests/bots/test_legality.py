@@ -13,11 +13,16 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from server.bots import Level, decide
 from server.engine import Game, SeededDice, Settings, view
 
 DECISIONS = int(os.environ.get("TALI_BOTS_DECISIONS", "100000"))
 HANDS_PER_TABLE = 25
+SHARDS = 4
+"""The tables are dealt out to this many tests (table seeds by remainder), so that a parallel
+run spreads the decisions over its workers; together they make at least ``DECISIONS``."""
 
 
 @dataclass
@@ -82,12 +87,14 @@ def play_table(seed: int, tally: Tally) -> None:
         assert game.state.chips_on_table() == game.state.chips_in_play
 
 
-def test_bots_only_ever_take_legal_actions() -> None:
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_bots_only_ever_take_legal_actions(shard: int) -> None:
+    share = -(-DECISIONS // SHARDS)
     tally = Tally()
-    seed = 0
-    while tally.decisions < DECISIONS:
+    seed = shard
+    while tally.decisions < share:
         play_table(seed, tally)
-        seed += 1
-    assert tally.decisions >= DECISIONS
-    assert tally.choices >= DECISIONS // 3
+        seed += SHARDS
+    assert tally.decisions >= share
+    assert tally.choices >= share // 3
     assert set(tally.by_variant) == {"simple", "liars", "draw", "stud"}

@@ -77,6 +77,9 @@ class Player:
     handled: int = 0
     resumes: int = 0
     errors: list[Frame] = field(default_factory=list)
+    ports: list[int] = field(default_factory=list)
+    """The nodes it last played at: where it resumes if its connection is closed under an
+    audit (a hello it gave up on, answered late, takes its session from the live one)."""
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -145,6 +148,7 @@ class Player:
             try:
                 welcome = await fresh.request("hello", protocol=PROTOCOL_VERSION, token=self.token)
             except (AssertionError, TimeoutError, ConnectionClosed):
+                await fresh.close()
                 target = rng.choice(ports)
                 continue
             if welcome["type"] == "welcome":
@@ -156,6 +160,7 @@ class Player:
                             lambda f: f["type"] == "snapshot" and f["room"] == self.room
                         )
                     except (AssertionError, TimeoutError):
+                        await fresh.close()
                         continue  # the room moved again meanwhile
                     self.adopt(fresh)
                     self.resumes += 1
@@ -234,7 +239,16 @@ class Player:
         room's node (its last ``hands`` hands), or against ``history`` (hands as
         ``hand_history`` gives them, replayed by the caller)."""
         if history is None:
-            reply = await self.client.request("hand_history", room=self.room, hands=hands)
+            reply: Frame | None = None
+            for _ in range(3):
+                if not self.connected and self.ports:
+                    await self.resume(self.ports)
+                try:
+                    reply = await self.client.request("hand_history", room=self.room, hands=hands)
+                    break
+                except ConnectionClosed:
+                    continue  # a hello given up on, answered late, took the session: resume
+            assert reply is not None
             assert reply["type"] == "hand_history", reply
             history = reply["hands"]
         seen = self.seen()
@@ -301,6 +315,8 @@ async def play(
     ``at_least`` seconds (a player whose connection closed resumes, wherever its room is
     played now); bounded in steps and time."""
     goal = {id(p): hands_ended(p) + hands for p in players}
+    for player in players:
+        player.ports = ports
     until = time.monotonic() + at_least
 
     async def loop() -> None:

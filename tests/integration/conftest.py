@@ -39,6 +39,8 @@ def config(**overrides: object) -> ServerConfig:
         "seed": 7,
         "log_level": "warning",
         "store": "memory",
+        # Each scrape renders afresh: tests read what they just did.
+        "metrics_max_age_seconds": 0,
         # The server's bots act at once (a person's think time is for play).
         "bot_think_min_seconds": 0,
         "bot_think_max_seconds": 0,
@@ -69,8 +71,12 @@ async def running(app: TaliServer) -> AsyncIterator[TaliServer]:
         yield app
     finally:
         conserved = app.chips_conserved()
+        # The rooms' gauges are kept as the rooms change: they must be what a walk finds.
+        kept = sorted(app.metrics.rooms)
+        walked = sorted(room.stats() for room in app.lobby.rooms.values() if not room.closed)
         await app.close()
         assert conserved, "chips were created or destroyed"
+        assert kept == walked, "the rooms' gauges drifted from the rooms"
 
 
 # Request budgets lifted (server.costs): every test client shares 127.0.0.1.

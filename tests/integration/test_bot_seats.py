@@ -531,3 +531,91 @@ async def test_a_bot_decides_nothing_while_a_request_of_its_own_is_unanswered(
     await aulus.request("ping")
     stats = server.bots.stats
     assert stats.errors == {}, stats.errors
+
+
+async def test_bots_stop_soon_when_no_person_at_the_table_is_connected() -> None:
+    """A person who goes away holds their seat for the room's grace (an hour here): the
+    bots sit out after bots_unattended_seconds (30 s), not the whole grace, and sit in again
+    when the person comes back (before: they played on for the whole grace)."""
+    async with serving(empty_room_seconds=600) as app:
+        room, aulus = await seated(
+            app, "Aulus", variant="simple", next_hand_delay_seconds=1,
+            reconnect_grace_seconds=3600, turn_seconds=30,
+        )  # fmt: skip
+        watcher = await player(app, "Watcher")
+        await watcher.request("join_room", room=room, role="spectator")
+        await add_bot(aulus, room)
+        await add_bot(aulus, room)
+        await aulus.wait(lambda f: f["type"] == "your_turn")
+        await aulus.close()
+        await until(lambda: not app.lobby.rooms[room].members[aulus.player_id].connected)
+        advance(app, 29)
+        assert not app.bots.sitting_out(room)
+        advance(app, 1)
+        await watcher.wait(
+            lambda f: f["type"] == "readiness_changed" and f["ready"] is False, timeout=3
+        )
+        assert app.bots.sitting_out(room)
+        for _ in range(4):
+            advance(app, 30)  # the hand in play ends (the timer rolls for Aulus), no other
+            await asyncio.sleep(0.01)
+        hands = len(watcher.of_type("hand_started"))
+        advance(app, 120)
+        await asyncio.sleep(0.05)
+        assert len(watcher.of_type("hand_started")) == hands, "bots played for nobody"
+        back = await open_client(app, "Aulus again")
+        await back.hello(token=aulus.token)
+        await watcher.wait(lambda f: f["type"] == "hand_started" and f["hand"] > hands, timeout=3)
+        assert not app.bots.sitting_out(room)
+        assert len(bots_in(app, room)) == 2
+
+
+async def test_bots_leave_a_table_whose_people_stay_away_though_their_seats_are_held() -> None:
+    async with serving(empty_room_seconds=60) as app:
+        room, aulus = await seated(
+            app, "Aulus", variant="liars", next_hand_delay_seconds=1,
+            reconnect_grace_seconds=3600,
+        )  # fmt: skip
+        watcher = await player(app, "Watcher")
+        await watcher.request("join_room", room=room, role="spectator")
+        for _ in range(3):
+            await add_bot(aulus, room)
+        await watcher.wait(lambda f: f["type"] == "hand_started")
+        bot_ids = {b.player_id for b in bots_in(app, room)}
+        await aulus.close()
+        await until(lambda: not app.lobby.rooms[room].members[aulus.player_id].connected)
+        advance(app, 30)  # unattended: the bots sit out
+        await until(lambda: app.bots.sitting_out(room))
+        advance(app, 60)  # empty_room_seconds later: they leave
+
+        def all_left(_: Frame) -> bool:
+            return bot_ids <= {f["player"] for f in watcher.of_type("player_left")}
+
+        await watcher.wait(all_left, timeout=3)
+        await asyncio.sleep(0.05)
+        assert bots_in(app, room) == []
+        # Aulus keeps the seat for the grace: the room stays.
+        assert aulus.player_id in app.lobby.rooms[room].game.state.seats
+
+
+async def test_an_address_has_its_share_of_the_bots() -> None:
+    """max_bots_per_address bounds the bots in the rooms made from one address, whoever adds
+    them (before: 15 addresses filled the server's max_bots)."""
+    async with serving(max_bots_per_address=2) as app:
+        room, aulus = await seated(app, "Aulus", variant="simple", max_players=6)
+        await add_bot(aulus, room)
+        other, brutus = await seated(app, "Brutus", variant="stud")
+        await add_bot(brutus, other)
+        refused = await aulus.request("add_bot", room=room)
+        assert refused["code"] == "too_many_bots"
+        assert "address" in refused["message"]
+        # Another address has a share of its own.
+        away = await open_client(app, "Elsewhere", local_addr=("127.0.0.2", 0))
+        await away.hello("Cassia")
+        made = await away.request("create_room", settings={"variant": "simple"})
+        await away.request("join_room", room=made["room"], role="player")
+        await add_bot(away, made["room"])
+        # A bot gone makes room for another.
+        (bot,) = bots_in(app, other)
+        await brutus.request("remove_bot", room=other, player=bot.player_id)
+        await add_bot(aulus, room)

@@ -7,9 +7,10 @@ import asyncio
 import pytest
 
 from protocol.codec import PROTOCOL_VERSION
+from protocol.types import MAX_ROOMS_PER_SESSION
 from server.app import TaliServer
 
-from .conftest import advance
+from .conftest import BOTS, advance, config, running
 from .harness import open_client, player, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -136,3 +137,33 @@ async def test_names_are_unique_in_a_room(server: TaliServer) -> None:
     refused = await twin.request("join_room", room=room)
     assert refused["code"] == "name_taken"
     assert refused["room"] == room
+
+
+async def test_a_session_is_in_at_most_64_rooms_and_resumes_in_every_one() -> None:
+    """welcome.rooms lists every room of a session (at most 64): a 65th join is refused, and
+    a session in 64 rooms resumes with all of them (before: the 65th was taken, and the
+    resume ended in internal_error with no welcome)."""
+    overrides = {"max_rooms_per_player": 100, "max_rooms_per_address": 1000}
+    async for app in running(TaliServer(config(**BOTS, **overrides))):
+        maker = await player(app, "Maker")
+        rooms = []
+        for _ in range(MAX_ROOMS_PER_SESSION + 1):
+            created = await maker.request("create_room", settings={"variant": "simple"})
+            rooms.append(created["room"])
+        watcher = await player(app, "Watcher")
+        for room in rooms[:MAX_ROOMS_PER_SESSION]:
+            joined = await watcher.request("join_room", room=room, role="spectator")
+            assert joined["type"] == "result", joined
+        refused = await watcher.request("join_room", room=rooms[-1], role="player")
+        assert refused["code"] == "too_many_rooms", refused
+        await watcher.close()
+        back = await open_client(app, "Watcher again")
+        welcome = await back.hello(token=watcher.token)
+        assert sorted(welcome["rooms"]) == sorted(rooms[:MAX_ROOMS_PER_SESSION])
+        await back.wait_count(1 + MAX_ROOMS_PER_SESSION)
+        assert len(back.of_type("snapshot")) == MAX_ROOMS_PER_SESSION
+        assert not back.of_type("error")
+        # Leaving one makes room for another.
+        await back.request("leave_room", room=rooms[0])
+        joined = await back.request("join_room", room=rooms[-1], role="player")
+        assert joined["type"] == "result", joined

@@ -22,7 +22,7 @@ from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
 from server.transport import WsConnection
 
-from .conftest import make_server, running
+from .conftest import advance, make_server, running
 from .harness import Client, open_client, player
 
 pytestmark = pytest.mark.asyncio
@@ -178,13 +178,27 @@ async def test_an_address_over_its_connection_limit_is_refused_with_429() -> Non
         await held[1].close()
 
 
+async def test_probes_get_through_an_address_over_its_limits() -> None:
+    """/healthz and /readyz answer an address refused everything else (before: 429)."""
+    async with serving(max_connections_per_address=1) as server:
+        held = await open_client(server, "held")
+        assert status(await exchange(server.port, b"GET /index.html HTTP/1.0\r\n\r\n")) == 429
+        for probe in (b"/healthz", b"/readyz"):
+            assert (
+                status(await exchange(server.port, b"GET " + probe + b" HTTP/1.0\r\n\r\n")) == 200
+            )
+        await held.close()
+
+
 async def test_a_connection_flood_from_one_address_is_refused_then_dropped() -> None:
     async with serving(connection_rate_per_address=1, connection_burst_per_address=5) as server:
-        replies = [await exchange(server.port, b"GET /healthz HTTP/1.0\r\n\r\n") for _ in range(15)]
+        replies = [await exchange(server.port, b"GET /app.js HTTP/1.0\r\n\r\n") for _ in range(15)]
         answered = [status(r) for r in replies if r]
         assert answered[:5] == [200] * 5
         assert 429 in answered
         assert b"" in replies  # deep in debt: closed at once, unanswered
+        # Even so, a probe is answered.
+        assert status(await exchange(server.port, b"GET /healthz HTTP/1.0\r\n\r\n")) == 200
         stats = server.transport.stats  # type: ignore[union-attr]
         assert stats["refused"] >= 1
         assert stats["dropped"] >= 1
@@ -282,8 +296,12 @@ async def test_text_after_the_clients_close_frame_is_discarded_and_the_peer_cut_
 
 
 async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_dropped() -> None:
-    """Within the frame budget, its pongs fill the socket; then it is not even read."""
+    """Within the frame budget, its pongs fill the socket; then it is not even read. Game time
+    stands still while it floods (no keepalive can drop it early on a slow machine): the
+    flood lasts until the server stops reading it; then the keepalive, moved on by the test,
+    drops it."""
     async with serving(
+        auto_seconds=0,
         read_frames_per_second=100_000,
         read_frames_burst=100_000,
         read_bytes_per_second=10_000_000,
@@ -296,17 +314,32 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_droppe
         transport = server.transport
         assert transport is not None
         (peer,) = transport.connections
+        assert peer.transport is not None
+        writes = peer.transport
         buffered: list[int] = []
 
         async def watch() -> None:
             while peer in transport.connections:
-                assert peer.transport is not None
-                buffered.append(peer.transport.get_write_buffer_size())
+                buffered.append(writes.get_write_buffer_size())
                 await asyncio.sleep(0.005)
 
         watcher = asyncio.ensure_future(watch())
+        burst = masked(Opcode.PING, b"p" * 125) * (16384 // 127)
+        loop = asyncio.get_running_loop()
         try:
-            await flood(sock, masked(Opcode.PING, b"p" * 125), 3.0)
+            # Bounded: until the server has stopped reading (its pongs fill the socket and it
+            # pauses), at most 2,000 bursts and 60 s.
+            deadline = time.monotonic() + 60
+            for _ in range(2_000):
+                try:
+                    await asyncio.wait_for(loop.sock_sendall(sock, burst), 0.5)
+                except TimeoutError:
+                    if max(buffered, default=0) > 0:
+                        break  # it is not reading any more: that is the point
+                assert time.monotonic() < deadline, "the server never stopped reading"
+            assert peer in transport.connections, "dropped while game time stood still"
+            advance(server, 0.5)  # the keepalive ping, into the full socket
+            advance(server, 0.5)  # no pong: dropped
             await within(5, lambda: peer not in transport.connections)
         finally:
             sock.close()
@@ -317,6 +350,25 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_droppe
         assert transport.stats["keepalive_timeout"] + transport.stats["slow_client"] >= 1
         reply = await exchange(server.port, b"GET /metrics HTTP/1.0\r\n\r\n")
         assert b'tali_transport_events_total{event="keepalive_timeout"}' in reply
+
+
+async def test_a_valid_frame_keeps_its_reply_when_invalid_utf8_follows_in_the_same_write() -> None:
+    """Both frames in one TCP write: the hello is handled and answered, then the connection
+    fails with 1007 for the frame after it (a regression: the welcome was lost, 6 of 6)."""
+    async with serving() as server:
+        sock, _ = await raw_websocket(server.port)
+        try:
+            hello = {"type": "hello", "protocol": PROTOCOL_VERSION, "name": "Valid", "id": 1}
+            both = masked(Opcode.TEXT, json.dumps(hello).encode()) + masked(Opcode.TEXT, b"\xff")
+            await asyncio.get_running_loop().sock_sendall(sock, both)
+            received = await read_to_end(sock)
+        finally:
+            sock.close()
+        assert b'"type":"welcome"' in received, received
+        close = received.index(b"\x88")
+        assert received.index(b'"type":"welcome"') < close
+        assert received[close + 2 : close + 4] == b"\x03\xef"  # 1007
+        await within(5, lambda: open_count(server) == 0)
 
 
 # -- keepalive, closing, shutdown ------------------------------------------------------------

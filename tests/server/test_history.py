@@ -1,7 +1,8 @@
-"""Hand history: the room's last hands as each member saw them, read back from the log."""
+"""Hand history: the room's last hands as each member saw them, read back from their stories."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,8 @@ from protocol.types import Role
 from server.config import ServerConfig
 from server.demo import choose
 from server.engine.fair import CommittedDice
-from server.history import hand_history_async
+from server.history import hand_history
+from server.room import LOG_ENTRIES
 from server.store import SqliteStore, Store, done
 from server.store_pg import PostgresStore
 
@@ -77,6 +79,14 @@ def seated(store: Store | None = None, variant: str = "liars") -> tuple[Table, t
     return table, names
 
 
+def history_of(table: Table, name: str, count: int) -> list[dict[str, Any]]:
+    """``name``'s ``hand_history`` of ``count`` hands, as the room answers it."""
+    room = table.room
+    viewer = None if room.members[f"p_{name}"].role is Role.SPECTATOR else f"p_{name}"
+    played = room.game.state.hands_played
+    return asyncio.run(hand_history(room.store, room.id, played, viewer, count))
+
+
 def check(table: Table, name: str, history: list[dict[str, Any]], played: int) -> None:
     assert [h["hand"] for h in history] == list(range(played - 3, played + 1))
     seen = seen_hands(table.inboxes[name].frames)
@@ -93,7 +103,7 @@ def test_each_member_gets_back_exactly_what_it_saw(variant: str) -> None:
     table, names = seated(variant=variant)
     played = play(table, names, 6)
     for name in (*names, "Watcher"):
-        check(table, name, table.room.history(table.sessions[name], 4), played)
+        check(table, name, history_of(table, name, 4), played)
 
 
 @pytest.mark.asyncio
@@ -104,13 +114,9 @@ async def test_history_read_back_from_postgres_is_what_each_member_saw(pg_url: s
         table, names = seated(store)
         played = play(table, names, 6)
         await done(store.commit())
-        with pytest.raises(TypeError, match="hand_history_async"):
-            table.room.history(table.sessions["Aulus"], 4)
         for name in (*names, "Watcher"):
             viewer = None if name == "Watcher" else f"p_{name}"
-            history = await hand_history_async(
-                store, "r_test", table.room.settings, played, viewer, 4
-            )
+            history = await hand_history(store, "r_test", played, viewer, 4)
             check(table, name, history, played)
     finally:
         await store.close()
@@ -124,7 +130,7 @@ def test_history_reaches_back_only_as_far_as_kept() -> None:
         table.clock.advance(6)  # every hand times out: both rolled for
     played = table.room.game.state.hands_played
     assert played >= 12
-    history = table.room.history(table.sessions["Aulus"], 20)
+    history = history_of(table, "Aulus", 20)
     assert history[-1]["hand"] == played
     assert len(history) == 20 or history[0]["hand"] == 1
 
@@ -151,7 +157,7 @@ def test_history_from_sqlite_has_the_hand_that_ended_in_this_turn(tmp_path: Path
         table.store.commit()
     table.clock.advance(6)  # a hand ends; nothing committed since
     played = table.room.game.state.hands_played
-    history = table.room.history(table.sessions["Aulus"], 3)
+    history = history_of(table, "Aulus", 3)
     assert [h["hand"] for h in history] == [played - 2, played - 1, played]
     assert all(h["events"][-1]["type"] == "hand_ended" for h in history)
 
@@ -163,10 +169,47 @@ def test_history_asked_for_more_hands_than_kept_gets_those_kept(tmp_path: Path) 
         table.store.commit()
     played = table.room.game.state.hands_played
     assert played >= 20
-    history = table.room.history(table.sessions["Aulus"], 20)
-    assert history
-    assert [h["hand"] for h in history] == list(range(history[0]["hand"], played + 1))
-    assert len(history) >= 3
+    history = history_of(table, "Aulus", 20)
+    assert [h["hand"] for h in history] == [played - 2, played - 1, played]
     seen = seen_hands(table.inboxes["Aulus"].frames)
     for past in history:
         assert past["events"] == seen[past["hand"]]
+
+
+def test_history_keeps_at_most_its_bytes_but_the_latest_hand(tmp_path: Path) -> None:
+    table = sqlite_table(tmp_path, history_bytes=1024)
+    for _ in range(12):
+        table.clock.advance(6)
+        table.store.commit()
+    played = table.room.game.state.hands_played
+    sizes = [size for _, size in table.room.kept]
+    assert sum(sizes) <= 1024 or len(sizes) == 1
+    assert [h for h, _ in table.room.kept] == list(range(played - len(sizes) + 1, played + 1))
+    history = history_of(table, "Aulus", 20)
+    assert [h["hand"] for h in history] == [h for h, _ in table.room.kept]
+    (count,) = table.store._db.execute("SELECT count(*) FROM hands").fetchone()  # type: ignore[attr-defined]
+    assert count == len(sizes)
+
+
+def test_a_room_log_stays_bounded_when_no_hand_is_played(tmp_path: Path) -> None:
+    """set_ready toggled without end, and chat: no hand is played, yet the room's log holds at
+    most LOG_ENTRIES entries (a snapshot takes what came before), and a history costs what it
+    returns (the stories of its hands), whatever was written since (before: every entry
+    was kept until the next hands, and a history replayed them all)."""
+    table = sqlite_table(tmp_path)
+    for _ in range(3):
+        table.clock.advance(6)
+    played = table.room.game.state.hands_played
+    before = history_of(table, "Aulus", 3)
+    session = table.sessions["Aulus"]
+    for k in range(5 * LOG_ENTRIES):
+        table.room.set_ready(session, k % 2 == 1)
+        table.store.commit()
+    db = table.store._db  # type: ignore[attr-defined]
+    (entries,) = db.execute("SELECT count(*) FROM tail").fetchone()
+    (keyed,) = db.execute("SELECT count(*) FROM entries").fetchone()
+    (snapshots,) = db.execute("SELECT count(*) FROM snapshots").fetchone()
+    assert entries + keyed <= LOG_ENTRIES
+    assert snapshots == 1
+    assert table.room.game.state.hands_played == played
+    assert history_of(table, "Aulus", 3) == before

@@ -6,13 +6,15 @@ from http import HTTPStatus
 
 import pytest
 
+from server.budget import address_key
 from server.http import response
 from server.httphead import HeadLimits
-from server.transport import HttpRequest, Limits
+from server.transport import DROP_WAIT, HttpRequest, Limits
 
 from .transport_fakes import Rig
 
 OK = b"GET /healthz HTTP/1.1\r\nHost: tali.test\r\nUser-Agent: probe\r\nContent-Length: 0\r\n\r\n"
+PAGE = b"GET /page.html HTTP/1.1\r\nHost: tali.test\r\n\r\n"
 
 
 def answer(
@@ -128,7 +130,7 @@ def test_head_limits_are_settings() -> None:
 # -- per-address limits ------------------------------------------------------------------
 
 
-def connect_many(rig: Rig, count: int, peer: str, raw: bytes = OK) -> list[Rig]:
+def connect_many(rig: Rig, count: int, peer: str, raw: bytes = PAGE) -> list[Rig]:
     """``count`` more connections from ``peer`` to ``rig``'s server, each sending ``raw``."""
     others = [rig.another(peer) for _ in range(count)]
     for other in others:
@@ -219,3 +221,63 @@ def test_the_request_seen_by_the_app() -> None:
     (request,) = seen
     assert request.upgrade
     assert request.headers["Upgrade"] == "websocket"
+
+
+def test_probes_are_answered_whatever_the_addresss_limits() -> None:
+    """/healthz and /readyz are exempt from every limit: refused (429) or dropped, the
+    address's other requests; its probes are answered."""
+    limits = Limits(max_connections_per_address=1, connection_rate_per_address=0)
+    rig = Rig(limits)
+    rig.app.answer = lambda request: response(HTTPStatus.OK, b"ok\n")
+    rig.conn.data_received(b"GET /slow HTTP/1.1\r\n")  # holds the one connection allowed
+    (refused,) = connect_many(rig, 1, "203.0.113.5")
+    assert status(refused.transport.take()) == 429
+    probes = [OK, OK.replace(b"/healthz", b"/readyz"), b"HEAD /healthz HTTP/1.0\r\n\r\n"]
+    for probe in probes:
+        (asked,) = connect_many(rig, 1, "203.0.113.5", probe)
+        assert status(asked.transport.take()) == 200
+    # Twice the open limit: an address that keeps connecting is dropped unanswered, unless
+    # what it asks for is a probe (awaited DROP_WAIT at most).
+    assert rig.server.stats["dropped"] >= 1
+    (flood,) = connect_many(rig, 1, "203.0.113.5")
+    assert flood.transport.aborted
+    assert flood.transport.take() == b""
+    (probe,) = connect_many(rig, 1, "203.0.113.5", OK)
+    assert status(probe.transport.take()) == 200
+    silent = rig.another("203.0.113.5")
+    rig.clock.advance(DROP_WAIT - 0.1)
+    assert not silent.transport.aborted
+    rig.clock.advance(0.2)
+    assert silent.transport.aborted
+    assert [r.path for r in rig.app.requests].count("/page.html") == 0
+
+
+def test_an_ipv6_client_is_limited_by_its_slash_64() -> None:
+    limits = Limits(max_connections_per_address=2, connection_rate_per_address=0)
+    rig = Rig(limits, peer="2001:db8:1:2::1")
+    rig.app.answer = lambda request: None
+    rig.conn.data_received(b"GET /slow HTTP/1.1\r\n")
+    connect_many(rig, 1, "2001:db8:1:2:ffff:ffff:ffff:ffff", b"GET /slow HTTP/1.1\r\n")
+    (third,) = connect_many(rig, 1, "2001:db8:1:2:abcd::9")
+    assert status(third.transport.take()) == 429  # the same /64: its third connection
+    (elsewhere,) = connect_many(rig, 1, "2001:db8:1:3::1")
+    assert status(elsewhere.transport.take()) == 404
+    assert rig.app.requests[-1].client == "2001:db8:1:3::/64"
+    narrow = Rig(Limits(ipv6_prefix=128), peer="2001:db8:1:2::1")
+    narrow.conn.data_received(PAGE)
+    assert narrow.app.requests[0].client == "2001:db8:1:2::1"
+
+
+@pytest.mark.parametrize(
+    ("address", "key"),
+    [
+        ("203.0.113.5", "203.0.113.5"),
+        ("::ffff:203.0.113.5", "203.0.113.5"),
+        ("2001:db8::1", "2001:db8::/64"),
+        ("2001:DB8:0:0:1::1%eth0", "2001:db8::/64"),
+        ("unix-socket", "unix-socket"),
+        ("::1", "::/64"),
+    ],
+)
+def test_address_keys(address: str, key: str) -> None:
+    assert address_key(address) == key

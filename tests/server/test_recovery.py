@@ -7,13 +7,14 @@ import random
 import pytest
 
 from protocol.types import Role
+from server import room as room_module
 from server.config import ServerConfig
 from server.demo import choose
 from server.engine import Roll, SeededDice, Settings
 from server.engine.fair import CommittedDice
 from server.metrics import Metrics
 from server.recovery import restore
-from server.room import Room
+from server.room import LOG_ENTRIES, Room
 from server.session import Session
 
 from .fakes import FakeClock
@@ -41,7 +42,7 @@ def rebuilt(table: Table) -> Room:
         name=record.meta["name"],
         creator=record.meta["creator"],
     )
-    restore(room, record.snapshot, record.entries, session_of)
+    restore(room, record.snapshot, record.entries, session_of, record.hands)
     return room
 
 
@@ -50,14 +51,21 @@ def same(a: Room, b: Room) -> None:
     assert b.stream.seq == a.stream.seq
     assert b.log_n == a.log_n
     assert {p: m.role for p, m in b.members.items()} == {p: m.role for p, m in a.members.items()}
+    # The story of the hand in play (hand_history's) goes on as it was, and the stories kept.
+    assert b.story == a.story
+    assert list(b.kept) == list(a.kept)
 
 
 @pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("committed", [True, False])
+@pytest.mark.parametrize("log_entries", [LOG_ENTRIES, 7], ids=["shipped", "snapshot-every-7"])
 def test_a_room_rebuilt_at_any_point_is_the_same_room(
-    variant: str, seed: int, committed: bool
+    variant: str, seed: int, committed: bool, log_entries: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """At any point, mid-hand included; with a snapshot every seven entries too, most of
+    them in the middle of a hand."""
+    monkeypatch.setattr(room_module, "LOG_ENTRIES", log_entries)
     rng = random.Random(seed)
     dice = CommittedDice("r_test", random.Random(seed).randbytes) if committed else None
     table = Table(variant, dice=dice, next_hand_delay_seconds=1, turn_seconds=10, starting_chips=12)

@@ -90,9 +90,11 @@ shared_stores = pytest.mark.parametrize("opener", SHARED, indirect=True)
 @each_store
 async def test_committed_entries_come_back_after_the_latest_snapshot(store: Store) -> None:
     store.open_room("r_a", {"settings": {"variant": "simple"}})
-    for n in range(1, 6):
+    for n in range(1, 4):
         store.append("r_a", n, {"k": "act", "n": n})
     store.snapshot("r_a", 3, 1, {"state": "after 3"})
+    for n in range(4, 6):
+        store.append("r_a", n, {"k": "act", "n": n})
     assert store.pending
     await done(store.commit())
     assert store.pending == 0
@@ -141,35 +143,34 @@ async def test_rooms_come_back_in_the_order_they_were_opened(store: Store) -> No
 
 @pytest.mark.asyncio
 @each_store
-async def test_hands_and_pruning(store: Store) -> None:
+async def test_a_snapshot_takes_the_log_before_it_and_stories_are_kept_until_forgotten(
+    store: Store,
+) -> None:
     store.open_room("r_a", {})
-    store.append("r_a", 1, {"hand": 0})  # the room's first entry: its log starts there
-    n = 1
+    n = 0
+    sizes = {}
     for hand in range(1, 6):
         for _ in range(3):
             n += 1
-            store.append("r_a", n, {"hand": hand})
-        store.snapshot("r_a", n, hand, {"after_hand": hand})
+            assert store.append("r_a", n, {"hand": hand}) > 0
+        sizes[hand] = store.hand_story("r_a", hand, {"hand": hand, "events": [{"type": "x"}]})
+        if hand % 2 == 0:
+            store.snapshot("r_a", n, hand, {"after_hand": hand})
     await done(store.commit())
-    snapshot, entries = await store.hands_async("r_a", 2)
-    assert snapshot == {"after_hand": 2}
-    assert {e["hand"] for _, e in entries} == {3, 4, 5}
-    snapshot, entries = await store.hands_async("r_a", 0)
-    assert snapshot is None
-    assert {e["hand"] for _, e in entries} == {0, 1, 2, 3, 4, 5}
-    store.prune("r_a", 2)
-    await done(store.commit())
-    snapshot, entries = await store.hands_async("r_a", 3)
-    assert snapshot == {"after_hand": 3}
-    assert {e["hand"] for _, e in entries} == {4, 5}
-    # Older than kept: the log starts at the oldest snapshot kept, not at the room's start.
-    for since in (0, 1, 2):
-        snapshot, entries = await store.hands_async("r_a", since)
-        assert snapshot == {"after_hand": 3}
-        assert {e["hand"] for _, e in entries} == {4, 5}
     (room,) = (await store.recover_async()).rooms
-    assert room.snapshot == {"after_hand": 5}
-    assert room.entries == []
+    assert room.snapshot == {"after_hand": 4}
+    assert [e["hand"] for _, e in room.entries] == [5, 5, 5]
+    assert room.hands == [(hand, sizes[hand]) for hand in range(1, 6)]
+    assert [s["hand"] for s in await store.stories_async("r_a", 2)] == [2, 3, 4, 5]
+    store.forget_hands("r_a", 4)
+    await done(store.commit())
+    assert [s["hand"] for s in await store.stories_async("r_a", 1)] == [4, 5]
+    assert (await store.stories_async("r_a", 5)) == [{"hand": 5, "events": [{"type": "x"}]}]
+    (room,) = (await store.recover_async()).rooms
+    assert [h for h, _ in room.hands] == [4, 5]
+    store.close_room("r_a")
+    await done(store.commit())
+    assert await store.stories_async("r_a", 1) == []
 
 
 @pytest.mark.asyncio
@@ -179,10 +180,11 @@ async def test_the_sync_reads_agree_with_the_async_ones(store: Store) -> None:
     store.append("r_a", 1, {"k": "sit"})
     store.snapshot("r_a", 1, 0, {"s": 1})
     store.append("r_a", 2, {"k": "act"})
+    store.hand_story("r_a", 1, {"hand": 1})
     await done(store.commit())
     if isinstance(store, LocalStore):
         assert store.recover() == await store.recover_async()
-        assert store.hands("r_a", 0) == await store.hands_async("r_a", 0)
+        assert store.stories("r_a", 0) == await store.stories_async("r_a", 0)
     else:
         assert isinstance(store, PostgresStore)
     assert await store.size_async() >= 0
@@ -545,9 +547,10 @@ def test_sqlite_checkpoints_on_a_thread_of_its_own(tmp_path: Path) -> None:
 
 
 def test_sqlite_keeps_a_rooms_entries_since_its_snapshot_at_the_log_end(tmp_path: Path) -> None:
-    """Entries go to the append-only tail and move to the room's keyed log with its next
-    snapshot, in the same commit; a store opened again (without recovering) moves what an
-    earlier one left in the tail; a failed batch leaves the tail as it was."""
+    """Entries go to the append-only tail and go with the room's next snapshot, in the same
+    commit (with what an older server moved to the keyed log); a store opened again (without
+    recovering) clears what an earlier one left in the tail; a failed batch leaves the tail
+    as it was; a snapshot before the log's end is refused."""
     path = tmp_path / "tali.db"
     store = SqliteStore(path)
     store.open_room("r_a", {})
@@ -562,14 +565,14 @@ def test_sqlite_keeps_a_rooms_entries_since_its_snapshot_at_the_log_end(tmp_path
         return raw.execute(f"SELECT room, n FROM {table} ORDER BY room, n").fetchall()
 
     assert rows("tail") == [("r_a", 1), ("r_a", 2), ("r_a", 3), ("r_b", 1), ("r_b", 2), ("r_b", 3)]
-    assert rows("entries") == []
+    raw.execute("INSERT INTO entries VALUES ('r_a', 0, '{}')")  # as an older server left it
+    raw.commit()
     store.snapshot("r_a", 3, 1, {"after": 1})
     store.append("r_a", 4, {"a": 4})  # the next hand's first entry, in the same batch
     store.commit()
     assert rows("tail") == [("r_a", 4), ("r_b", 1), ("r_b", 2), ("r_b", 3)]
-    assert rows("entries") == [("r_a", 1), ("r_a", 2), ("r_a", 3)]
-    assert store.hands("r_a", 0) == (None, [(n, {"a": n}) for n in range(1, 5)])
-    assert store.hands("r_a", 1) == ({"after": 1}, [(4, {"a": 4})])
+    assert rows("entries") == []
+    assert rows("snapshots") == [("r_a", 3)]
     store.close()
 
     again = SqliteStore(path)
@@ -577,7 +580,6 @@ def test_sqlite_keeps_a_rooms_entries_since_its_snapshot_at_the_log_end(tmp_path
     again.snapshot("r_b", 4, 1, {"after": 1})
     again.commit()
     assert rows("tail") == [("r_a", 4)]
-    assert rows("entries") == [("r_a", n) for n in (1, 2, 3)] + [("r_b", n) for n in (1, 2, 3, 4)]
     # A batch that fails (a room opened twice is no error; a NULL entry is) changes nothing.
     again.append("r_a", 5, {"a": 5})
     again._ops.append(("INSERT INTO entries VALUES (NULL, NULL, NULL)", (), "r_a"))
@@ -589,11 +591,16 @@ def test_sqlite_keeps_a_rooms_entries_since_its_snapshot_at_the_log_end(tmp_path
     assert rows("tail") == []
     (room_a, room_b) = again.recover().rooms
     assert (room_a.snapshot, room_a.entries, room_b.entries) == ({"after": 2}, [], [])
+    again.append("r_a", 5, {"a": 5})
+    again.snapshot("r_a", 4, 2, {"after": 2})
+    with pytest.raises(StoreError, match="before its log's end"):
+        again.commit()
+    again._ops.clear()
     again.append("r_b", 5, {"b": 5})
     again.close_room("r_b")  # a closed room leaves nothing behind, in the tail either
     again.commit()
     assert rows("tail") == []
-    assert rows("entries") == [("r_a", n) for n in (1, 2, 3, 4)]
+    assert rows("snapshots") == [("r_a", 4)]
     raw.close()
     again.close()
 
@@ -624,8 +631,8 @@ def test_sqlite_rows_another_store_wrote_since_are_never_taken_for_a_rooms(
     tmp_path: Path,
 ) -> None:
     """Two stores on one file: one's list of a room's tail rows may be out of date (the other
-    wrote since, and tail rowids are given again once deleted). Reads, moves and deletes
-    name the room, so another room's rows are never read, moved or deleted for it."""
+    wrote since, and tail rowids are given again once deleted). Reads and deletes name the
+    room, so another room's rows are never read or deleted for it."""
     path = tmp_path / "tali.db"
     a, b = SqliteStore(path), SqliteStore(path)
     a.open_room("r1", {})
@@ -635,10 +642,10 @@ def test_sqlite_rows_another_store_wrote_since_are_never_taken_for_a_rooms(
     a.commit()
     b.recover()  # b's list: r1 at rowids 1 and 2
     a.snapshot("r1", 2, 1, {"after": 1})
-    a.commit()  # r1's rows move out of the tail; rowid 1 is free again
+    a.commit()  # r1's rows go with the snapshot; rowid 1 is free again
     a.append("r2", 1, {"r2": 1})
     a.commit()  # r2's entry takes rowid 1
-    assert b.hands("r1", 0) == (None, [(1, {"r1": 1}), (2, {"r1": 2})])
+    assert b._entries_after("r1", 0) == []
     b.close_room("r1")
     b.commit()
     rooms = {r.room: r.entries for r in SqliteStore(path).recover().rooms}

@@ -121,17 +121,34 @@ def test_a_message_split_anywhere_is_whole_when_it_arrives() -> None:
         assert rig.app.messages == ['{"type": "ping"}']
 
 
-def test_invalid_utf8_fails_the_connection_with_1007_across_fragments_too() -> None:
+def test_invalid_utf8_ends_the_reading_and_the_app_closes_with_1007_after_its_answers() -> None:
     for frames in (
         masked(TEXT, b"\xff\xfe"),
         masked(TEXT, b"\xc3", fin=False) + masked(CONT, b"(", fin=True),
     ):
         rig = opened()
-        rig.conn.data_received(frames + masked(TEXT, b"after"))
-        assert rig.app.messages == []
-        (close,) = rig.read()
+        rig.conn.data_received(masked(TEXT, b"before") + frames + masked(TEXT, b"after"))
+        assert rig.app.messages == ["before"]
+        ((code, _),) = rig.app.invalid
+        assert code == CloseCode.INVALID_DATA
+        rig.conn.data_received(masked(TEXT, b"later"))  # nothing more is parsed
+        assert rig.app.messages == ["before"]
+        rig.conn.write(server_frame("the answer to before"))
+        rig.conn.close(code, "not UTF-8")
+        answer, close = rig.read()
+        assert answer.data == b"the answer to before"
         assert close_of(close).code == CloseCode.INVALID_DATA
-        assert rig.transport.eof
+        assert rig.transport.eof  # failed: the server's end closes at once
+
+
+def test_a_close_the_app_never_starts_after_invalid_utf8_is_forced() -> None:
+    rig = opened()
+    rig.conn.data_received(masked(TEXT, b"\xff"))
+    rig.clock.advance(Limits().close_timeout - 0.1)
+    assert rig.read() == []
+    rig.clock.advance(0.2)
+    (close,) = rig.read()
+    assert close_of(close).code == CloseCode.INVALID_DATA
 
 
 def test_a_message_above_the_hard_limit_fails_with_1009() -> None:

@@ -132,6 +132,7 @@ class Recorder:
     messages: list[str | bytes] = field(default_factory=list)
     closed: list[int | None] = field(default_factory=list)
     peers: list[Peer] = field(default_factory=list)
+    invalid: list[tuple[int, str]] = field(default_factory=list)
 
     def http(self, request: HttpRequest) -> Response | None:
         self.requests.append(request)
@@ -146,6 +147,9 @@ class Recorder:
 
     def on_closed(self, code: int | None) -> None:
         self.closed.append(code)
+
+    def on_invalid(self, code: int, reason: str) -> None:
+        self.invalid.append((code, reason))
 
 
 class Rig:

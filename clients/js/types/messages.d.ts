@@ -2184,7 +2184,8 @@ export interface Welcome {
   /** `true` when `hello` resumed an earlier session. */
   resumed: boolean;
   /**
-   * The rooms this session is in; after a resume a `snapshot` of each follows (preceded by
+   * The rooms this session is in (at most 64: `join_room` beyond is refused with
+   * `too_many_rooms`); after a resume a `snapshot` of each follows (preceded by
    * `player_reconnected` unless the session was taken over from a live connection).
    * (0..64 items, each pattern ^[A-Za-z0-9_-]{1,32}$)
    */

@@ -87,7 +87,9 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
         False,
     ),
     ErrorCode.TOO_MANY_ROOMS: ErrorInfo(
-        "You, or your address, have as many open rooms as allowed, or the server is full.", False
+        "You, or your address, have as many open rooms as allowed, or the server is full;"
+        " or (`join_room`) you are in 64 rooms, as many as a session may be in.",
+        False,
     ),
     ErrorCode.INVALID_SETTING: ErrorInfo(
         "A room setting is out of bounds or does not apply to the variant; the message names it.",
@@ -129,7 +131,11 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
     ErrorCode.NO_PLAYER_SEATED: ErrorInfo(
         "Bots play only with a person: nobody but bots would be seated.", False
     ),
-    ErrorCode.TOO_MANY_BOTS: ErrorInfo("The server runs as many bots as it may.", False),
+    ErrorCode.TOO_MANY_BOTS: ErrorInfo(
+        "The server runs as many bots as it may, or the rooms made from your address have as"
+        " many as one address may.",
+        False,
+    ),
     ErrorCode.INVITE_REQUIRED: ErrorInfo(
         "The room is private: `join_room` needs its `invite` (from a member's invite link).",
         False,
