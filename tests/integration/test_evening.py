@@ -3,6 +3,7 @@ evening's table, when a chat line was said, and the whole turn a snapshot tells.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,47 @@ async def test_a_snapshot_tells_the_whole_turn_as_the_servers_clock_runs_it() ->
         await other.hello(token=aulus.token)
         again = await other.wait(lambda f: f["type"] == "snapshot")
         assert again["seconds_per_turn"] == pytest.approx(30)
+
+
+async def test_bots_decide_a_draw_round_in_a_share_of_their_think_time() -> None:
+    """Draw against three bots took 40 s a hand: every reroll-or-pass took a bot's whole
+    think time. A draw round's decision (and a stud street's ante) now takes 0.4 of it:
+    here, with a think time of exactly 2 s, 0.8 s of game time (measured in 0.05 s
+    steps). (A bot's first roll is made for it when the people have rolled: not timed.)"""
+    app = make_server(auto_seconds=0, **BOTS, bot_think_min_seconds=2, bot_think_max_seconds=2)
+    async for server in running(app):
+        aulus = await player(server, "Aulus")
+        created = await aulus.request(
+            "create_room",
+            settings={"variant": "draw", "max_players": 4, "next_hand_delay_seconds": 1},
+        )
+        room = created["room"]
+        await aulus.request("join_room", room=room, role="player")
+        for _ in range(3):
+            added = await aulus.request("add_bot", room=room)
+            assert added["type"] == "result", added
+        bots = {f["player"] for f in aulus.of_type("player_joined") if f["bot"]}
+        asked: dict[str, tuple[str, float]] = {}  # bot -> (phase, game time asked)
+        took: dict[str, list[float]] = {"roll": [], "draw": []}
+        seen = 0
+        for _ in range(4000):
+            if aulus.of_type("hand_ended"):
+                break
+            advance(server, 0.05)
+            await asyncio.sleep(0.002)
+            now = server.clock.now()
+            for frame in aulus.frames[seen:]:
+                kind = frame["type"]
+                if kind == "waiting_for":
+                    for who in set(frame["players"]) & bots:
+                        asked.setdefault(who, (frame["phase"], now))
+                elif kind in ("dice_rolled", "rerolled", "passed") and frame["player"] in asked:
+                    phase, since = asked.pop(frame["player"])
+                    took[phase].append(now - since)
+                elif kind == "your_turn":
+                    action = "roll" if frame["phase"] == "roll" else "pass"
+                    await aulus.send(type=action, room=room)
+            seen = len(aulus.frames)
+        assert aulus.of_type("hand_ended"), "the hand did not end"
+        assert took["draw"], took
+        assert all(0.75 <= t <= 0.9 for t in took["draw"]), took
