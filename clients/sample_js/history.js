@@ -205,7 +205,9 @@ export function replay(record) {
     .filter((s) => s.in_hand && s.dice?.length === 4)
     .map((s) => ({ player: s.player, name: s.name, dice: s.dice, folded: s.folded }));
   const top = winners.filter((w) => w.hand_name || !model.hand?.showdown).at(0) ?? winners.at(0);
-  const summary = top
+  const summary = top && !top.amount && !top.hand_name
+    ? [`Hand ${record.hand}: `, { name: record.names[top.player] ?? (top.player === record.you ? "you" : "a player") }, " was the last one in, with nothing in the pot"]
+    : top
     ? [`Hand ${record.hand}: `, { name: record.names[top.player] ?? (top.player === record.you ? "you" : "a player") }, ` won ${top.amount}${top.hand_name ? ` with ${top.hand_name}` : ""}`]
     : [`Hand ${record.hand}`];
   return { lines, results, dice, summary };

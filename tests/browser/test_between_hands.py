@@ -115,3 +115,32 @@ async def test_a_rematch_once_someone_has_won_the_table(
     await next_hand(server, room)
     await page.get_by_test_id("action-roll").wait_for()
     assert aulus.errors == []
+
+
+async def test_an_empty_pot_is_not_said_to_be_won(server: TaliServer, browser: Browser) -> None:
+    """Seen in play: "Aulus wins 0: nobody else was left in." after everyone else folded
+    stud's first street before paying."""
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("stud")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    await next_hand(server, room)
+    page = aulus.page
+    await aulus.click("roll")
+    await brutus.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll")
+    await brutus.request("roll", room=room)
+    game = server.lobby.rooms[room].game
+    # Whoever is first to pay the street's ante folds: the other is left with nothing.
+    if brutus.player_id in game.to_act():
+        await brutus.request("fold", room=room)
+        last = "Aulus"
+    else:
+        await page.get_by_test_id("action-fold").click()
+        last = "Brutus"
+    result = aulus.result()
+    await expect(result).to_contain_text(f"{last} is the last one in, with nothing in the pot")
+    await expect(result).not_to_contain_text("wins 0")
+    await expect(page.get_by_test_id("history-hand-1")).to_contain_text(
+        f"{last} was the last one in, with nothing in the pot"
+    )
+    assert aulus.errors == []
