@@ -36,7 +36,8 @@ export function setUpAlerts() {
   ask.addEventListener("click", async () => {
     const answer = await Notification.requestPermission();
     ask.hidden = answer === "granted";
-    ask.textContent = answer === "denied" ? "Notifications blocked (browser settings)" : "Notify me on my turn";
+    ask.textContent = answer === "denied" ? "Notifications blocked" : "Notify me";
+    if (answer === "denied") ask.setAttribute("aria-label", "Notifications are blocked in this browser's settings");
     ask.disabled = answer === "denied";
   });
   document.addEventListener("visibilitychange", () => {
