@@ -162,6 +162,7 @@ export function applyEvent(model, e) {
       if (seat) seat.stack = e.stack;
       if (hand) {
         hand.winners.push(e.player);
+        (hand.won ??= {})[e.player] = (hand.won[e.player] ?? 0) + e.amount; // for the winner's badge
         hand.pot = Math.max(0, hand.pot - e.amount); // paid out: no longer in the pot
       }
       const label = potLabel(e.pot, hand?.pots.length ?? 1);

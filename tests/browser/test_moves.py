@@ -58,8 +58,15 @@ async def test_dice_tumble_the_winner_glows_and_both_sound(
     winner = page.get_by_test_id(f"seat-{won['player']}")
     await expect(winner).to_have_class(re.compile(r"\bwinner\b"))
     assert await winner.evaluate(ANIMATION) == "glow"
-    await expect(page.get_by_test_id(f"winner-{won['player']}")).to_have_text("wins the pot")
+    # The chips won go to the winner's seat: its badge says how many.
+    await expect(page.get_by_test_id(f"winner-{won['player']}")).to_have_text(
+        f"wins {won['amount']}"
+    )
     await expect(sound).to_have_attribute("data-played", "win 4")  # Brutus's roll sounded too
+    # After a reload the snapshot names the winners, not the amounts: said without a number.
+    await page.reload()
+    await expect(page.get_by_test_id(f"winner-{won['player']}")).to_have_text("wins the pot")
+    assert await sound.get_attribute("data-played") is None  # not celebrated again
     await aulus.assert_accessible()
     await aulus.screenshot(ARTIFACTS / "winner.png")
     assert aulus.errors == []
@@ -75,7 +82,7 @@ async def test_nothing_moves_for_reduced_motion_and_nothing_sounds_when_muted(
     me = pid(server, "Aulus")
     assert await page.get_by_test_id(f"die-{me}-0").evaluate(ANIMATION) == "none"
     seat = page.get_by_test_id(f"seat-{winner}")
-    await expect(seat).to_contain_text("wins the pot")  # still said, only not moved
+    await expect(seat).to_contain_text("wins 2")  # still said, only not moved
     assert await seat.evaluate(ANIMATION) == "none"
     # Sound was never turned on: nothing was played.
     assert await page.get_by_test_id("sound").get_attribute("data-played") is None

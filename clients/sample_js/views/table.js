@@ -179,7 +179,7 @@ function renderSeats(state, handlers) {
   const winKey = winners.size ? `${m.room}:${hand.number}` : "";
   if (winKey && winKey !== celebrated) {
     celebrated = winKey;
-    play("win");
+    if (hand.won) play("win"); // seen live (a snapshot's winners come without it): not after a reload
   }
   seats.replaceChildren(...m.seats.map((seat) => {
     const mine = seat.player === m.you;
@@ -231,7 +231,10 @@ function renderSeats(state, handlers) {
           : "",
         seat.seat === m.button ? el("span", { class: "dealer", role: "img", title: "dealer button", "aria-label": "dealer button" }, "D") : "",
       ),
-      winners.has(seat.player) ? el("div", { class: "win-badge", "data-testid": `winner-${seat.player}` }, "wins the pot") : "",
+      winners.has(seat.player)
+        ? el("div", { class: "win-badge", "data-testid": `winner-${seat.player}` },
+          el("span", { class: "chip", "aria-hidden": "true" }), hand.won?.[seat.player] === undefined ? " wins the pot" : ` wins ${hand.won[seat.player]}`)
+        : "",
       el("div", { class: "stack" }, `stack ${seat.stack}`),
       notes.length ? el("div", { class: "state", "data-testid": `state-${seat.player}` }, notes.join(" · ")) : "",
       turn ? timer(state, seat, hand, prompt) : "",
