@@ -5,6 +5,7 @@ its own choice of variant, and a spectator taking a free seat."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -60,12 +61,12 @@ async def test_a_private_room_is_joined_by_its_invite_link_alone(
     await friend.page.goto(await link.input_value())
     await friend.page.get_by_test_id("name-input").fill("Gaius")
     await friend.page.get_by_test_id("name-submit").click()
-    gaius = pid(server, "Gaius")
     await expect(friend.page.get_by_test_id("you-badge")).to_be_visible()
+    gaius = pid(server, "Gaius")  # seated by now: the session is the server's
     await expect(friend.seat(gaius)).to_be_visible()
     await expect(flavia.seat(gaius)).to_be_visible()
     # The secret leaves the address bar once used; members see the link too.
-    assert "invite" not in friend.page.url
+    await expect(friend.page).not_to_have_url(re.compile("invite"))
     await expect(friend.page.get_by_test_id("invite-link")).to_have_value(await link.input_value())
     await friend.assert_accessible()
     await friend.screenshot(ARTIFACTS / f"invited-{viewport}.png")
