@@ -45,7 +45,7 @@ async def test_chat_lines_carry_their_time_and_a_player_can_be_muted(
     await aulus.screenshot(ARTIFACTS / f"chat-{viewport}.png")
 
     # Mute Brutus: his lines go, and stay gone after a reload and for what he says next.
-    await page.get_by_test_id(f"mute-{brutus.player_id}").click()
+    await page.get_by_test_id(f"chat-mute-{brutus.player_id}").click()
     await expect(chat).not_to_contain_text("salve, Aule")
     await expect(page.get_by_test_id("chat-muted")).to_contain_text("Muted: Brutus")
     await brutus.request("chat", room=room, text="audisne?")
@@ -56,7 +56,7 @@ async def test_chat_lines_carry_their_time_and_a_player_can_be_muted(
     await page.reload()
     await expect(chat).to_contain_text("ave")
     await expect(chat).not_to_contain_text("audisne")
-    await page.get_by_test_id(f"unmute-{brutus.player_id}").click()
+    await page.get_by_test_id(f"chat-unmute-{brutus.player_id}").click()
     await expect(chat).to_contain_text("audisne?")
     await expect(page.get_by_test_id("chat-muted")).to_be_hidden()
     assert aulus.errors == []

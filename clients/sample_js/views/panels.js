@@ -50,7 +50,7 @@ export function renderChat(state, render = () => {}) {
       time ? el("time", { datetime: new Date(c.at).toISOString(), class: "chat-time" }, time, " ") : "",
       nameNode(c.name), ": ", userText(c.text),
       mine ? "" : el("button", {
-        type: "button", class: "mute", "data-testid": `mute-${c.player}`, "aria-label": `Mute ${c.name} in the chat`, onclick: mute(c),
+        type: "button", class: "mute", "data-testid": `chat-mute-${c.player}`, "aria-label": `Mute ${c.name} in the chat`, onclick: mute(c),
       }, "mute"));
   });
   shown.chat.count = state.chat.length;
@@ -65,7 +65,7 @@ function renderMuted(state, render) {
   box.hidden = !muted.length;
   box.replaceChildren(...(muted.length ? ["Muted: ", ...muted.flatMap((p, i) => [i ? ", " : "", nameNode(names.get(p)), " ",
     el("button", {
-      type: "button", "data-testid": `unmute-${p}`, "aria-label": `Unmute ${names.get(p)}`,
+      type: "button", "data-testid": `chat-unmute-${p}`, "aria-label": `Unmute ${names.get(p)}`,
       onclick: () => { toggleMute(state, p); render(); },
     }, "unmute")])] : []));
 }
