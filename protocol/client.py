@@ -12,8 +12,11 @@ from pydantic import ConfigDict, Field, model_validator
 
 from protocol.types import (
     MAX_PAGE,
+    AccountId,
     Amount,
     AnteSetting,
+    AuthToken,
+    BanScope,
     BetSizeSetting,
     BettingStructure,
     BotFillSecondsSetting,
@@ -31,12 +34,14 @@ from protocol.types import (
     NextHandDelaySecondsSetting,
     PlayerId,
     ProtocolVersion,
+    Reason,
     ReconnectGraceSecondsSetting,
     RequestId,
     Role,
     RoomId,
     RoomName,
     SeatIndex,
+    Seq,
     SessionToken,
     StartingChipsSetting,
     Strict,
@@ -70,6 +75,10 @@ class Hello(Request):
     """The display name to use."""
     token: SessionToken | None = None
     """Resume the session this token belongs to."""
+    auth: AuthToken | None = None
+    """Sign in with a token from the operator's site (a JWT; protocol 2.2): the session is then
+    your account's, named by the token (``name`` is ignored). Used once: a token seen before is
+    refused (``auth_replayed``). Ignored when ``token`` resumes a session."""
 
 
 class ListRooms(Request):
@@ -313,6 +322,91 @@ class Chat(RoomRequest):
     types)."""
 
 
+class Kick(RoomRequest):
+    """Remove ``player`` from the room (the room's creator, or a moderator): they leave as if
+    they had left themselves, and may not come back for a while (protocol 2.2)."""
+
+    type: Literal["kick"]
+    player: PlayerId
+    """Who."""
+    reason: Reason = ""
+    """Why; recorded, and told to the player."""
+
+
+class Mute(RoomRequest):
+    """Silence ``player``'s chat in the room (the room's creator, or a moderator)."""
+
+    type: Literal["mute"]
+    player: PlayerId
+    """Who."""
+    seconds: Annotated[int, Field(ge=1, le=31_536_000)] | None = None
+    """For how long (the server's default, ten minutes, if absent)."""
+    reason: Reason = ""
+    """Why; recorded."""
+
+
+class Unmute(RoomRequest):
+    """Lift a mute in the room (the room's creator, or a moderator)."""
+
+    type: Literal["unmute"]
+    player: PlayerId
+    """Who."""
+
+
+class CloseRoom(RoomRequest):
+    """Close the room at once (the room's creator, or a moderator): every member leaves it,
+    each told with ``room_closed``."""
+
+    type: Literal["close_room"]
+    reason: Reason = ""
+    """Why; recorded, and told to the members."""
+
+
+class Ban(Request):
+    """Ban ``player``'s account or address from the server for ``seconds`` (moderators only):
+    their connections close, and they cannot come back until it runs out."""
+
+    type: Literal["ban"]
+    player: PlayerId
+    """Who: a player you share a room with, or any connected player's id."""
+    scope: BanScope = BanScope.ACCOUNT
+    """Their account (a guest has none), or their address."""
+    seconds: Annotated[int, Field(ge=60, le=31_536_000)]
+    """For how long: a minute to a year."""
+    reason: Reason = ""
+    """Why; recorded."""
+
+
+class Report(RoomRequest):
+    """Report a chat message to the moderators: the one at ``seq`` in the room's stream."""
+
+    type: Literal["report"]
+    seq: Seq
+    """The ``seq`` of the ``chat`` event reported."""
+    reason: Reason = ""
+    """What is wrong with it."""
+
+
+class Leaderboard(Request):
+    """Ask for the best-rated accounts of a variant; the reply is ``leaderboard``."""
+
+    type: Literal["leaderboard"]
+    variant: Variant
+    """The variant."""
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] | None = None
+    """At most this many (default 20)."""
+    offset: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    """Skip the best ``offset`` (for the next page)."""
+
+
+class Profile(Request):
+    """Ask for an account's ratings and records; the reply is ``profile``."""
+
+    type: Literal["profile"]
+    account: AccountId | None = None
+    """Whose (your own if absent: you must be signed in)."""
+
+
 class Ping(Request):
     """Check that the server is alive; the reply is ``pong``, echoing ``data``."""
 
@@ -348,6 +442,14 @@ ClientMessage = Annotated[
     | Pass
     | Ante
     | Chat
+    | Kick
+    | Mute
+    | Unmute
+    | CloseRoom
+    | Ban
+    | Report
+    | Leaderboard
+    | Profile
     | Ping,
     Field(discriminator="type"),
 ]

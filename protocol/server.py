@@ -21,6 +21,9 @@ from protocol.errors import ErrorCode
 from protocol.types import (
     MAX_PAGE,
     MAX_ROOMS_PER_SESSION,
+    MAX_SAFE_INTEGER,
+    AccountId,
+    AccountRole,
     ActionKind,
     Amount,
     AnteSetting,
@@ -54,6 +57,8 @@ from protocol.types import (
     Phase,
     PlayerId,
     ProtocolVersion,
+    Rating,
+    Reason,
     ReconnectGraceSecondsSetting,
     RequestId,
     Role,
@@ -123,6 +128,11 @@ class Welcome(Reply):
     ``player_reconnected`` unless the session was taken over from a live connection)."""
     limits: Limits
     """The limits this connection is held to; pace yourself by them."""
+    account: AccountId | None = None
+    """Your account, when the session was signed in with ``auth`` (protocol 2.2); ``null`` for
+    a guest."""
+    roles: Annotated[list[AccountRole], Field(max_length=2, default_factory=list)]
+    """What your account may do besides playing (``moderator``, ``admin``); empty for a guest."""
 
 
 class Result(Reply):
@@ -438,6 +448,86 @@ class ServerShutdown(Strict):
     type: Literal["server_shutdown"]
     reason: Message
     """Why, for humans (this server says ``"the server is restarting"``); may change."""
+
+
+class Notice(Strict):
+    """A notice from the server's operator to everyone connected (protocol 2.2), e.g. that the
+    server restarts in five minutes. Show it prominently; it is not part of any room."""
+
+    type: Literal["notice"]
+    text: Annotated[str, Field(min_length=1, max_length=500)]
+    """What the operator says; display as plain text."""
+    at: UnixMillis
+    """When it was sent."""
+
+
+class Kicked(Strict):
+    """You were removed from ``room`` by its creator or a moderator (protocol 2.2); your
+    ``player_left`` came before this. You may not join it again before ``until``."""
+
+    type: Literal["kicked"]
+    room: RoomId
+    """The room."""
+    reason: Reason
+    """Why, in the moderator's words (may be empty)."""
+    until: UnixMillis
+    """When you may join it again."""
+
+
+class RoomClosed(Strict):
+    """``room`` was closed by its creator, a moderator or the operator (protocol 2.2): you left
+    it (your ``player_left`` came before this, if you were seated) and it is gone."""
+
+    type: Literal["room_closed"]
+    room: RoomId
+    """The room."""
+    reason: Reason
+    """Why (may be empty)."""
+
+
+class RatingEntry(Strict):
+    """One account's standing in one variant."""
+
+    account: AccountId
+    """The account."""
+    name: Name
+    """The name it last played under."""
+    variant: Variant
+    """The variant."""
+    rating: Rating
+    """Its rating, the conservative estimate ``mu - 3 * sigma`` (the leaderboard's order)."""
+    mu: Rating
+    """The estimated skill."""
+    sigma: Annotated[float, Field(ge=0, le=1_000)]
+    """The uncertainty of ``mu``."""
+    hands: Count
+    """Hands it played in the variant."""
+    chips_won: Annotated[int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
+    """Chips won in them, less chips lost."""
+    rank: Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)]
+    """Its place on the variant's leaderboard (1: the best)."""
+
+
+class LeaderboardReply(Reply):
+    """Answer to ``leaderboard``: the best-rated accounts of a variant, best first."""
+
+    type: Literal["leaderboard"]
+    variant: Variant
+    """The variant."""
+    entries: Annotated[list[RatingEntry], Field(max_length=MAX_PAGE)]
+    """From rank ``offset + 1`` on."""
+
+
+class ProfileReply(Reply):
+    """Answer to ``profile``: an account's rating and record in each variant it played."""
+
+    type: Literal["profile"]
+    account: AccountId
+    """The account."""
+    name: Name | None
+    """The name it last played under (``null`` if it never played)."""
+    ratings: Annotated[list[RatingEntry], Field(max_length=4)]
+    """One per variant played."""
 
 
 # -- room events ------------------------------------------------------------
@@ -981,6 +1071,11 @@ ServerMessage = Annotated[
     | Snapshot
     | DiceOpened
     | ServerShutdown
+    | Notice
+    | Kicked
+    | RoomClosed
+    | LeaderboardReply
+    | ProfileReply
     | PlayerJoined
     | PlayerLeft
     | PlayerDisconnected

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import itertools
 import signal
@@ -25,8 +26,12 @@ from websockets.http11 import Response
 
 import protocol.server as msg
 from protocol.errors import CloseCode as TaliCloseCode
+from protocol.errors import ErrorCode as WireCode
+from server.admin import ADMIN, ADMIN_API, Admin
+from server.auth import Replays, verifier
 from server.bot_seats import BotSeats
 from server.clock import Clock, LoopClock
+from server.community import records
 from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import MOVED, Connection, Incoming, Outgoing
 from server.costs import RequestBudgets
@@ -37,13 +42,24 @@ from server.httphead import HeadLimits
 from server.lobby import Lobby
 from server.logs import configure, get_logger, loop_exception
 from server.metrics import Metrics, Observed
+from server.moderation import Moderation
 from server.node import Node
+from server.operator import Bus, Local, Operator
 from server.presence import Presence
+from server.ratings import Ratings
 from server.recovery import summary
 from server.room import Room
-from server.session import Ids
+from server.session import Ids, Session
 from server.static import StaticFiles, default_client_dir
-from server.store import MemoryStore, Reconnecting, SqliteStore, Store, StoreError, done
+from server.store import (
+    Data,
+    MemoryStore,
+    Reconnecting,
+    SqliteStore,
+    Store,
+    StoreError,
+    done,
+)
 from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
 
 # The protocol closes anything above this with 1009 before we see it; frames up
@@ -72,6 +88,7 @@ def transport_limits(config: ServerConfig) -> Limits:
             max_target=config.http_max_target_bytes,
             max_header_bytes=config.http_max_header_bytes,
             max_headers=config.http_max_headers,
+            post_prefix=ADMIN_API,
         ),
         address_limits=config.address_limits,
         max_connections_per_address=config.max_connections_per_address,
@@ -117,6 +134,36 @@ class TaliServer:
         self.connections: set[Connection] = set()
         self.bots = BotSeats(self)
         self.outgoing = Outgoing(self._commit, self._store_failed)
+        self.records = records(self.store)
+        """Accounts, ratings, bans, the moderation log (``server.community``)."""
+        self.verifier = verifier(config)
+        """Checks sign-in tokens (``server.auth``); None: no sign-in, everyone a guest."""
+        self.replays = Replays(remember=self.records.use_token)
+        self.moderation = Moderation(
+            config, self.lobby, self.presence, self.records, clock, lambda: self.bots
+        )
+        self.moderation.kick_out = self._kick_out
+        self.ratings = Ratings(config, self.records, self.outgoing.after_sent)
+        self.lobby.watchers.append(self.ratings.changed)
+        self.draining = False
+        """Set by the operator: this node takes no new rooms (``server.operator``)."""
+        self.operator = Operator(
+            Local(
+                config,
+                self.lobby,
+                self.presence,
+                self.moderation,
+                self.records,
+                self.notice,
+                self.drain,
+                lambda: self.draining,
+                self.ratings.erase,
+                self._settle,
+            )
+        )
+        self.moderation.on_ban = self.operator.spread_ban
+        self.admin = Admin(config, self.operator, self.records, self.verifier, Monotonic())
+        self.bus: Bus | None = None
         self.incoming = Incoming(self.outgoing)
         self.request_budgets = RequestBudgets(
             config.request_budget_per_second,
@@ -216,6 +263,7 @@ class TaliServer:
         rooms = self.lobby.restore(recovered.rooms, self.presence.by_player)
         for room in rooms:
             room.resume()
+        await self.load_community()
         self.bots.recover(recovered.sessions)
         self.presence.after_restart()
         await done(self.store.commit())
@@ -226,6 +274,43 @@ class TaliServer:
             entries=sum(len(r.entries) for r in recovered.rooms),
             seconds=round(time.monotonic() - started, 3),
         )
+
+    async def load_community(self) -> None:
+        """The bans in force and the sign-in tokens used, from the store."""
+        now = self.clock.wall_ms(self.clock.now())
+        self.moderation.bans.load(await self.records.bans(now))
+        self.replays.load(await self.records.token_uses(time.time()))
+
+    def _kick_out(self, session: Session, why: str) -> None:
+        """Close ``session``'s connection, telling it why (a ban)."""
+        outbox = session.outbox
+        if isinstance(outbox, Connection):
+            outbox.error(WireCode.BANNED, why, closes=True)
+            outbox.close(CloseCode.POLICY_VIOLATION, "banned")
+
+    async def _settle(self) -> None:
+        """Until every round ended so far is rated and everything written so far is durable."""
+        await self.ratings.settled()
+        await done(self.store.commit())
+
+    async def drain(self, on: bool) -> Data:
+        """Drain this node (``on``) or stop: no new rooms; with several nodes, every room
+        handed over at its next hand boundary (``Node.drain``)."""
+        self.draining = on
+        marked = await self.node.drain(on) if self.node is not None else {}
+        self.log.info("draining" if on else "drain_stopped", rooms_to_hand_over=len(marked))
+        return {"node": self.operator.local.node_id, "draining": on, "handing_over": marked}
+
+    def notice(self, text: str) -> int:
+        """Tell everyone connected here ``text`` (a ``notice``): how many were told."""
+        notice = msg.Notice(type="notice", text=text, at=self.clock.wall_ms(self.clock.now()))
+        frame = message_frame(notice)
+        told = 0
+        for connection in list(self.connections):
+            if connection.session is not None and not connection.session.bot:
+                connection.enqueue(frame, notice.type)
+                told += 1
+        return told
 
     def _commit(self) -> Awaitable[None] | None:
         """Commit the store's open batch, timed (``tali_store_commit_seconds``)."""
@@ -278,10 +363,17 @@ class TaliServer:
             moved=self._moved,
             sent=self._all_sent,
         )
+        self.operator.node = self.node
+        self.operator.local.node_id = node_id
+        self.bus = Bus(cluster.redis, self.config.redis_prefix, node_id, self.operator)
+        self.operator.bus = self.bus
+        self.bus.start()
+        self.replays.shared = functools.partial(_first_use, cluster, self.config.redis_prefix)
         # From now on the node decides whether a room's frames may go out.
         self.node.on_change = self.outgoing.resume
         self.outgoing.authority = self.node
         recovered = await self.store.recover_async()
+        await self.load_community()
         rooms = await self.node.start(recovered)
         for room in rooms:
             room.resume()
@@ -432,8 +524,11 @@ class TaliServer:
 
     # -- the transport's Listener ------------------------------------------------
 
-    def http(self, request: HttpRequest) -> Response | None:
+    def http(self, request: HttpRequest) -> Response | asyncio.Future[Response] | None:
         """Answer a plain request, or say whether a WebSocket may open (None: yes)."""
+        path = request.path
+        if not request.upgrade and (path == ADMIN or path.startswith(ADMIN + "/")):
+            return self.admin.answer(request)
         return self.endpoints.answer(request)
 
     def opened(self, peer: Peer) -> Handler:
@@ -491,6 +586,8 @@ class TaliServer:
             node.freeze()
             await self._all_sent()
             await node.hand_over()
+            if self.bus is not None:
+                await self.bus.stop()
             for connection in clients:
                 connection.close(TaliCloseCode.SERVICE_RESTART, MOVED)
             await node.stop()
@@ -520,6 +617,9 @@ class TaliServer:
         """Stop at once (tests): no notice, no drain."""
         self.ready = False
         self.bots.close()
+        self.ratings.close()
+        if self.bus is not None:
+            await self.bus.stop()
         if self.transport is not None:
             await self.transport.shutdown(
                 CloseCode.GOING_AWAY, "", self.config.shutdown_timeout_seconds
@@ -546,6 +646,13 @@ class TaliServer:
     async def _stop_metrics(self) -> None:
         if self.metrics_transport is not None:
             await self.metrics_transport.shutdown(CloseCode.GOING_AWAY, "", 1.0)
+
+
+async def _first_use(cluster: Cluster, prefix: str, jti: str, seconds: float) -> bool:
+    """Whether no node has seen sign-in token ``jti`` yet (it is marked seen, for ``seconds``)."""
+    return bool(
+        await cluster.redis.set(f"{prefix}jti:{jti}", "1", nx=True, px=round(seconds * 1000))
+    )
 
 
 class Monotonic:

@@ -551,6 +551,8 @@ class BotSeats:
             raise RequestError(WireCode.INTERNAL_ERROR, "the bot could not say hello")
         session.bot = True
         session.bot_kind = (level.value, bot.speed.value)
+        # Every bot of a level plays under one account, rated as one (server.ratings).
+        session.account = bot_account(bot.level)
         self._keep(bot, session)
         bot.say(self.join_message(room.id, seat), now=True)
         if session.player_id not in room.members:
@@ -766,6 +768,7 @@ class BotSeats:
             session.bot = True
             speed = BotSpeed(kept.get("speed", BotSpeed.NORMAL.value))
             session.bot_kind = (kept["level"], speed.value)
+            session.account = bot_account(Level(kept["level"]))
             if kept["room"] not in session.rooms:
                 presence.forget(session)  # it had left; its close did not come to pass
                 continue
@@ -791,6 +794,11 @@ class BotSeats:
         self._unattended.clear()
         for bot in list(self.bots.values()):
             bot.peer.close(CloseCode.GOING_AWAY, "server stopping")
+
+
+def bot_account(level: Level) -> str:
+    """The account of every bot of ``level``: ``bot:expert``, ``bot:beginner``."""
+    return f"bot:{level.value}"
 
 
 def people_seated(room: Room) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from protocol.types import SETTING_BOUNDS
@@ -493,6 +493,83 @@ class ServerConfig(BaseSettings):
         ge=0,
         description="Seeded dice and ids for tests and transcripts. Never in production.",
     )
+    auth_secret: SecretStr | None = Field(
+        None,
+        description=(
+            "Sign-in at hello: the HS256 secret shared with the operator's site, which signs"
+            " each player's token (a JWT); unset (and no auth_jwks): no sign-in, everyone a guest."
+        ),
+    )
+    auth_jwks: str | None = Field(
+        None,
+        description=(
+            "Sign-in at hello: a JWKS file or https:// URL of the public keys (RS256, EdDSA)"
+            " the operator's site signs tokens with."
+        ),
+    )
+    auth_issuer: str | None = Field(
+        None, description="Sign-in: the iss a token must carry (unset: not checked)."
+    )
+    auth_audience: str | None = Field(
+        None,
+        description="Sign-in: the aud a token must name (unset: a token naming any is refused).",
+    )
+    auth_guests: bool = Field(
+        True,
+        description="With sign-in on: players without a token may still play, as guests.",
+    )
+    auth_leeway_seconds: float = Field(
+        10.0, ge=0, le=600, description="Sign-in: clock skew allowed on a token's exp and nbf."
+    )
+    admin_token: SecretStr | None = Field(
+        None,
+        min_length=16,
+        description=(
+            "The bearer token of the operator's API and page (/admin); an admin's sign-in token"
+            " works too. Unset and no sign-in: the operator's API answers 404."
+        ),
+    )
+    chat_filter: str = Field(
+        "wordlist",
+        description=(
+            "Chat filter: wordlist (refuse messages with a listed word), none, or"
+            " module:callable of your own (text -> None, or why it is refused)."
+        ),
+    )
+    chat_filter_words: Path | None = Field(
+        None,
+        description="The word list of the wordlist filter, one a line; unset: the built-in list.",
+    )
+    kick_seconds: float = Field(
+        600.0,
+        ge=0,
+        le=31_536_000,
+        description="A kicked player may not come back to that room for this long.",
+    )
+    mute_seconds: float = Field(
+        600.0,
+        ge=1,
+        le=31_536_000,
+        description="How long a mute lasts when the request names no time.",
+    )
+    moderation_per_minute: int = Field(
+        10,
+        ge=1,
+        le=10_000,
+        description="Moderation acts (kick, mute, close, ban) one player may make per minute.",
+    )
+    reports_per_minute: int = Field(
+        5, ge=1, le=10_000, description="Chat messages one player may report per minute."
+    )
+    rating_hands: int = Field(
+        10,
+        ge=1,
+        le=1000,
+        description=(
+            "Ratings: hands of one table round, after which the accounts at the table are rated"
+            " by the chips each won in it (also when one leaves)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _pause_below_bound(self) -> ServerConfig:
@@ -508,6 +585,11 @@ class ServerConfig(BaseSettings):
         if value in (StoreKind.SQLITE, StoreKind.MEMORY) or value.startswith(_POSTGRES_SCHEMES):
             return value
         raise ValueError("store must be sqlite, memory, or a postgresql:// URL")
+
+    @property
+    def auth_enabled(self) -> bool:
+        """Whether hello takes sign-in tokens (a secret or a key set is configured)."""
+        return self.auth_secret is not None or self.auth_jwks is not None
 
     @property
     def store_kind(self) -> StoreKind:

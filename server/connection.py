@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,7 +25,9 @@ import protocol.server as msg
 from protocol.codec import PROTOCOL_VERSION, ParseFailure, parse_client_message, supports
 from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
-from server import engine
+from protocol.types import AccountRole
+from server import engine, moderation
+from server.auth import AuthRefused
 from server.costs import (
     BASE_COST,
     IN_PROCESS,
@@ -39,15 +41,20 @@ from server.logs import get_logger
 from server.names import NameRefused, normalise
 from server.presence import HelloRefused
 from server.room import RequestError
-from server.session import Session
+from server.session import Identity, Session
 from server.store import Fenced
 
 if TYPE_CHECKING:
+    from server.auth import Replays, Verifier
+    from server.community import Records
     from server.config import ServerConfig
     from server.lobby import Lobby
     from server.metrics import Metrics
+    from server.moderation import Moderation
     from server.node import Node, Tenure
+    from server.operator import Operator
     from server.presence import Presence
+    from server.ratings import Ratings
     from server.session import Outbox
     from server.transport import Peer
 
@@ -338,6 +345,13 @@ class Host(Protocol):
     limits: msg.Limits
     request_budgets: RequestBudgets
     node: Node | None
+    verifier: Verifier | None
+    replays: Replays
+    moderation: Moderation
+    ratings: Ratings
+    records: Records
+    draining: bool
+    operator: Operator
 
     @property
     def bots(self) -> Bots: ...
@@ -356,6 +370,8 @@ class Connection:
         self.config = app.config
         self.metrics = app.metrics
         self.number = app.next_connection_number()
+        self.since = round(time.time() * 1000)
+        """When it opened (unix ms), for the operator's view."""
         self.session: Session | None = None
         self.closing = False
         self.abandoned = False
@@ -579,6 +595,8 @@ class Connection:
                 self._gate.wait_for(task)
                 return
             self.error(exc.code, exc.message, message.id, room, url=exc.url)
+            if ERRORS[exc.code].closes:
+                self.close(CloseCode.POLICY_VIOLATION, exc.code.value)
         except Exception:
             room = getattr(message, "room", None)
             self.log.exception("request_failed", request=message.type, room=room)
@@ -640,6 +658,10 @@ class Connection:
             if changed:
                 self.app.presence.kept(session)
         elif isinstance(message, req.CreateRoom):
+            if self.app.draining:
+                raise RequestError(
+                    WireCode.SERVER_DRAINING, "this server takes no new rooms for now"
+                )
             created = lobby.create(session, message)
             node = self.app.node
             if node is not None:
@@ -653,6 +675,7 @@ class Connection:
         elif isinstance(message, req.JoinRoom):
             # A spectator with a seat broke the schema: refused by the parse, naming no room.
             room = lobby.room(message.room)
+            self.app.moderation.may_join(room, session)
             room.join(session, message.role, message.seat, message.invite)
             self._result(message, room.id)
             self.reply(room.snapshot_for(session), room.id)
@@ -679,8 +702,17 @@ class Connection:
             lobby.room(message.room).set_ready(session, message.ready)
             result_room = message.room
         elif isinstance(message, req.Chat):
-            lobby.room(message.room).chat(session, message.text)
+            self.app.moderation.chat(session, message.room, message.text)
             result_room = message.room
+        elif isinstance(message, (*moderation.ROOM_REQUESTS, req.Ban)):
+            if self.app.node is not None and self._elsewhere(message):
+                # Moderators act anywhere: the room's node (or the player's) does it.
+                self._later(message, self.app.operator.moderate(session, message))
+                return
+            result_room = moderation.handle(self.app.moderation, session, message)
+        elif isinstance(message, req.Leaderboard | req.Profile):
+            self._later(message, self.app.ratings.answer(session, message))
+            return
         elif isinstance(message, req.AddBot | req.RemoveBot):
             self.app.bots.request(session, message)
             result_room = message.room
@@ -707,6 +739,37 @@ class Connection:
             reply = {"id": message.id, "type": "hand_history", "room": message.room,
                      "hands": hands, "current": current}  # fmt: skip
             self.enqueue(data_frame(reply), "hand_history", message.room)
+
+    def _elsewhere(self, message: req.ClientMessage) -> bool:
+        """Whether a moderation request is about a room, or a player, another node has."""
+        if isinstance(message, req.Ban):
+            return self.app.presence.session_of(message.player) is None
+        if isinstance(message, req.Report):
+            return False
+        room = getattr(message, "room", "")
+        return room not in self.app.lobby.rooms
+
+    def _later(self, message: req.ClientMessage, work: Coroutine[Any, Any, Any]) -> None:
+        """Answer ``message`` with what ``work`` returns (a reply model), once it is done; what
+        this client sends meanwhile waits its turn in the request gate."""
+
+        async def answer() -> None:
+            try:
+                reply = await work
+            except RequestError as exc:
+                self.error(exc.code, exc.message, message.id, url=exc.url)
+            except Exception:
+                self.log.exception("request_failed", request=message.type)
+                self.error(
+                    WireCode.INTERNAL_ERROR, "the server failed to handle this request", message.id
+                )
+            else:
+                if not self.closing:
+                    self.reply(reply)
+            finally:
+                self._outgoing.flush()
+
+        self._gate.wait_for(self._loop.create_task(answer()))
 
     async def _route(
         self, node: Node, message: req.ClientMessage, room: str, received: float
@@ -767,17 +830,25 @@ class Connection:
             return
         name: str | None = None
         if message.token is None:
+            if message.auth is None and not self.config.auth_guests:
+                raise RequestError(
+                    WireCode.AUTH_REQUIRED, "this server plays with signed-in players only"
+                )
+            if message.auth is not None and self.app.verifier is None:
+                raise RequestError(WireCode.AUTH_INVALID, "this server takes no sign-in tokens")
             try:
                 name = f"Player {self.number}" if message.name is None else normalise(message.name)
             except NameRefused as exc:
-                raise RequestError(WireCode.INVALID_NAME, str(exc)) from None
+                if message.auth is None:
+                    raise RequestError(WireCode.INVALID_NAME, str(exc)) from None
+                name = f"Player {self.number}"  # the token names the player
         node = self.app.node
-        if node is None:
+        if node is None and (message.token is not None or message.auth is None):
             self._welcome(message, *self._hello_here(message, name))
             return
-        # Several nodes: sessions are shared, found and written over the network. What the
-        # client sends meanwhile waits its turn in the request gate.
-        task = asyncio.get_running_loop().create_task(self._hello_shared(node, message, name))
+        # Several nodes (sessions are shared, found and written over the network), or a
+        # sign-in token to check: what the client sends meanwhile waits its turn.
+        task = asyncio.get_running_loop().create_task(self._hello_later(node, message, name))
         self._hello_task = task
         self._gate.wait_for(task)
 
@@ -785,7 +856,11 @@ class Connection:
         presence = self.app.presence
         if message.token is None:
             assert name is not None
+            self._refuse_banned(None)
             return (*presence.open(name, self.peer.remote_address, self), False)
+        session = presence.local(message.token)
+        if session is not None:
+            self._refuse_banned(session.account, session.address)
         try:
             session, old = presence.resume(message.token, self)
         except HelloRefused as exc:
@@ -793,16 +868,62 @@ class Connection:
         self._take_over(old)
         return session, message.token, True
 
-    async def _hello_shared(self, node: Node, message: req.Hello, name: str | None) -> None:
+    def _refuse_banned(self, account: str | None, address: str | None = None) -> None:
+        ban = self.app.moderation.banned(account, address or self.peer.remote_address)
+        if ban is None and address is not None:
+            ban = self.app.moderation.banned(None, self.peer.remote_address)
+        if ban is not None:
+            raise RequestError(WireCode.BANNED, f"banned: {ban.get('reason') or 'no reason given'}")
+
+    async def _sign_in(self, token: str) -> Identity:
+        """The identity a sign-in token stands for, used up (``RequestError`` if refused)."""
+        verifier = self.app.verifier
+        assert verifier is not None
+        try:
+            signed = await verifier.verify(token)
+        except AuthRefused as exc:
+            raise RequestError(exc.code, exc.message) from None
+        if not await self.app.replays.first_use(signed.jti, signed.expires):
+            raise RequestError(WireCode.AUTH_REPLAYED, "this sign-in token was used before")
+        identity = signed.identity
+        self._refuse_banned(identity.account)
+        self.app.records.save_account(
+            identity.account,
+            identity.name,
+            {
+                "roles": sorted(identity.roles),
+                "first_seen": self.app.moderation.now_ms(),
+                "last_seen": self.app.moderation.now_ms(),
+            },
+        )
+        return identity
+
+    async def _hello_later(self, node: Node | None, message: req.Hello, name: str | None) -> None:
         try:
             if message.token is None:
                 assert name is not None
-                session, token = await node.open(name, self.peer.remote_address, self)
+                identity = await self._sign_in(message.auth) if message.auth else None
+                if self.closing:
+                    return
+                address = self.peer.remote_address
+                if node is None:
+                    session, token = self.app.presence.open(name, address, self, identity)
+                else:
+                    session, token = await node.open(name, address, self, identity)
                 resumed = False
             else:
+                assert node is not None
+                found = self.app.presence.local(message.token)
+                if found is not None:
+                    self._refuse_banned(found.account, found.address)
                 session, old = await node.resume(message.token, self)
+                self._refuse_banned(session.account, session.address)
                 self._take_over(old)
                 token, resumed = message.token, True
+        except RequestError as exc:
+            self.error(exc.code, exc.message, message.id, url=exc.url)
+            if ERRORS[exc.code].closes:
+                self.close(CloseCode.POLICY_VIOLATION, exc.code.value)
         except HelloRefused as exc:
             self.error(exc.code, exc.message, message.id, url=exc.url)
         except Exception:
@@ -842,6 +963,8 @@ class Connection:
                 resumed=resumed,
                 rooms=list(session.rooms),
                 limits=self.app.limits,
+                account=session.account,
+                roles=[AccountRole(role) for role in sorted(session.roles)],
             )
         )
         if resumed:

@@ -1,6 +1,7 @@
 """The head of one HTTP/1.x request, parsed strictly, before anything else sees it.
 
-A connection carries exactly one request: a GET or HEAD with no body, or the
+A connection carries exactly one request: a GET or HEAD with no body (or a POST
+with no body under ``HeadLimits.post_prefix``: the operator's API), or the
 WebSocket upgrade. Anything else gets a documented status and the connection
 is closed: 400 (malformed; a body; both or repeated ``Content-Length`` and
 ``Transfer-Encoding``, whitespace before a colon, folded lines, control
@@ -33,6 +34,8 @@ class HeadLimits:
     max_target: int = 4096
     max_header_bytes: int = 16384
     max_headers: int = 64
+    post_prefix: str | None = None
+    """Paths under which a POST without a body is taken too (an API's acts); None: none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +108,12 @@ def parse_head(buffer: bytes | bytearray, limits: HeadLimits) -> RequestHead | N
         if not _VALUE.fullmatch(value):
             raise HeadError(HTTPStatus.BAD_REQUEST, "control character in a header field")
         headers[name.decode("ascii")] = value.decode("iso-8859-1")
-    if method not in ALLOWED_METHODS:
+    posted = (
+        method == "POST"
+        and limits.post_prefix is not None
+        and target.startswith(limits.post_prefix)
+    )
+    if method not in ALLOWED_METHODS and not posted:
         raise HeadError(HTTPStatus.METHOD_NOT_ALLOWED, f"{method} is not served here")
     _check_framing(headers, version)
     return RequestHead(method, target, version, headers, end + 4)

@@ -197,6 +197,7 @@ class Lobby:
                 meta.get("address", ""),
                 meta.get("invite"),
             )
+            room.extra = dict(meta.get("extra", {}))
             recovery.restore(room, record.snapshot, record.entries, session_of, record.hands)
             self.metrics.rooms.update(room.id, room.stats())
             creator = room.members.get(room.creator)

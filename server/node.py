@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from server.lobby import Lobby
     from server.presence import Presence
     from server.room import Room
-    from server.session import Outbox, Session
+    from server.session import Identity, Outbox, Session
     from server.store import Recovered, Store
 
 ORPHANS_PER_PASS = 20
@@ -132,6 +132,9 @@ class Node:
         """Told whenever a spell changed (renewed, claimed, lost): frames held back may go."""
         self.store_down = False
         """Set while the store failed and is being reconnected: nothing is taken over."""
+        self.draining = False
+        """Set by the operator: this node takes no new rooms and hands its own over, each at
+        its next hand boundary, to the nodes not draining (``drain``)."""
         self._doubt = asyncio.Event()
         """Set when frames wait for a lease to be proved: the renewal is due now."""
         self.lease = config.lease_seconds
@@ -415,8 +418,10 @@ class Node:
 
     # -- hello ----------------------------------------------------------------------
 
-    async def open(self, name: str, address: str, outbox: Outbox) -> tuple[Session, str]:
-        session, token = self.presence.open(name, address, outbox)
+    async def open(
+        self, name: str, address: str, outbox: Outbox, identity: Identity | None = None
+    ) -> tuple[Session, str]:
+        session, token = self.presence.open(name, address, outbox, identity)
         await self.presence.share(session)
         return session, token
 
@@ -587,7 +592,9 @@ class Node:
     async def heartbeat(self) -> None:
         """Say this node is alive; should Redis have lost its data meanwhile, share this
         node's again (``_redis_forgot``)."""
-        epoch = await self.cluster.nodes.heartbeat(self.id, self.url, self.heartbeat_ttl)
+        epoch = await self.cluster.nodes.heartbeat(
+            self.id, self.url, self.heartbeat_ttl, {"draining": self.draining}
+        )
         known, self._epoch = self._epoch, epoch
         if known is not None and epoch != known:
             self._forgot_at = self.now()
@@ -644,12 +651,26 @@ class Node:
         self.lobby.watchers.append(self._at_boundary)
         while True:
             await asyncio.sleep(min(self.lease, BALANCE_EVERY))
-            if self.store_down or self.stopping or not self.config.balance_rooms:
+            if self.store_down or self.stopping:
+                continue
+            if not (self.config.balance_rooms or self.draining):
                 continue
             try:
                 await self.balance()
             except Exception as exc:
                 self.log.warning("node_balance_failed", error=repr(exc))
+
+    async def drain(self, on: bool) -> dict[str, str]:
+        """Drain this node (``on``), or stop draining: while draining it takes no new rooms
+        (the connection refuses them), takes no orphan over, and marks every room it holds to
+        be handed over at its next hand boundary to the live node holding fewest, not
+        draining itself. The rooms marked: room -> heir."""
+        self.draining = on
+        await self.heartbeat()
+        if not on:
+            self._leaving.clear()
+            return {}
+        return await self.balance()
 
     async def balance(self) -> dict[str, str]:
         """Mark the rooms this node holds beyond its fair share (the rooms of every live node
@@ -657,10 +678,15 @@ class Node:
         alive = await self.cluster.nodes.alive()
         if len(alive) < 2 or self.id not in alive:
             return {}
+        # A draining node is nobody's heir; its own fair share is nothing.
+        heirs = {n for n, info in alive.items() if not info.info.get("draining") and n != self.id}
         counts = dict.fromkeys(alive, 0) | {
             node: n for node, n in (await self.cluster.directory.held_by()).items() if node in alive
         }
-        fair = -(-sum(counts.values()) // len(counts))
+        sharing = [n for n in counts if n in heirs or (n == self.id and not self.draining)]
+        if not heirs:
+            return {}
+        fair = 0 if self.draining else -(-sum(counts.values()) // max(1, len(sharing)))
         held = [r for r, t in self.tenures.items() if t.spell is Spell.HELD]
         mine = len(held) - len(self._leaving)
         marked: dict[str, str] = {}
@@ -669,8 +695,8 @@ class Node:
                 break
             if room_id in self._leaving:
                 continue
-            heir = min((n for n in counts if n != self.id), key=lambda n: counts[n])
-            if counts[heir] + 1 > fair:
+            heir = min(heirs, key=lambda n: counts[n])
+            if counts[heir] + 1 > fair and not self.draining:
                 break
             counts[heir] += 1
             mine -= 1
@@ -712,7 +738,7 @@ class Node:
         every = max(0.05, self.lease / 4)
         while True:
             await asyncio.sleep(every)
-            if self.store_down:
+            if self.store_down or self.draining:
                 continue
             try:
                 for room_id in await self.cluster.directory.orphans(ORPHANS_PER_PASS):

@@ -27,7 +27,7 @@ from protocol.errors import ErrorCode as WireCode
 from server.clock import Clock, Timer
 from server.frames import message_frame
 from server.logs import get_logger
-from server.session import Ids, Outbox, Session
+from server.session import Identity, Ids, Outbox, Session
 from server.store import Data, Store
 
 if TYPE_CHECKING:
@@ -97,14 +97,19 @@ class Presence:
 
     # -- hello -----------------------------------------------------------------
 
-    def open(self, name: str, address: str, outbox: Outbox) -> tuple[Session, str]:
-        """A new session for ``name``: it and its token (a secret for the client alone)."""
+    def open(
+        self, name: str, address: str, outbox: Outbox, identity: Identity | None = None
+    ) -> tuple[Session, str]:
+        """A new session for ``name`` (a signed-in player's ``identity``: its name, account and
+        roles): it and its token (a secret for the client alone)."""
         token = secrets.token_urlsafe(32)
         session = Session(
             player_id=self.ids.new("p", taken=self._by_player.__contains__),
             key=token_key(token),
-            name=name,
+            name=identity.name if identity is not None else name,
             address=address,
+            account=identity.account if identity is not None else None,
+            roles=identity.roles if identity is not None else frozenset(),
         )
         session.outbox = outbox
         self._add(session)
@@ -148,6 +153,7 @@ class Presence:
                 "node": self.node,
                 "rooms": {room: role.value for room, role in session.rooms.items()},
                 "lobby": session.lobby,
+                **_identity(session),
             },
             self.shared_ttl,
         )
@@ -187,13 +193,7 @@ class Presence:
         # A member of a room taken over here is a placeholder until its token comes.
         session = self._by_player.get(data["player"])
         if session is None:
-            session = Session(
-                player_id=data["player"],
-                key=key,
-                name=data["name"],
-                address=data["address"],
-                lobby=bool(data.get("lobby", False)),
-            )
+            session = _session(data, key)
         else:
             self._by_key.pop(session.key, None)
             session.key = key
@@ -339,15 +339,7 @@ class Presence:
     def restore(self, records: list[Data]) -> None:
         """The sessions a store kept, all away (nobody is connected to a new process)."""
         for data in records:
-            self._add(
-                Session(
-                    player_id=data["player"],
-                    key=data["key"],
-                    name=data["name"],
-                    address=data["address"],
-                    lobby=bool(data.get("lobby", False)),
-                )
-            )
+            self._add(_session(data, data["key"]))
 
     def after_restart(self) -> None:
         """Every restored session is away: rooms hold their places from now."""
@@ -365,6 +357,10 @@ class Presence:
             self._add(session)
         return session
 
+    def session_of(self, player: str) -> Session | None:
+        """The session of ``player``, if this node knows it."""
+        return self._by_player.get(player)
+
     def __iter__(self) -> Iterator[Session]:
         return iter(list(self._by_key.values()))
 
@@ -380,4 +376,26 @@ def _record(session: Session) -> Data:
         "name": session.name,
         "address": session.address,
         "lobby": session.lobby,
+        **_identity(session),
     }
+
+
+def _identity(session: Session) -> Data:
+    """A signed-in session's account and roles, as records keep them (nothing for a guest)."""
+    if session.account is None:
+        return {}
+    return {"account": session.account, "roles": sorted(session.roles)}
+
+
+def _session(data: Data, key: str) -> Session:
+    """A session from its record (the store's or the shared one)."""
+    account = data.get("account")
+    return Session(
+        player_id=data["player"],
+        key=key,
+        name=data["name"],
+        address=data["address"],
+        lobby=bool(data.get("lobby", False)),
+        account=str(account) if account is not None else None,
+        roles=frozenset(data.get("roles", ())),
+    )

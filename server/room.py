@@ -129,6 +129,8 @@ class Room:
         """A private room's invite (never listed; joined with it); None: a public room."""
         self.address = address
         """The address the room was created from."""
+        self.extra: Data = {}
+        """Kept with the room's record, not its log: its mutes and kicks (``server.moderation``)."""
         # Plain dice are written down with each entry of the room's log as they are
         # drawn; committed dice are made again from the hand's secrets.
         self.tape = None if isinstance(dice, CommittedDice) else RecordingDice(dice)
@@ -274,6 +276,7 @@ class Room:
             "name": self.name,
             "creator": self.creator,
             "address": self.address,
+            **({"extra": self.extra} if self.extra else {}),
         }
         if self.invite is not None:
             meta["invite"] = self.invite

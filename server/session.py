@@ -28,6 +28,15 @@ class Outbox(Protocol):
         """Queue ``frame`` uncounted (the caller counts a fan-out once); False if dropped."""
 
 
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who a signed-in player is, by the operator's site (``server.auth``)."""
+
+    account: str
+    name: str
+    roles: frozenset[str] = frozenset()
+
+
 @dataclass(eq=False)
 class Session:
     player_id: str
@@ -49,6 +58,18 @@ class Session:
     lobby: bool = False
     """Subscribed to lobby updates: part of the session, kept with it (a resume and a
     restart keep it)."""
+    account: str | None = None
+    """The account of a signed-in player (``server.auth``; a bot's level's), None for a guest."""
+    roles: frozenset[str] = frozenset()
+    """The account's roles (moderator, admin) as its sign-in token said."""
+
+    @property
+    def moderator(self) -> bool:
+        return bool(self.roles & {"moderator", "admin"})
+
+    @property
+    def admin(self) -> bool:
+        return "admin" in self.roles
 
     @property
     def connected(self) -> bool:

@@ -396,6 +396,28 @@ class MemoryStore:
 
 # -- SQLite ---------------------------------------------------------------------
 
+COMMUNITY_SQLITE = """
+    CREATE TABLE accounts (account TEXT PRIMARY KEY, name TEXT NOT NULL, data TEXT NOT NULL);
+    CREATE TABLE ratings (
+        account TEXT NOT NULL, variant TEXT NOT NULL, mu REAL NOT NULL, sigma REAL NOT NULL,
+        rating REAL NOT NULL, hands INTEGER NOT NULL, chips INTEGER NOT NULL,
+        PRIMARY KEY (account, variant)
+    ) WITHOUT ROWID;
+    CREATE INDEX ratings_order ON ratings (variant, rating DESC);
+    CREATE TABLE bans (
+        id TEXT PRIMARY KEY, scope TEXT NOT NULL, value TEXT NOT NULL, until INTEGER NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE TABLE moderation (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, action TEXT NOT NULL,
+        actor TEXT NOT NULL, target TEXT NOT NULL, room TEXT NOT NULL, data TEXT NOT NULL
+    );
+    CREATE INDEX moderation_actor ON moderation (actor);
+    CREATE INDEX moderation_target ON moderation (target);
+    CREATE TABLE token_uses (jti TEXT PRIMARY KEY, expires REAL NOT NULL);
+"""
+"""The community's tables (``server.community``); PostgreSQL's are in ``server.store_pg``."""
+
 MIGRATIONS: list[str] = [
     # 1: rooms, their entries and snapshots, sessions.
     """
@@ -442,6 +464,9 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (room, hand)
     );
     """,
+    # 5: the community (server.community): accounts,
+    # their ratings per variant, bans, the moderation log, the sign-in tokens used.
+    COMMUNITY_SQLITE,
 ]
 """Schema migrations, applied in order; ``PRAGMA user_version`` counts those applied."""
 
@@ -686,6 +711,28 @@ class SqliteStore:
         self._ops.append(
             ("INSERT OR REPLACE INTO sessions VALUES (?, ?)", (key, _encode(data)), None)
         )
+
+    def write(self, sql: str, args: tuple[Any, ...]) -> None:
+        """Any other write (``server.community``'s), into the open batch: durable with it."""
+        self._ops.append((sql, args, None))
+
+    def read(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a query, as committed (the open batch is not seen)."""
+        return self._db.execute(sql, args).fetchall()
+
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+        """Commit the open batch, then run ``sql`` in a transaction of its own (a deletion
+        the caller waits for): the rows it changed."""
+        self.commit()
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            changed = db.execute(sql, args).rowcount
+            db.execute("COMMIT")
+        except BaseException:
+            _rollback(db)
+            raise
+        return int(changed)
 
     def forget_session(self, key: str) -> None:
         self._ops.append(("DELETE FROM sessions WHERE key = ?", (key,), None))

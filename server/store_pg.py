@@ -79,6 +79,29 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (room, hand)
     );
     """,
+    # 3: the community (server.community): accounts, their
+    # ratings per variant, bans, the moderation log, the sign-in tokens used.
+    """
+    CREATE TABLE accounts (account text PRIMARY KEY, name text NOT NULL, data json NOT NULL);
+    CREATE TABLE ratings (
+        account text NOT NULL, variant text NOT NULL, mu double precision NOT NULL,
+        sigma double precision NOT NULL, rating double precision NOT NULL,
+        hands bigint NOT NULL, chips bigint NOT NULL,
+        PRIMARY KEY (account, variant)
+    );
+    CREATE INDEX ratings_order ON ratings (variant, rating DESC);
+    CREATE TABLE bans (
+        id text PRIMARY KEY, scope text NOT NULL, value text NOT NULL, until bigint NOT NULL,
+        data json NOT NULL
+    );
+    CREATE TABLE moderation (
+        id bigserial PRIMARY KEY, at bigint NOT NULL, action text NOT NULL,
+        actor text NOT NULL, target text NOT NULL, room text NOT NULL, data json NOT NULL
+    );
+    CREATE INDEX moderation_actor ON moderation (actor);
+    CREATE INDEX moderation_target ON moderation (target);
+    CREATE TABLE token_uses (jti text PRIMARY KEY, expires double precision NOT NULL);
+    """,
 ]
 """Schema migrations, applied in order; ``tali_schema.version`` counts those applied."""
 
@@ -112,7 +135,10 @@ _INSERT_STORY = (
     "INSERT INTO hands VALUES ($1, $2, $3)"
     " ON CONFLICT (room, hand) DO UPDATE SET data = EXCLUDED.data"
 )
-_TABLES = ("rooms", "entries", "snapshots", "sessions", "hands")
+_TABLES = (
+    "rooms", "entries", "snapshots", "sessions", "hands", "accounts", "ratings", "bans",
+    "moderation", "token_uses",
+)  # fmt: skip
 
 
 def _encode(data: Data) -> str:
@@ -293,6 +319,24 @@ class PostgresStore:
 
     def forget_session(self, key: str) -> None:
         self._ops.append(("DELETE FROM sessions WHERE key = $1", (key,), None))
+
+    def write(self, sql: str, args: tuple[Any, ...]) -> None:
+        """Any other write (``server.community``'s), into the open batch: durable with it."""
+        self._ops.append((sql, args, None))
+
+    async def read(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        """Rows of a query, as committed, bounded like every call."""
+        rows: list[asyncpg.Record] = await self._call(self.pool.fetch(sql, *args))
+        return rows
+
+    async def execute(self, sql: str, *args: Any) -> str:
+        """Once what was committed so far is durable, run ``sql`` on its own (a deletion the
+        caller waits for): its status (``DELETE 3``)."""
+        pending = self.commit()
+        if pending is not None:
+            await pending
+        status: str = await self._call(self.pool.execute(sql, *args))
+        return status
 
     @property
     def pending(self) -> int:

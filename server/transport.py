@@ -149,8 +149,9 @@ class Handler(Protocol):
 
 
 class Listener(Protocol):
-    def http(self, request: HttpRequest) -> Response | None:
-        """The answer to a plain request (None: 404), or to an upgrade (None: accept)."""
+    def http(self, request: HttpRequest) -> Response | asyncio.Future[Response] | None:
+        """The answer to a plain request (None: 404; a future: answered once it is done), or
+        to an upgrade (None: accept)."""
 
     def opened(self, peer: Peer) -> Handler:
         """A WebSocket opened: the handler for its messages."""
@@ -582,12 +583,30 @@ class WsConnection(asyncio.Protocol):
         except Exception:
             self._server.log.exception("http_failed", path=path)
             response = _response(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error\n")
-        if response is not None:
+        if isinstance(response, asyncio.Future):
+            # Answered later (an operator's request that asks other nodes): meanwhile
+            # nothing more is read, and an answer to a client gone is dropped.
+            self._head = None
+            response.add_done_callback(lambda done: self._answer_later(done, head_only))
+        elif response is not None:
             self._answer(response, head_only)
         elif upgrade:
             self._upgrade(head, raw, rest)
         else:
             self._answer(_response(HTTPStatus.NOT_FOUND, "not found\n"), head_only)
+
+    def _answer_later(self, done: asyncio.Future[Response], head_only: bool) -> None:
+        if self._gone or self.transport is None or self.transport.is_closing():
+            if not done.cancelled():
+                done.exception()  # retrieved: a client that left is no failure
+            return
+        if done.cancelled() or done.exception() is not None:
+            if not done.cancelled():
+                self._server.log.error("http_failed", error=repr(done.exception()))
+            response = _response(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error\n")
+        else:
+            response = done.result()
+        self._answer(response, head_only)
 
     def _answer(self, response: Response, head_only: bool = False) -> None:
         """Send a plain HTTP answer and close: one request per connection."""

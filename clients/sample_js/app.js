@@ -21,6 +21,7 @@ import { renderTable, tick } from "./views/table.js";
 import { coachTip, firstControl, renderActions } from "./views/actions.js";
 import { renderChat, renderHistory, renderLog, renderSession } from "./views/panels.js";
 import { setUpRules } from "./views/rules.js";
+import { setUpRanks } from "./views/ranks.js";
 import { setUpAlerts, turnChanged } from "./alerts.js";
 import { promptHint } from "./describe.js";
 import { checkHand } from "./tali/fair-hand.js";
@@ -154,6 +155,18 @@ client.on("session_lost", () => {
   state.notice = "Your earlier visit had expired, so you start afresh in the lobby.";
 });
 client.on("server_shutdown", () => handlers.notice(RESTARTING));
+// From the operator and the moderators (protocol 2.2).
+client.on("notice", (message) => handlers.notice(`From the server's operator: ${message.text}`));
+client.on("kicked", (message) => {
+  // Not a seat given up while away (which a later visit would say): forget the room.
+  state.history.drop(state.me?.playerId, message.room);
+  handlers.notice(`You were removed from that table${message.reason ? `: ${message.reason}` : ""}.`);
+});
+client.on("room_closed", (message) => {
+  state.history.drop(state.me?.playerId, message.room);
+  handlers.notice(`That room was closed${message.reason ? `: ${message.reason}` : ""}.`);
+  if (state.model && state.model.room === message.room) handlers.openLobby();
+});
 client.on("rewound", () =>
   handlers.notice("The server lost the last moves of this table; it is shown as it now stands."),
 );
@@ -190,6 +203,7 @@ client.on("your_turn", (prompt) => {
 
 // -- start -------------------------------------------------------------------------
 
+setUpRanks(client, handlers.attempt);
 $("loading").hidden = true; // every module loaded: the page works
 // Opened from an invite link: into that room once we have a session (after the name, for a newcomer).
 state.invited = store.inviteFromHash(location.hash);

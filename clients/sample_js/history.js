@@ -73,6 +73,16 @@ export class HandHistory {
     }
   }
 
+  /** Forget what was kept of `room` (closed, or we were removed): nothing to come back to. */
+  drop(player, room) {
+    if (!player || !room) return;
+    try {
+      this.storage?.removeItem(`tali.room.${player}.${room}`);
+    } catch {
+      // storage refused: nothing kept anyway
+    }
+  }
+
   /** The rooms this browser kept something of for `player` (rooms it was in and did not leave). */
   keptRooms(player) {
     const prefix = `tali.room.${player}.`;

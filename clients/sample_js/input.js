@@ -212,6 +212,14 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
     await attempt(client.request("set_ready", { room: state.room, ready }));
   }
 
+  /** Kick or mute a player (``kind``), or close the room (no player): the room's creator and
+   *  moderators may; the server refuses anyone else, in words. */
+  async function moderate(kind, player) {
+    const fields = player ? { room: state.room, player } : { room: state.room };
+    const done = await attempt(client.request(kind, fields));
+    if (done && kind === "mute") notice("Muted in this room for ten minutes.");
+  }
+
   /** A busted player leaves and sits down again with a fresh stack. */
   async function buyIn() {
     const room = state.room;
@@ -296,6 +304,7 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
         fields.name = roomName;
       }
       const created = await attempt(client.request("create_room", fields));
+      if (created) state.created.add(created.room);
       if (created) await join(created.room, "player");
     });
     syncCreateForm();
@@ -311,6 +320,7 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
       const settings = { variant, max_players: COMPUTER_OPPONENTS + 1 };
       const created = await attempt(client.request("create_room", { settings, private: true }));
       if (!created) return;
+      state.created.add(created.room);
       await join(created.room, "player");
       for (let i = 0; i < COMPUTER_OPPONENTS; i += 1) {
         if (!(await attempt(client.request("add_bot", { room: created.room, level, speed })))) break;
@@ -350,5 +360,5 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
     });
   }
 
-  return { act, join, followInvite, addBot, removeBot, copyInvite, leave, setReady, buyIn, playHere, changeName, openLobby, attempt, notice, bindForms, bindKeys };
+  return { act, join, followInvite, addBot, removeBot, copyInvite, leave, setReady, buyIn, playHere, changeName, openLobby, attempt, notice, bindForms, bindKeys, moderate };
 }

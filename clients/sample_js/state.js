@@ -16,7 +16,8 @@ const HAND_EVENTS = new Set([
 export function createState(storage = globalThis.localStorage) {
   return {
     screen: "welcome", // welcome | lobby | table | replaced
-    me: null, // { playerId, name }
+    me: null, // { playerId, name, roles }
+    created: new Set(), // the rooms this page made: their creator may kick, mute and close
     notice: "", // the latest problem, in words
     noticeRefusal: false, // whether it says why a request was refused (the next success clears it)
     lobby: { rooms: new Map(), variant: "", hasSeat: false, nextCursor: null },
@@ -128,7 +129,7 @@ export function welcome(state, message) {
   const lost = resumed && state.history.keptRooms(message.player_id)
     .some((room) => !message.rooms.includes(room) && room !== state.joining);
   if (lost && !message.rooms.length) state.notice = SEAT_GIVEN_UP;
-  state.me = { playerId: message.player_id, name: message.name };
+  state.me = { playerId: message.player_id, name: message.name, roles: message.roles ?? [] };
   state.history.prune(message.player_id, message.rooms);
   if (state.room && (message.rooms.includes(state.room) || state.joining === state.room)) {
     // Back after a drop or a takeover (the room's snapshot follows: keep its log and chat),
@@ -384,4 +385,9 @@ export function currentPrompt(state) {
 /** A key that changes exactly when the decision asked of us changes. */
 export function promptKey(prompt) {
   return prompt ? JSON.stringify([prompt.room, prompt.hand, prompt.phase, prompt.deadline, prompt.legal]) : "";
+}
+
+/** Whether we may moderate the room on screen: we made it, or we are a moderator (or admin). */
+export function mayModerate(state) {
+  return Boolean(state.room && state.created.has(state.room)) || (state.me?.roles ?? []).length > 0;
 }

@@ -5,11 +5,16 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tali_client import MemoryTokenStore, TaliClient, TaliError
+
+from tests import tokens as site_tokens
+
+from .servers import start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "clients" / "python" / "README.md"
@@ -106,5 +111,61 @@ def test_a_takeover_is_not_fought_over(tali_url: str) -> None:
         assert one.status == "replaced"
         await two.close()
         await one.close()
+
+    run(scenario())
+
+
+@pytest.fixture(scope="module")
+def signed_url() -> Iterator[str]:
+    """A server that takes sign-in tokens from the site of ``tests.tokens``."""
+    process, url = start_server(
+        TALI_TIME_SCALE="1",
+        TALI_AUTH_SECRET=site_tokens.SECRET,
+        TALI_AUTH_ISSUER=site_tokens.ISSUER,
+        TALI_AUTH_AUDIENCE=site_tokens.AUDIENCE,
+    )
+    try:
+        yield url
+    finally:
+        stop_server(process)
+
+
+def test_sign_in_with_a_token_or_a_function_that_fetches_one(signed_url: str) -> None:
+    async def scenario() -> None:
+        fetched: list[str] = []
+
+        async def fresh_token() -> str:
+            token = site_tokens.hs256("acct-py", "Pythia", roles=["moderator"])
+            fetched.append(token)
+            return token
+
+        client = TaliClient(signed_url, auth=fresh_token)
+        welcome = await client.connect()
+        assert welcome.account == "acct-py"
+        assert welcome.name == "Pythia"
+        assert [role.value for role in welcome.roles] == ["moderator"]
+        assert len(fetched) == 1
+        # A resumed session needs no token: none is fetched.
+        again = await client.reconnect_now()
+        assert again.resumed
+        assert again.account == "acct-py"
+        assert len(fetched) == 1
+        # Its profile and a leaderboard: replies matched to their requests.
+        profile = await client.request("profile")
+        assert profile.account == "acct-py"
+        assert profile.ratings == []
+        board = await client.request("leaderboard", variant="liars")
+        assert board.entries == []
+        await client.close()
+        # A token is good for one hello: the same one again is refused.
+        replayed = TaliClient(signed_url, auth=fetched[0], reconnect=False)
+        with pytest.raises(TaliError) as refused:
+            await replayed.connect()
+        assert refused.value.code == "auth_replayed"
+        await replayed.close()
+        # A plain token (a string).
+        plain = TaliClient(signed_url, auth=site_tokens.hs256("acct-py2", "Plain"))
+        assert (await plain.connect()).account == "acct-py2"
+        await plain.close()
 
     run(scenario())

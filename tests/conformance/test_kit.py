@@ -34,26 +34,56 @@ def failed(report: dict[str, Any]) -> list[str]:
     return [c["name"] for c in report["checks"] if c["verdict"] == "fail"]
 
 
-def certify(*args: str, module: str = "server", skip: tuple[str, ...] = ()) -> dict[str, Any]:
+# Sign-in as an operator's site would set it up: the kit is given the same secret.
+SIGN_IN = {
+    "TALI_AUTH_SECRET": "a-secret-shared-with-the-site-0123456789",
+    "TALI_AUTH_ISSUER": "https://games.example.org",
+    "TALI_AUTH_AUDIENCE": "tali",
+}
+
+
+def certify(
+    *args: str, module: str = "server", skip: tuple[str, ...] = (), sign_in: bool = False
+) -> dict[str, Any]:
     """Run the server checks against a fresh server with the shipped limits. Its timers
     run 20 times faster: the transcripts' 60 s pause before a hand takes 3 s, and so does
     the 60 s grace within which the liars' transcript resumes Aulus (a stalled machine
-    has 3 s, not the 0.6 s of the recording's time scale)."""
-    process, url = start_server(*args, module=module, lifted=False, TALI_TIME_SCALE="0.05")
+    has 3 s, not the 0.6 s of the recording's time scale). With ``sign_in``, the server
+    takes sign-in tokens and the kit knows its secret."""
+    env = SIGN_IN if sign_in else {}
+    process, url = start_server(*args, module=module, lifted=False, TALI_TIME_SCALE="0.05", **env)
+    options = [f"--skip={name}" for name in skip]
+    if sign_in:
+        options += [
+            f"--auth-secret={SIGN_IN['TALI_AUTH_SECRET']}",
+            f"--auth-issuer={SIGN_IN['TALI_AUTH_ISSUER']}",
+            f"--auth-audience={SIGN_IN['TALI_AUTH_AUDIENCE']}",
+        ]
     try:
-        return kit("server", url, *(f"--skip={name}" for name in skip))
+        return kit("server", url, *options)
     finally:
         stop_server(process)
 
 
 def test_our_server_is_certified() -> None:
-    report = certify()
+    report = certify(sign_in=True)
     assert failed(report) == [], [c for c in report["checks"] if c["verdict"] == "fail"]
     names = {c["name"] for c in report["checks"] if c["verdict"] == "pass"}
     for variant in ("simple", "liars", "draw", "stud"):
         assert f"transcript {variant}: every recipient gets its frames" in names
+    for code in ("auth_expired", "auth_replayed", "banned", "muted", "kicked", "chat_refused"):
+        assert f"error {code}" in names
+    assert "message ban: accepted" in names
     skipped = {c["name"] for c in report["checks"] if c["verdict"] == "skip"}
-    assert skipped == {"error internal_error", "error room_elsewhere", "error too_many_bots"}
+    assert skipped == {
+        "error internal_error",
+        "error room_elsewhere",
+        "error too_many_bots",
+        "error auth_required",
+        "error auth_unavailable",
+        "error auth_unknown_key",
+        "error server_draining",
+    }
 
 
 @pytest.mark.parametrize(

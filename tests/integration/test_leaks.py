@@ -24,6 +24,7 @@ from server.bot_seats import BotSeat
 from server.engine.actions import Action
 from server.engine.game import LegalActions
 from server.engine.view import TableView
+from server.operator import room_view
 
 from .bots import Bot, run_bots
 from .conftest import advance
@@ -80,6 +81,16 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
 
     server.bots.tap = tap
     server.bots.decided = decided
+    # The operator's view of the room (what /admin/api/rooms serves), after every change.
+    operator_views: list[tuple[int, bool, dict[str, Any]]] = []
+
+    def operator_view(changed: Any) -> None:
+        if changed.id == room and not changed.closed:
+            game = changed.game
+            view = room_view(changed, "local")
+            operator_views.append((game.state.hands_played, game.hand_in_progress, view))
+
+    server.lobby.watchers.append(operator_view)
     for level in ("expert", "beginner"):
         added = await clients[0].request("add_bot", room=room, level=level)
         assert added["type"] == "result", added
@@ -183,6 +194,15 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
                 assert opening["player"] == me
                 assert opening["player"] not in revealed[number]
     assert histories > 500
+    # The operator never sees a hidden die: during a hand none at all; after one, only the
+    # dice its showdown showed everyone.
+    assert len(operator_views) > 1000
+    for hands_played, in_hand, view in operator_views:
+        for seat in view["players"]:
+            if seat["dice"] is None:
+                continue
+            assert not in_hand, (hands_played, seat)
+            assert seat["player"] in revealed[hands_played], (hands_played, seat)
     sent = {b.client.player_id: b.roll_entropy for b in bots}
     assert check_bot_openings(room, watcher, server_bots, revealed, own, sent) >= HANDS
     between = sum(

@@ -51,7 +51,7 @@ def test_every_engine_error_code_reaches_the_client_as_a_protocol_code() -> None
 def test_every_error_code_is_in_the_table() -> None:
     assert set(ERRORS) == set(ErrorCode)
     closing = {c for c, info in ERRORS.items() if info.closes}
-    assert closing == {ErrorCode.UNSUPPORTED_VERSION, ErrorCode.MESSAGE_TOO_LARGE}
+    assert closing == {ErrorCode.UNSUPPORTED_VERSION, ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.BANNED}
 
 
 def test_setting_bounds_match_the_rules() -> None:

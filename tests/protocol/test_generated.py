@@ -6,12 +6,15 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import get_args
 
 import pytest
+from tali_client.client import DIRECT_REPLIES as PYTHON_CLIENT
 
 from protocol import generate
 from protocol.client import CLIENT_MESSAGES
-from protocol.server import SERVER_MESSAGES
+from protocol.server import SERVER_MESSAGES, Reply
+from protocol.typescript import DIRECT_REPLIES
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = ROOT / "tools" / "node"
@@ -92,3 +95,15 @@ def test_asyncapi_validator_rejects_a_broken_schema(tmp_path: Path) -> None:
         check=False,
     )
     assert run.returncode == 1
+
+
+def test_the_direct_replies_are_every_reply_model() -> None:
+    """The clients match a reply to its request by these types: a reply missing from the
+    list (as leaderboard and profile once were) leaves its request waiting for ever."""
+    replies = {
+        get_args(m.model_fields["type"].annotation)[0]
+        for m in SERVER_MESSAGES
+        if issubclass(m, Reply)
+    }
+    assert set(DIRECT_REPLIES) == replies
+    assert set(PYTHON_CLIENT) == replies

@@ -71,6 +71,9 @@ const OPEN = 1; // WebSocket.OPEN, the same in browsers and in ws
  * @typedef {object} ClientOptions
  * @property {string} url  e.g. "ws://localhost:8765/"
  * @property {string | null} [name]  the name to ask for in hello
+ * @property {string | (() => string | Promise<string>) | null} [auth]  a sign-in token from
+ *   the operator's site (protocol 2.2), or a function that fetches a fresh one: used for each
+ *   new session (a token is good for one hello), never when a session is resumed
  * @property {TokenStore} [tokenStore]  where the session token is kept (default: localStorage
  *   in a browser, memory elsewhere)
  * @property {any} [WebSocket]  a WebSocket class (default: the platform's, else `ws`)
@@ -87,6 +90,7 @@ export class TaliClient {
     /** The address given: reconnects go back there, not to a node we were sent to. */
     this.home = options.url;
     this.name = options.name ?? null;
+    this.auth = options.auth ?? null;
     this.tokenStore = options.tokenStore ?? defaultTokenStore();
     this.protocolVersion = options.protocol ?? PROTOCOL_VERSION;
     this.backoff = { initial: 500, max: 10000, factor: 2, jitter: 0.25, ...options.backoff };
@@ -372,7 +376,10 @@ export class TaliClient {
     const hello = { protocol: this.protocolVersion };
     const token = await this.tokenStore.get();
     if (token) hello.token = token;
-    else if (this.name) hello.name = this.name;
+    else {
+      if (this.name) hello.name = this.name;
+      if (this.auth) hello.auth = typeof this.auth === "function" ? await this.auth() : this.auth;
+    }
     const welcome = await this._send("hello", hello);
     this._attempt = 0;
     await this.tokenStore.set(welcome.token);

@@ -162,3 +162,27 @@ test("a pong that misses its deadline gives the connection up and reconnects", a
   client.close();
   await fake.close();
 });
+
+test("auth: a function's fresh sign-in token goes with each new session's hello, never with a resume", async () => {
+  const fake = await fakeServer(() => {});
+  let fetched = 0;
+  const auth = async () => `header.claims-${++fetched}.signature`;
+  const client = new TaliClient({ url: fake.url, auth, tokenStore: memoryTokenStore(), ...quick });
+  await client.connect();
+  const welcomed = client.next("welcome");
+  client.ws.close(4000, "the test drops it");
+  assert.equal((await welcomed).resumed, true);
+  const hellos = fake.connections.map((frames) => frames.find((f) => f.type === "hello"));
+  assert.equal(hellos[0].auth, "header.claims-1.signature");
+  assert.equal(hellos[0].token, undefined);
+  assert.equal(hellos[1].auth, undefined);
+  assert.equal(hellos[1].token, "T".repeat(43));
+  assert.equal(fetched, 1);
+  client.close();
+  // A plain token (a string) is sent as it is.
+  const plain = new TaliClient({ url: fake.url, auth: "a.b.c", tokenStore: memoryTokenStore(), ...quick });
+  await plain.connect();
+  assert.equal(fake.connections[2].find((f) => f.type === "hello").auth, "a.b.c");
+  plain.close();
+  await fake.close();
+});

@@ -52,6 +52,9 @@ export class TaliError extends Error {
  * @typedef {object} ClientOptions
  * @property {string} url  e.g. "ws://localhost:8765/"
  * @property {string | null} [name]  the name to ask for in hello
+ * @property {string | (() => string | Promise<string>) | null} [auth]  a sign-in token from
+ *   the operator's site (protocol 2.2), or a function that fetches a fresh one: used for each
+ *   new session (a token is good for one hello), never when a session is resumed
  * @property {TokenStore} [tokenStore]  where the session token is kept (default: localStorage
  *   in a browser, memory elsewhere)
  * @property {any} [WebSocket]  a WebSocket class (default: the platform's, else `ws`)
@@ -67,6 +70,7 @@ export class TaliClient {
     /** The address given: reconnects go back there, not to a node we were sent to. */
     home: string;
     name: string | null;
+    auth: string | (() => string | Promise<string>) | null;
     tokenStore: import("./tokens.js").TokenStore;
     protocolVersion: string;
     backoff: {
@@ -346,6 +350,12 @@ export type ClientOptions = {
      * the name to ask for in hello
      */
     name?: string | null | undefined;
+    /**
+     * a sign-in token from
+     * the operator's site (protocol 2.2), or a function that fetches a fresh one: used for each
+     * new session (a token is good for one hello), never when a session is resumed
+     */
+    auth?: string | (() => string | Promise<string>) | null | undefined;
     /**
      * where the session token is kept (default: localStorage
      * in a browser, memory elsewhere)

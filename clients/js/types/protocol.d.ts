@@ -129,6 +129,82 @@ export const ERRORS: Readonly<{
         closes: boolean;
         meaning: string;
     };
+    auth_required: {
+        closes: boolean;
+        meaning: string;
+    };
+    auth_invalid: {
+        closes: boolean;
+        meaning: string;
+    };
+    auth_expired: {
+        closes: boolean;
+        meaning: string;
+    };
+    auth_wrong_audience: {
+        closes: boolean;
+        meaning: string;
+    };
+    auth_wrong_issuer: {
+        closes: boolean;
+        meaning: string;
+    };
+    auth_unknown_key: {
+        closes: boolean;
+        meaning: string;
+    };
+    auth_replayed: {
+        closes: boolean;
+        meaning: string;
+    };
+    auth_unavailable: {
+        closes: boolean;
+        meaning: string;
+    };
+    banned: {
+        closes: boolean;
+        meaning: string;
+    };
+    not_moderator: {
+        closes: boolean;
+        meaning: string;
+    };
+    cannot_moderate: {
+        closes: boolean;
+        meaning: string;
+    };
+    player_not_found: {
+        closes: boolean;
+        meaning: string;
+    };
+    kicked: {
+        closes: boolean;
+        meaning: string;
+    };
+    muted: {
+        closes: boolean;
+        meaning: string;
+    };
+    chat_refused: {
+        closes: boolean;
+        meaning: string;
+    };
+    message_not_found: {
+        closes: boolean;
+        meaning: string;
+    };
+    moderation_limited: {
+        closes: boolean;
+        meaning: string;
+    };
+    no_account: {
+        closes: boolean;
+        meaning: string;
+    };
+    server_draining: {
+        closes: boolean;
+        meaning: string;
+    };
     invite_required: {
         closes: boolean;
         meaning: string;

@@ -3,7 +3,7 @@
 
 import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom.js";
 import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
-import { currentPrompt, failedHands, inviteLink, msLeft, turnMs } from "../state.js";
+import { currentPrompt, failedHands, inviteLink, mayModerate, msLeft, turnMs } from "../state.js";
 import { potLabel } from "../room-model.js";
 import { rollLabel, rollStrength } from "../scoring.js";
 import { play } from "../alerts.js";
@@ -101,6 +101,9 @@ function renderHead(state, handlers) {
         ? el("button", { type: "button", "data-testid": "take-seat", onclick: () => handlers.join(m.room, "player") }, "Take a free seat")
         : "",
       el("button", { type: "button", "data-testid": "leave", onclick: () => handlers.leave() }, "Leave the room"),
+      mayModerate(state)
+        ? el("button", { type: "button", "data-testid": "close-room", onclick: () => handlers.moderate("close_room") }, "Close the room")
+        : "",
     ),
     inviteBox(state, handlers),
     botControls(state, handlers),
@@ -172,6 +175,7 @@ function renderSeats(state, handlers) {
   const isLive = live(m);
   const prompt = currentPrompt(state);
   const liars = m.settings.variant === "liars";
+  const moderating = mayModerate(state);
   const seats = $("seats");
   seats.dataset.count = String(m.seats.length);
   let rolled = false;
@@ -243,6 +247,10 @@ function renderSeats(state, handlers) {
       mine && name && state.showStrength !== false
         ? el("div", { class: "strength", "data-testid": "hand-strength" }, rollStrength(seat.dice))
         : "",
+      moderating && !mine && !seat.bot ? el("div", { class: "moderate" },
+        el("button", { type: "button", "data-testid": `kick-${seat.player}`, onclick: () => handlers.moderate("kick", seat.player) }, "Remove"),
+        el("button", { type: "button", "data-testid": `mute-${seat.player}`, onclick: () => handlers.moderate("mute", seat.player) }, "Mute"),
+      ) : "",
     );
   }));
   if (rolled) play("roll");

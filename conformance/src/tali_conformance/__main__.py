@@ -28,6 +28,13 @@ def main(argv: list[str] | None = None) -> int:
         choices=[short for short, _, _ in ServerKit("").scenarios()],
         help="leave a scenario out (repeatable); what only it covers is reported as skipped",
     )
+    server.add_argument(
+        "--auth-secret",
+        help="the server's HS256 sign-in secret: the kit signs tokens to provoke every sign-in"
+        " outcome and a moderator's ban (without it, those are skipped)",
+    )
+    server.add_argument("--auth-issuer", help="the iss the server's sign-in expects")
+    server.add_argument("--auth-audience", help="the aud the server's sign-in expects")
     client = sub.add_parser(
         "client",
         help="run COMMAND (a client's adapter, see the README) against a scripted server",
@@ -43,7 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report: Report
     if args.subject == "server":
-        report = asyncio.run(ServerKit(args.url, args.timeout).run(frozenset(args.skip)))
+        kit = ServerKit(
+            args.url,
+            args.timeout,
+            auth_secret=args.auth_secret,
+            auth_issuer=args.auth_issuer,
+            auth_audience=args.auth_audience,
+        )
+        report = asyncio.run(kit.run(frozenset(args.skip)))
     else:
         command = (
             [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else args.command

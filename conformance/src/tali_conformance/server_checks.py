@@ -7,16 +7,20 @@ against ``schema/server.json``, each member sees each room's seq exactly once
 and in order, the same frame as everyone else but for a hidden roll, and no
 hidden die, token or prompt reaches anyone it is not for.
 
-The kit needs nothing from the server but its URL. It opens at most 9 rooms
+The kit needs nothing from the server but its URL. It opens at most 10 rooms
 and a few dozen connections, within the shipped per-address limits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
+import hashlib
+import hmac
 import json
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -31,7 +35,25 @@ UNREACHABLE = {
     "internal_error": "a server fault: nothing a client sends may cause one",
     "room_elsewhere": "needs a server of several nodes",
     "too_many_bots": "needs the server's bot capacity used up",
+    "auth_required": "needs a server that refuses guests (the kit plays as guests)",
+    "auth_unavailable": "needs a server whose sign-in key set is out of reach",
+    "auth_unknown_key": "needs a server with a key set (JWKS) and a key of it",
+    "server_draining": "needs the operator to drain the server",
 }
+SIGNED_IN = {
+    "codes": (
+        "auth_expired",
+        "auth_wrong_audience",
+        "auth_wrong_issuer",
+        "auth_replayed",
+        "banned",
+    ),
+    "messages": ("ban",),
+    "why": "needs a server with sign-in and its HS256 secret (--auth-secret)",
+}
+"""What only a signed-in moderator can provoke: skipped without the site's secret."""
+# A word of the chat filter's built-in list (a server with a list of its own may take it).
+FILTERED = "shit"
 CLOCK_FIELDS = ("deadline", "next_hand_at", "at", "grace_until", "seconds_left")
 # Fields whose values come from the dice (or the server's secrets): masked when a
 # transcript is replayed, since another server rolls other dice.
@@ -48,9 +70,20 @@ def spec(name: str) -> Any:
 
 
 class ServerKit:
-    def __init__(self, url: str, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        timeout: float = 5.0,
+        *,
+        auth_secret: str | None = None,
+        auth_issuer: str | None = None,
+        auth_audience: str | None = None,
+    ) -> None:
         self.url = url
         self.timeout = timeout
+        self.auth_secret = auth_secret
+        self.auth_issuer = auth_issuer
+        self.auth_audience = auth_audience
         self.report = Report(f"server {url}")
         self.log: list[tuple[str, Frame]] = []
         self.conns: list[Conn] = []
@@ -115,6 +148,7 @@ class ServerKit:
             ("bots", "bots", self.bots),
             ("private", "private rooms", self.private_rooms),
             ("open-rooms", "open rooms", self.too_many_rooms),
+            ("community", "moderation, ratings and sign-in", self.community),
             ("transcripts", "transcripts", self.transcripts),
         ]
 
@@ -455,6 +489,145 @@ class ServerKit:
             f, {"type": "create_room", "settings": {"variant": "draw"}}, "too_many_rooms"
         )
 
+    async def community(self) -> None:
+        """Moderation by a room's creator (a guest), reports, the chat filter, the
+        leaderboard and profiles; sign-in outcomes and a moderator's ban with ``auth_secret``."""
+        r = self.report
+        g = await self.conn("Gaius")
+        h = await self.conn("Helvia")
+        i = await self.conn("Iulia")
+        # A token on a server without sign-in, or not a JWT of the site: auth_invalid.
+        stranger = await self.conn("stranger", hello=False)
+        await self.expect_error(
+            stranger,
+            {"type": "hello", "protocol": "2.2", "auth": "eyJhbGciOiJub25lIn0.e30.x"},
+            "auth_invalid",
+        )
+        created = await self.expect_ok(
+            g, {"type": "create_room", "settings": {"variant": "liars", "turn_seconds": 600}}
+        )
+        room = created["room"]
+        for who in (g, h, i):
+            await self.expect_ok(who, {"type": "join_room", "room": room, "role": "player"})
+            await self.expect_ok(who, {"type": "set_ready", "room": room, "ready": False})
+        helvia = self.owners["Helvia"]
+        await self.expect_error(
+            h, {"type": "kick", "room": room, "player": self.owners["Gaius"]}, "not_moderator"
+        )
+        await self.expect_error(
+            g, {"type": "kick", "room": room, "player": "p_AAAAAAAAAA"}, "player_not_found"
+        )
+        await self.expect_error(
+            g, {"type": "mute", "room": room, "player": self.owners["Gaius"]}, "cannot_moderate"
+        )
+        mark = len(i.frames)
+        await self.expect_ok(h, {"type": "chat", "room": room, "text": "ave"})
+        said = await i.wait(lambda f: f.get("type") == "chat" and f.get("text") == "ave", mark)
+        await self.expect_ok(g, {"type": "mute", "room": room, "player": helvia, "seconds": 600})
+        await self.expect_error(h, {"type": "chat", "room": room, "text": "hm"}, "muted")
+        await self.expect_ok(g, {"type": "unmute", "room": room, "player": helvia})
+        await self.expect_ok(h, {"type": "chat", "room": room, "text": "thanks"})
+        reply = await h.request({"type": "chat", "room": room, "text": f"oh {FILTERED}"})
+        if reply.get("type") == "result":
+            r.skip("error chat_refused", f"the server's chat filter took {FILTERED!r}")
+            self.codes.add("chat_refused")
+        else:
+            ok = reply.get("code") == "chat_refused" and reply.get("closes") is False
+            r.add("error chat_refused", ok, f"got {reply}")
+            if ok:
+                self.codes.add("chat_refused")
+        await self.expect_ok(i, {"type": "report", "room": room, "seq": said["seq"]})
+        await self.expect_error(
+            i, {"type": "report", "room": room, "seq": said["seq"]}, "moderation_limited"
+        )
+        await self.expect_error(i, {"type": "report", "room": room, "seq": 1}, "message_not_found")
+        mark = len(h.frames)
+        await self.expect_ok(g, {"type": "kick", "room": room, "player": helvia, "reason": "rude"})
+        kicked = await h.wait(lambda f: f.get("type") == "kicked", mark)
+        r.add("kick: the player gets kicked, naming the room", kicked.get("room") == room)
+        await self.expect_error(h, {"type": "join_room", "room": room, "role": "player"}, "kicked")
+        await self.expect_ok(i, {"type": "leaderboard", "variant": "liars"}, "leaderboard")
+        await self.expect_ok(i, {"type": "profile", "account": "bot:expert"}, "profile")
+        await self.expect_error(i, {"type": "profile"}, "no_account")
+        mark = len(i.frames)
+        await self.expect_ok(g, {"type": "close_room", "room": room, "reason": "done"})
+        closed = await i.wait(lambda f: f.get("type") == "room_closed", mark)
+        r.add("close_room: a member gets room_closed", closed.get("room") == room, str(closed))
+        if self.auth_secret is not None:
+            await self.signed_in()
+
+    def token(self, account: str, *, secret: str | None = None, **claims: Any) -> str:
+        """An HS256 sign-in token, as the operator's site would sign it."""
+        now = int(time.time())
+        body: dict[str, Any] = {
+            "sub": account,
+            "iat": now,
+            "exp": now + 300,
+            "jti": secrets.token_hex(8),
+        }
+        if self.auth_issuer is not None:
+            body["iss"] = self.auth_issuer
+        if self.auth_audience is not None:
+            body["aud"] = self.auth_audience
+        body.update(claims)
+        key = secret or self.auth_secret or ""
+
+        def part(data: Any) -> str:
+            raw = json.dumps(data, separators=(",", ":")).encode()
+            return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+        signing = f"{part({'alg': 'HS256', 'typ': 'JWT'})}.{part(body)}"
+        mac = hmac.new(key.encode(), signing.encode(), hashlib.sha256).digest()
+        return f"{signing}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
+
+    async def signed_in(self) -> None:
+        r = self.report
+        suffix = secrets.token_hex(3)
+        refused = {
+            "auth_expired": self.token(f"kit-{suffix}", exp=int(time.time()) - 3600),
+            "auth_invalid": self.token(f"kit-{suffix}", secret="not-the-site-secret-0123456789"),
+            "auth_wrong_audience": self.token(f"kit-{suffix}", aud="not-this-server"),
+            "auth_wrong_issuer": self.token(f"kit-{suffix}", iss="https://not-the-site.example"),
+        }
+        for code, token in refused.items():
+            c = await self.conn(f"sign-in {code}", hello=False)
+            if code == "auth_wrong_issuer" and self.auth_issuer is None:
+                r.skip(f"error {code}", "the kit was given no --auth-issuer")
+                self.codes.add(code)
+                continue
+            await self.expect_error(c, {"type": "hello", "protocol": "2.2", "auth": token}, code)
+        mod_token = self.token(f"kit-mod-{suffix}", name="Moderata", roles=["moderator"])
+        mod = await self.conn("Moderata", hello=False)
+        welcome = await mod.hello(protocol="2.2", auth=mod_token)
+        r.add(
+            "hello with a sign-in token: welcome names the account and its roles",
+            welcome.get("account") == f"kit-mod-{suffix}" and welcome.get("roles") == ["moderator"],
+            str(welcome),
+        )
+        self.owners["Moderata"] = str(welcome.get("player_id"))
+        again = await self.conn("replay", hello=False)
+        await self.expect_error(
+            again, {"type": "hello", "protocol": "2.2", "auth": mod_token}, "auth_replayed"
+        )
+        villain = await self.conn("Villain", hello=False)
+        vw = await villain.hello(protocol="2.2", auth=self.token(f"kit-villain-{suffix}"))
+        self.owners["Villain"] = str(vw.get("player_id"))
+        mark = len(villain.frames)
+        await self.expect_ok(
+            mod, {"type": "ban", "player": vw.get("player_id"), "seconds": 60, "reason": "kit"}
+        )
+        banned = await villain.wait(
+            lambda f: f.get("type") == "error" and f.get("code") == "banned", mark
+        )
+        r.add("ban: the banned player's connection is told (closes)", banned.get("closes") is True)
+        back = await self.conn("Villain again", hello=False)
+        await self.expect_error(
+            back,
+            {"type": "hello", "protocol": "2.2", "auth": self.token(f"kit-villain-{suffix}")},
+            "banned",
+            closes=True,
+        )
+
     # -- transcripts ---------------------------------------------------------
 
     async def transcripts(self) -> None:
@@ -564,6 +737,8 @@ class ServerKit:
                 continue
             elif code not in self.codes and self.skipped:
                 r.skip(f"error {code}", "not provoked: scenarios were skipped")
+            elif code in SIGNED_IN["codes"] and self.auth_secret is None:
+                r.skip(f"error {code}", str(SIGNED_IN["why"]))
             else:
                 r.add(f"error {code}", code in self.codes, "never provoked")
         client_types = [
@@ -575,6 +750,9 @@ class ServerKit:
         for kind in client_types:
             if kind not in self.accepted and self.skipped:
                 r.skip(f"message {kind}: accepted", "not sent: scenarios were skipped")
+                continue
+            if kind in SIGNED_IN["messages"] and self.auth_secret is None:
+                r.skip(f"message {kind}: accepted", str(SIGNED_IN["why"]))
                 continue
             r.add(f"message {kind}: accepted", kind in self.accepted, "never answered with success")
         self._audit_seq()

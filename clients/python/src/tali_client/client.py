@@ -36,7 +36,9 @@ from tali_client.protocol.server import (
 from tali_client.tokens import MemoryTokenStore, TokenStore
 
 Handler = Callable[[Any], Any]
-DIRECT_REPLIES = frozenset({"welcome", "result", "error", "room_list", "hand_history", "pong"})
+DIRECT_REPLIES = frozenset(
+    {"welcome", "result", "error", "room_list", "hand_history", "pong", "leaderboard", "profile"}
+)
 HEARTBEAT_LAPSED = 4000
 """The close code this client uses when it gives a connection up (no pong in time)."""
 
@@ -94,6 +96,7 @@ class TaliClient:
         url: str,
         *,
         name: str | None = None,
+        auth: str | Callable[[], str | Awaitable[str]] | None = None,
         token_store: TokenStore | None = None,
         backoff: Backoff = Backoff(),
         heartbeat: Heartbeat = Heartbeat(),
@@ -104,6 +107,10 @@ class TaliClient:
         self.home = url
         """The address given: reconnects go back there, not to a node we were sent to."""
         self.name = name
+        self.auth = auth
+        """A sign-in token from the operator's site (protocol 2.2), or a function that fetches
+        a fresh one: used for each new session (a token is good for one hello), never when a
+        session is resumed."""
         self.token_store: TokenStore = token_store or MemoryTokenStore()
         self.backoff = backoff
         self.heartbeat = heartbeat
@@ -293,13 +300,21 @@ class TaliClient:
                 return HEARTBEAT_LAPSED
             self._receive(raw)
 
+    async def _signing_in(self, fields: dict[str, Any]) -> None:
+        """A new session's name, and its sign-in token if there is one."""
+        if self.name:
+            fields["name"] = self.name
+        auth = self.auth
+        if auth is not None:
+            fields["auth"] = await _maybe(auth()) if callable(auth) else auth
+
     async def _hello(self) -> Welcome:
         fields: dict[str, Any] = {"protocol": self.protocol_version}
         token = await _maybe(self.token_store.get())
         if token:
             fields["token"] = token
-        elif self.name:
-            fields["name"] = self.name
+        else:
+            await self._signing_in(fields)
         try:
             raw = await self._send("hello", fields)
         except TaliError as exc:
@@ -309,8 +324,7 @@ class TaliClient:
             await _maybe(self.token_store.clear())
             self._emit("session_lost", exc)
             fields.pop("token", None)
-            if self.name:
-                fields["name"] = self.name
+            await self._signing_in(fields)
             raw = await self._send("hello", fields)
         welcome = Welcome.model_validate(raw)
         await _maybe(self.token_store.set(welcome.token))

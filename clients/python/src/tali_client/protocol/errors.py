@@ -37,6 +37,25 @@ class ErrorCode(StrEnum):
     NOT_A_BOT = "not_a_bot"
     NO_PLAYER_SEATED = "no_player_seated"
     TOO_MANY_BOTS = "too_many_bots"
+    AUTH_REQUIRED = "auth_required"
+    AUTH_INVALID = "auth_invalid"
+    AUTH_EXPIRED = "auth_expired"
+    AUTH_WRONG_AUDIENCE = "auth_wrong_audience"
+    AUTH_WRONG_ISSUER = "auth_wrong_issuer"
+    AUTH_UNKNOWN_KEY = "auth_unknown_key"
+    AUTH_REPLAYED = "auth_replayed"
+    AUTH_UNAVAILABLE = "auth_unavailable"
+    BANNED = "banned"
+    NOT_MODERATOR = "not_moderator"
+    CANNOT_MODERATE = "cannot_moderate"
+    PLAYER_NOT_FOUND = "player_not_found"
+    KICKED = "kicked"
+    MUTED = "muted"
+    CHAT_REFUSED = "chat_refused"
+    MESSAGE_NOT_FOUND = "message_not_found"
+    MODERATION_LIMITED = "moderation_limited"
+    NO_ACCOUNT = "no_account"
+    SERVER_DRAINING = "server_draining"
     INVITE_REQUIRED = "invite_required"
 
 
@@ -134,6 +153,75 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
     ErrorCode.TOO_MANY_BOTS: ErrorInfo(
         "The server runs as many bots as it may, or the rooms made from your address have as"
         " many as one address may.",
+        False,
+    ),
+    ErrorCode.AUTH_REQUIRED: ErrorInfo(
+        "This server plays only with signed-in players: send `hello` again with `auth`.", False
+    ),
+    ErrorCode.AUTH_INVALID: ErrorInfo(
+        "The sign-in token is malformed, its signature does not verify (forged or altered), it"
+        " lacks a claim the server needs (`sub`, `exp`, `jti`), or this server takes none.",
+        False,
+    ),
+    ErrorCode.AUTH_EXPIRED: ErrorInfo(
+        "The sign-in token has expired (or is not valid yet): get a fresh one from the site.",
+        False,
+    ),
+    ErrorCode.AUTH_WRONG_AUDIENCE: ErrorInfo(
+        "The sign-in token was issued for another audience than this server.", False
+    ),
+    ErrorCode.AUTH_WRONG_ISSUER: ErrorInfo(
+        "The sign-in token was issued by another issuer than the one this server trusts.", False
+    ),
+    ErrorCode.AUTH_UNKNOWN_KEY: ErrorInfo(
+        "The sign-in token names a signing key (`kid`) the server does not know.", False
+    ),
+    ErrorCode.AUTH_REPLAYED: ErrorInfo(
+        "The sign-in token was used before (each is good for one `hello`): get a fresh one;"
+        " to come back to a session, resume it with its session `token`.",
+        False,
+    ),
+    ErrorCode.AUTH_UNAVAILABLE: ErrorInfo(
+        "The server cannot check sign-in tokens now (its key set is out of reach); try again.",
+        False,
+    ),
+    ErrorCode.BANNED: ErrorInfo(
+        "Your account or address is banned from this server for now; the message says until"
+        " when. The connection closes.",
+        True,
+    ),
+    ErrorCode.NOT_MODERATOR: ErrorInfo(
+        "Only a moderator may do this (kick, mute and close a room: its creator too).", False
+    ),
+    ErrorCode.CANNOT_MODERATE: ErrorInfo(
+        "That player cannot be moderated by you: yourself, a bot (use `remove_bot`), a"
+        " moderator (only an admin may), or a guest's account (ban the address instead).",
+        False,
+    ),
+    ErrorCode.PLAYER_NOT_FOUND: ErrorInfo(
+        "No such player in that room (or, for `ban`, connected to this server).", False
+    ),
+    ErrorCode.KICKED: ErrorInfo(
+        "You were kicked from this room and may not join it again yet.", False
+    ),
+    ErrorCode.MUTED: ErrorInfo("Your chat in this room is muted for now.", False),
+    ErrorCode.CHAT_REFUSED: ErrorInfo(
+        "The chat filter refused the message (a word the server does not carry).", False
+    ),
+    ErrorCode.MESSAGE_NOT_FOUND: ErrorInfo(
+        "No chat message at that `seq` among the room's recent ones.", False
+    ),
+    ErrorCode.MODERATION_LIMITED: ErrorInfo(
+        "Too many moderation acts or reports in a minute (or that message reported already);"
+        " wait a little.",
+        False,
+    ),
+    ErrorCode.NO_ACCOUNT: ErrorInfo(
+        "A guest has no account: no profile of your own (sign in), and no account to ban.", False
+    ),
+    ErrorCode.SERVER_DRAINING: ErrorInfo(
+        "This node is being drained by its operator and takes no new rooms: connect to the"
+        " error's `url` (another node) if it has one, or try again later.",
         False,
     ),
     ErrorCode.INVITE_REQUIRED: ErrorInfo(

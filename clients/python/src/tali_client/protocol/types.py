@@ -91,6 +91,17 @@ UnixMillis = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 InviteToken = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{16,64}$")]
 """A private room's invite: a secret its members share (in an invite link) with whoever they
 want at the table; without it nobody else can join the room."""
+AccountId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:@|-]{1,64}$")]
+"""A signed-in player's account: the ``sub`` of the operator's sign-in token (a bot's is
+``bot:beginner`` or ``bot:expert``). Stable across sessions and names."""
+AuthToken = Annotated[
+    str, Field(pattern=r"^[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]*$", max_length=2048)
+]
+"""A sign-in token from the operator's site: a compact JWT (three base64url parts)."""
+Reason = Annotated[str, Field(max_length=200, pattern=r"^[^\x00-\x08\x0b-\x1f\x7f]*$")]
+"""Why, in a moderator's words: 0..200 characters, shown as text."""
+Rating = Annotated[float, Field(ge=-1_000_000, le=1_000_000)]
+"""A skill rating (openskill's Plackett-Luce model, on its scale: 25 to start)."""
 
 
 SETTING_BOUNDS: dict[str, tuple[int, int]] = {
@@ -215,6 +226,22 @@ class BotSpeed(StrEnum):
     """The server's usual think time (a person's pace)."""
     SLOW = "slow"
     """About twice the usual think time: a table that leaves time to talk."""
+
+
+class AccountRole(StrEnum):
+    """What a signed-in player may do besides playing (the ``roles`` claim of their token)."""
+
+    MODERATOR = "moderator"
+    """Kicks, mutes and closes in any room; bans accounts and addresses."""
+    ADMIN = "admin"
+    """A moderator who may also moderate moderators, and use the operator's API."""
+
+
+class BanScope(StrEnum):
+    ACCOUNT = "account"
+    """The player's account (a guest has none: ban the address)."""
+    ADDRESS = "address"
+    """The address the player connected from."""
 
 
 class RoomState(StrEnum):
