@@ -145,7 +145,12 @@ async def test_a_bot_sits_down_marked_and_plays_against_a_person(server: TaliSer
     for bot in bots_in(server, room):
         record = records[bot.player_id]
         assert set(person) < set(record)
-        assert record["bot"] == {"level": bot.level.value, "token": bot.token, "room": room}
+        assert record["bot"] == {
+            "level": bot.level.value,
+            "token": bot.token,
+            "room": room,
+            "speed": bot.speed.value,
+        }
 
 
 async def test_refusals_have_stable_codes(server: TaliServer) -> None:
