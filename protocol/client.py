@@ -21,10 +21,12 @@ from protocol.types import (
     BettingStructure,
     BotFillSecondsSetting,
     BotLevel,
+    BotSpeed,
     ChatText,
     Cursor,
     DieIndex,
     Entropy,
+    InviteToken,
     MaxDrawRoundsSetting,
     MaxPlayersSetting,
     MaxRaisesSetting,
@@ -146,6 +148,10 @@ class CreateRoom(Request):
     name: RoomName | None = None
     """A name for the lobby to show; held to the rules of player names (normalised, no control or
     direction characters, something visible), else ``invalid_name``."""
+    private: bool | None = None
+    """``true``: a private room (protocol 2.2). It is never listed (``room_list``,
+    ``lobby_update``), and ``join_room`` needs its ``invite``, which every member's ``snapshot``
+    carries (its creator joins without it). Default ``false``: a public room anyone may join."""
 
 
 class JoinRoom(RoomRequest):
@@ -168,6 +174,10 @@ class JoinRoom(RoomRequest):
     seat: SeatIndex | None = None
     """Players only: the seat to take; without it, the lowest-numbered free seat. With ``role:
     "spectator"`` it must be absent or ``null`` (the schema says so with an ``if``/``then``)."""
+    invite: InviteToken | None = None
+    """A private room's invite (protocol 2.2), to sit down or watch there; without the right one
+    the join is refused with ``invite_required``. Its creator and its members need none. Ignored
+    by a public room."""
 
     @model_validator(mode="after")
     def _spectators_take_no_seat(self) -> JoinRoom:
@@ -202,6 +212,10 @@ class HandHistory(RoomRequest):
     type: Literal["hand_history"]
     hands: Annotated[int, Field(ge=1, le=20)] | None = None
     """How many of the latest hands (default 5)."""
+    current: bool | None = None
+    """``true``: the reply's ``current`` also holds the hand in play, as far as it has gone, as
+    you saw it (protocol 2.2): what a client that reloads mid-hand needs to show the hand's log.
+    """
 
 
 class AddBot(RoomRequest):
@@ -213,6 +227,9 @@ class AddBot(RoomRequest):
     level: BotLevel = BotLevel.EXPERT
     """How well it plays: ``beginner`` plays loose and makes mistakes on purpose; ``expert`` plays
     from the exact odds, reads bets and bluffs."""
+    speed: BotSpeed | None = None
+    """How long it takes over a decision (protocol 2.2): ``fast``, ``normal`` (the default) or
+    ``slow``; never more than half the time its turn has left."""
 
 
 class RemoveBot(RoomRequest):

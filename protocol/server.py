@@ -32,6 +32,7 @@ from protocol.types import (
     BettingStructure,
     BotFillSecondsSetting,
     BotLevel,
+    BotSpeed,
     ChatText,
     Chips,
     Count,
@@ -45,6 +46,7 @@ from protocol.types import (
     HandName,
     HandNumber,
     Hex64,
+    InviteToken,
     MaxDrawRoundsSetting,
     MaxPlayersSetting,
     MaxRaisesSetting,
@@ -339,6 +341,10 @@ class SeatView(Strict):
     """Chips put into the pot during the hand, antes included."""
     bot: bool = False
     """``true`` when the seat is played by a bot the server runs (Bots)."""
+    bot_level: BotLevel | None = None
+    """A bot's level, as ``add_bot`` set it (protocol 2.2); ``null`` for a person."""
+    bot_speed: BotSpeed | None = None
+    """A bot's speed, as ``add_bot`` set it (protocol 2.2); ``null`` for a person."""
 
 
 class Pot(Strict):
@@ -418,6 +424,18 @@ class Snapshot(Strict):
     next_hand_at: UnixMillis | None = None
     """When the next hand is due to start, if one is scheduled (between hands, or before the first
     hand once two players can be dealt in); absent or ``null`` during a hand."""
+    seconds_per_turn: Annotated[float, Field(gt=0, le=600)] | None = None
+    """The whole time a decision is given at this table, in seconds of the server's clock
+    (protocol 2.2): ``settings.turn_seconds``, unless the server runs its timers faster (tests,
+    demos). With ``hand.deadline`` it tells a client that arrives mid-turn how much of the turn
+    is left, e.g. to draw a time bar."""
+    creator: PlayerId | None = None
+    """The player who opened the room (protocol 2.2): the one who may add and remove its bots."""
+    private: bool = False
+    """``true`` for a private room (protocol 2.2): not listed; joined with its invite."""
+    invite: InviteToken | None = None
+    """A private room's invite, sent to its members (protocol 2.2), so that any of them can
+    share a link to the table; absent or ``null`` for a public room."""
 
 
 class ServerShutdown(Strict):
@@ -539,6 +557,10 @@ class PlayerJoined(RoomEvent):
     """The stack brought (``starting_chips``)."""
     bot: bool = False
     """``true`` when the player is a bot the server runs (Bots)."""
+    bot_level: BotLevel | None = None
+    """A bot's level (protocol 2.2); absent or ``null`` for a person."""
+    bot_speed: BotSpeed | None = None
+    """A bot's speed (protocol 2.2); absent or ``null`` for a person."""
 
 
 class PlayerLeft(RoomEvent):
@@ -1002,6 +1024,10 @@ class HandHistoryReply(Reply):
     hands: Annotated[list[PastHand], Field(max_length=20)]
     """Each ``{"hand": hand number, "events": [room events], "opening": your opening or null}``;
     ``opening`` is your own, for a hand in which your dice stayed hidden (as in ``dice_opened``)."""
+    current: PastHand | None = None
+    """With ``current: true`` in the request (protocol 2.2): the hand in play, its events so far
+    as you saw them (your own hidden dice, nobody else's; ``opening`` null), up to the room's
+    ``seq`` when the reply was made; absent or ``null`` between hands."""
 
 
 class DiceOpened(Strict):
@@ -1029,6 +1055,8 @@ class ChatMessage(RoomEvent):
     """Their display name."""
     text: ChatText
     """What they said; display as plain text."""
+    at: UnixMillis | None = None
+    """When it was said, on the server's clock (protocol 2.2)."""
 
 
 ServerMessage = Annotated[

@@ -61,6 +61,7 @@ from websockets.frames import CloseCode
 import protocol.client as req
 from protocol.codec import PROTOCOL_VERSION
 from protocol.errors import ErrorCode as WireCode
+from protocol.types import BotSpeed
 from server import names
 from server.bot_view import Message, SeatModel, legal_actions
 from server.bots import BOT_NAMES, BOT_SUFFIX, Level, decide
@@ -87,6 +88,9 @@ BOT_ADDRESS = IN_PROCESS
 """The address bots connect from (in this process: no client address applies)."""
 TURN_SHARE = 0.5
 """The most of its turn's time left that a bot spends thinking."""
+SPEEDS = {"fast": 0.35, "normal": 1.0, "slow": 2.0}
+"""Each ``BotSpeed``'s share of the server's think time (``bot_think_min_seconds`` ..
+``bot_think_max_seconds``)."""
 REFUSED = frozenset(
     {
         WireCode.ILLEGAL_ACTION,
@@ -171,10 +175,18 @@ class BotPeer:
 class BotSeat:
     """One bot: its connection, its picture of the table, and its next decision."""
 
-    def __init__(self, seats: BotSeats, room: str, level: Level, rng: random.Random) -> None:
+    def __init__(
+        self,
+        seats: BotSeats,
+        room: str,
+        level: Level,
+        rng: random.Random,
+        speed: BotSpeed = BotSpeed.NORMAL,
+    ) -> None:
         self.seats = seats
         self.room = room
         self.level = level
+        self.speed = speed
         self.rng = rng
         self.peer = BotPeer(self)
         connection = seats.host.opened(self.peer)
@@ -356,7 +368,7 @@ class BotSeat:
         if stack is None or seat is None or stack >= entry or self.seats.sitting_out(self.room):
             return
         self.say({"type": "leave_room", "room": self.room})
-        self.say({"type": "join_room", "room": self.room, "role": "player", "seat": seat.seat})
+        self.say(self.seats.join_message(self.room, seat.seat))
 
     # -- deciding ---------------------------------------------------------------
 
@@ -373,6 +385,7 @@ class BotSeat:
         now = clock.now()
         config = self.seats.host.config
         think = self.rng.uniform(config.bot_think_min_seconds, config.bot_think_max_seconds)
+        think *= SPEEDS[self.speed.value] * _effort(prompt)
         delay = min(think, TURN_SHARE * float(prompt["seconds_left"]))
         self._prompt_at = now
         self._due = now + delay
@@ -423,6 +436,15 @@ class BotSeat:
         self._cancel()
         self.connection.on_closed(code)
         self.seats.gone(self)
+
+
+def _effort(prompt: Message) -> float:
+    """How much of a bot's think time a decision deserves. A person thinks over a bet;
+    a draw round's reroll or pass, and a stud street's ante, are quick calls made again
+    and again in a hand (draw against three bots took 40 s a hand at the full time)."""
+    if prompt["phase"] in ("draw", "stud_ante"):
+        return 0.4
+    return 1.0
 
 
 def action_message(room: str, action: Action) -> Message:
@@ -482,12 +504,22 @@ class BotSeats:
                 WireCode.NOT_ROOM_CREATOR, "only the room's creator adds and removes its bots"
             )
         if isinstance(message, req.AddBot):
-            self.add(room, message.seat, Level(message.level.value))
+            self.add(room, message.seat, Level(message.level.value), message.speed)
         else:
             self.remove(room, message.player)
 
-    def add(self, room: Room, seat: int | None, level: Level) -> BotSeat:
-        """Seat a bot of ``level`` at ``seat`` (or the lowest free one)."""
+    def join_message(self, room_id: str, seat: int | None) -> Message:
+        """A bot's ``join_room`` for ``seat``, with the room's invite if it is private."""
+        message: Message = {"type": "join_room", "room": room_id, "role": "player", "seat": seat}
+        room = self.host.lobby.rooms.get(room_id)
+        if room is not None and room.invite is not None:
+            message["invite"] = room.invite
+        return message
+
+    def add(
+        self, room: Room, seat: int | None, level: Level, speed: BotSpeed | None = None
+    ) -> BotSeat:
+        """Seat a bot of ``level`` at ``seat`` (or the lowest free one), thinking at ``speed``."""
         size = room.settings.max_players
         taken = {s.index for s in room.game.state.seats.values()}
         if seat is not None and seat >= size:
@@ -512,17 +544,18 @@ class BotSeats:
                 WireCode.TOO_MANY_BOTS,
                 f"the rooms made from your address have {share} bots, as many as one may",
             )
-        bot = BotSeat(self, room.id, level, self._new_rng())
+        bot = BotSeat(self, room.id, level, self._new_rng(), speed or BotSpeed.NORMAL)
         bot.hello(name=self._name(room))
         session = bot.session
         if session is None or not bot.token:
             bot.retire()
             raise RequestError(WireCode.INTERNAL_ERROR, "the bot could not say hello")
         session.bot = True
+        session.bot_kind = (level.value, bot.speed.value)
         # Every bot of a level plays under one account, rated as one (server.ratings).
         session.account = bot_account(bot.level)
         self._keep(bot, session)
-        bot.say({"type": "join_room", "room": room.id, "role": "player", "seat": seat}, now=True)
+        bot.say(self.join_message(room.id, seat), now=True)
         if session.player_id not in room.members:
             bot.retire()
             raise RequestError(WireCode.INTERNAL_ERROR, "the bot could not sit down")
@@ -539,15 +572,24 @@ class BotSeats:
         bot.log.info("bot_removed", player=player)
 
     def _name(self, room: Room) -> str:
-        """A bot's name that looks like no member's of the room."""
+        """A bot's name that looks like no member's of the room, nor like a member's name
+        with the bots' suffix: at Flavia's table no bot is "Flavia (bot)", whose lines
+        ("Flavia (bot) wins ... beats Flavia's Senio 8") would read as hers."""
         taken = {names.key(m.session.name) for m in room.members.values()}
-        free = [n for n in BOT_NAMES if names.key(n) not in taken]
-        if free:
-            return self._rng.choice(free)
+
+        def free(name: str) -> bool:
+            return (
+                names.key(name) not in taken
+                and names.key(name.removesuffix(BOT_SUFFIX)) not in taken
+            )
+
+        unused = [n for n in BOT_NAMES if free(n)]
+        if unused:
+            return self._rng.choice(unused)
         for number in itertools.count(2):
             for name in BOT_NAMES:
                 numbered = f"{name.removesuffix(BOT_SUFFIX)} {number}{BOT_SUFFIX}"
-                if names.key(numbered) not in taken:
+                if free(numbered):
                     return numbered
         raise AssertionError("unreachable")
 
@@ -559,7 +601,12 @@ class BotSeats:
             "name": session.name,
             "address": session.address,
             "lobby": session.lobby,
-            "bot": {"level": bot.level.value, "token": bot.token, "room": bot.room},
+            "bot": {
+                "level": bot.level.value,
+                "token": bot.token,
+                "room": bot.room,
+                "speed": bot.speed.value,
+            },
         }
         self.host.store.save_session(session.key, data)
 
@@ -720,11 +767,13 @@ class BotSeats:
                 continue
             session = presence.by_player(data["player"], data["name"])
             session.bot = True
+            speed = BotSpeed(kept.get("speed", BotSpeed.NORMAL.value))
+            session.bot_kind = (kept["level"], speed.value)
             session.account = bot_account(Level(kept["level"]))
             if kept["room"] not in session.rooms:
                 presence.forget(session)  # it had left; its close did not come to pass
                 continue
-            bot = BotSeat(self, kept["room"], Level(kept["level"]), self._new_rng())
+            bot = BotSeat(self, kept["room"], Level(kept["level"]), self._new_rng(), speed)
             bot.hello(token=kept["token"])
             if bot.session is not session:
                 bot.retire()

@@ -4,8 +4,9 @@
     python -m server.client_facts --check  # exit 1 if a checked-in file is stale
 
 The protocol version, the close codes, the room settings' bounds and
-defaults, and the name of every roll come from the protocol models and the
-engine; the browser client imports them instead of copying them by hand.
+defaults, the name of every roll and its exact odds against a fresh roll (the
+bots' own ``server.bots.odds``) come from the protocol models, the engine and
+the bots; the browser client imports them instead of copying them by hand.
 
 The page also imports the JavaScript client library (``clients/js/src``). The
 server serves the page's directory only, so the library's modules are copied
@@ -27,6 +28,7 @@ from typing import Any, get_args
 from protocol.codec import PROTOCOL_VERSION
 from protocol.errors import CloseCode
 from protocol.types import SETTING_BOUNDS, HandName
+from server.bots.odds import FRESH_COUNTS, LEVEL, LOSING
 from server.engine import Settings, evaluate
 from server.static import default_client_dir
 
@@ -52,7 +54,19 @@ def facts() -> dict[str, Any]:
             "".join(map(str, faces)): evaluate(faces).name
             for faces in combinations_with_replacement(range(1, 7), 4)
         },
+        # Every roll's odds against one fresh roll of four dice, in tenths of a percent:
+        # [how many it beats, how many it ties] (a losing roll beats and ties none).
+        "ROLL_ODDS": {"".join(map(str, hand)): _odds(hand) for hand in sorted(LEVEL)},
     }
+
+
+def _odds(hand: tuple[int, ...]) -> list[int]:
+    level = LEVEL[hand]
+    total = sum(FRESH_COUNTS)
+    if level == LOSING:
+        return [0, 0]
+    beats = sum(FRESH_COUNTS[:level])
+    return [round(1000 * beats / total), round(1000 * FRESH_COUNTS[level] / total)]
 
 
 def render() -> str:

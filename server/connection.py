@@ -671,13 +671,15 @@ class Connection:
             # A spectator with a seat broke the schema: refused by the parse, naming no room.
             room = lobby.room(message.room)
             self.app.moderation.may_join(room, session)
-            room.join(session, message.role, message.seat)
+            room.join(session, message.role, message.seat, message.invite)
             self._result(message, room.id)
             self.reply(room.snapshot_for(session), room.id)
             return
         elif isinstance(message, req.HandHistory):
             # Replayed in a task, a hand at a time; this client's next messages wait for it.
-            task = lobby.room(message.room).history_task(session, message.hands or 5)
+            task = lobby.room(message.room).history_task(
+                session, message.hands or 5, current=bool(message.current)
+            )
             # The reply first, then what waited behind it (callbacks run in order).
             task.add_done_callback(lambda done: self._history_done(message, done))
             self._gate.wait_for(task)
@@ -728,8 +730,9 @@ class Connection:
         else:
             # Built like room events, in the model's field order, not validated again:
             # validating 20 hands of an 8-seat table cost 14 ms (benchmarks/README.md).
+            hands, current = task.result()
             reply = {"id": message.id, "type": "hand_history", "room": message.room,
-                     "hands": task.result()}  # fmt: skip
+                     "hands": hands, "current": current}  # fmt: skip
             self.enqueue(data_frame(reply), "hand_history", message.room)
 
     def _elsewhere(self, message: req.ClientMessage) -> bool:

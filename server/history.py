@@ -42,3 +42,7 @@ async def hand_history(
     first = max(1, hands_played - count + 1)
     stories = await store.stories_async(room, first)
     return [told(story, viewer) for story in stories if story["hand"] <= hands_played]
+
+
+History = tuple[list[dict[str, Any]], dict[str, Any] | None]
+"""Complete hands, oldest first, and the hand in play so far (if asked for and there is one)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import secrets
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
@@ -140,7 +141,9 @@ class Lobby:
         except names.NameRefused as exc:
             raise RequestError(WireCode.INVALID_NAME, f"room name: {exc}") from None
         room_id = self.ids.new("r", 8, taken=self.rooms.__contains__)
-        room = self._add(room_id, settings, name, session.player_id, address)
+        # 128 bits from the OS, whatever the seed: an invite is a secret, not an id.
+        invite = secrets.token_urlsafe(16) if request.private else None
+        room = self._add(room_id, settings, name, session.player_id, address, invite)
         self.store.open_room(room_id, room.meta())
         session.created_rooms.add(room_id)
         room.log.info("room_created", variant=settings.variant.value, by=session.player_id)
@@ -150,7 +153,13 @@ class Lobby:
         return room
 
     def _add(
-        self, room_id: str, settings: Settings, name: str | None, creator: str, address: str
+        self,
+        room_id: str,
+        settings: Settings,
+        name: str | None,
+        creator: str,
+        address: str,
+        invite: str | None = None,
     ) -> Room:
         room = Room(
             room_id,
@@ -164,11 +173,13 @@ class Lobby:
             name=name,
             creator=creator,
             address=address,
+            invite=invite,
         )
         self.rooms[room_id] = room
         # A room taken over from another node keeps its place in the listing.
         self.remote.pop(room_id, None)
-        self._list(room_id, room, settings.variant.value)
+        if not room.private:  # a private room is found by its invite link alone
+            self._list(room_id, room, settings.variant.value)
         self._by_address[address] += 1
         return room
 
@@ -184,6 +195,7 @@ class Lobby:
                 meta["name"],
                 meta["creator"],
                 meta.get("address", ""),
+                meta.get("invite"),
             )
             room.extra = dict(meta.get("extra", {}))
             recovery.restore(room, record.snapshot, record.entries, session_of, record.hands)
@@ -278,7 +290,7 @@ class Lobby:
             return
         if not room.closed:
             self.metrics.rooms.update(room.id, room.stats())
-        if room.closed or not (self.subscribers or self.publish):
+        if room.closed or room.private or not (self.subscribers or self.publish):
             return
         # Called after every action: compare a cheap key before anything else.
         key = room.summary_key()

@@ -66,7 +66,12 @@ def key(name: str) -> str:
     seen = "".join(c for c in unicodedata.normalize("NFD", name) if _visible(c) or c == " ")
     mapping = _prototypes()
     skeleton = "".join(mapping.get(c, c) for c in seen)
-    return unicodedata.normalize("NFD", skeleton).casefold()
+    folded = unicodedata.normalize("NFD", skeleton).casefold()
+    # Once more: the skeleton maps some letters by case (an "I" looks like "l", a lowercase
+    # "m" like "rn", an "M" like nothing else), so folded "Marcus" must be mapped again to
+    # meet "marcus".
+    again = "".join(mapping.get(c, c) for c in folded)
+    return unicodedata.normalize("NFD", again).casefold()
 
 
 def _visible(char: str) -> bool:

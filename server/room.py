@@ -15,6 +15,7 @@ Visibility was decided by the engine: the fan-out only follows each event's
 from __future__ import annotations
 
 import asyncio
+import hmac
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import hand_history, private
+from server.history import History, hand_history, private, told
 from server.journal import RecordingDice
 from server.logs import get_logger
 from server.metrics import RoomStats
@@ -120,11 +121,14 @@ class Room:
         name: str | None = None,
         creator: str = "",
         address: str = "",
+        invite: str | None = None,
     ) -> None:
         self.id = room_id
         self.name = name
         self.creator = creator
         """The player id of whoever created the room."""
+        self.invite = invite
+        """A private room's invite (never listed; joined with it); None: a public room."""
         self.address = address
         """The address the room was created from."""
         self.extra: Data = {}
@@ -190,6 +194,10 @@ class Room:
         self._spectator_count = None
 
     @property
+    def private(self) -> bool:
+        return self.invite is not None
+
+    @property
     def has_free_seat(self) -> bool:
         return len(self.game.state.seats) < self.settings.max_players
 
@@ -236,6 +244,14 @@ class Room:
             your_turn=msg.YourTurn.model_validate(prompt, strict=False) if prompt else None,
             next_hand_at=self._next_hand_ms,
             deadline=self._deadline_ms(),
+            bot_kinds={
+                p: m.session.bot_kind
+                for p, m in self.members.items()
+                if m.session.bot_kind is not None
+            },
+            seconds_per_turn=self.settings.turn_seconds * self.config.time_scale,
+            creator=self.creator or None,
+            invite=self.invite,
         )
 
     def _deadline_ms(self) -> int | None:
@@ -257,22 +273,36 @@ class Room:
 
     def meta(self) -> Data:
         """What the store keeps of the room besides its log: how to make it again."""
-        return {
+        meta: Data = {
             "settings": self._settings_dict,
             "name": self.name,
             "creator": self.creator,
             "address": self.address,
             **({"extra": self.extra} if self.extra else {}),
         }
+        if self.invite is not None:
+            meta["invite"] = self.invite
+        return meta
 
-    def history_task(self, session: Session, count: int) -> asyncio.Task[list[dict[str, Any]]]:
+    def history_task(
+        self, session: Session, count: int, *, current: bool = False
+    ) -> asyncio.Task[History]:
         """The last ``count`` complete hands as ``session`` saw them (``server.history``), read
-        in a task (a store may read asynchronously)."""
+        in a task (a store may read asynchronously); with ``current``, also the hand in play
+        so far, as they saw it, from its story (taken now: up to the room's seq of now)."""
         member = self._member(session)
         viewer = session.player_id if member.role is Role.PLAYER else None
-        return asyncio.get_running_loop().create_task(
-            hand_history(self.store, self.id, self.game.state.hands_played, viewer, count)
-        )
+        in_play = None
+        if current and self.story is not None and self.game.hand_in_progress:
+            # Nothing is opened before a hand ends (a leaver's own opening went to them).
+            in_play = {**told(self.story.copy().data(), viewer), "opening": None}
+        hands_played = self.game.state.hands_played
+
+        async def both() -> History:
+            hands = await hand_history(self.store, self.id, hands_played, viewer, count)
+            return hands, in_play
+
+        return asyncio.get_running_loop().create_task(both())
 
     def chips_conserved(self) -> bool:
         state = self.game.state
@@ -280,7 +310,9 @@ class Room:
 
     # -- requests ----------------------------------------------------------
 
-    def join(self, session: Session, role: Role, seat: int | None) -> None:
+    def join(
+        self, session: Session, role: Role, seat: int | None, invite: str | None = None
+    ) -> None:
         player = session.player_id
         current = self.members.get(player)
         if current is not None and (current.role is role or role is Role.SPECTATOR):
@@ -291,6 +323,15 @@ class Room:
                 WireCode.TOO_MANY_ROOMS,
                 f"you are in {len(session.rooms)} rooms, as many as a session may be in"
                 f" ({MAX_ROOMS_PER_SESSION}); leave one first",
+            )
+        if (
+            self.invite is not None
+            and current is None
+            and player != self.creator
+            and not (invite is not None and hmac.compare_digest(invite, self.invite))
+        ):
+            raise RequestError(
+                WireCode.INVITE_REQUIRED, "this room is private: joining it takes its invite"
             )
         looks = names.key(session.name)
         if any(names.key(m.session.name) == looks for p, m in self.members.items() if p != player):
@@ -361,7 +402,14 @@ class Room:
             raise RequestError(WireCode.RATE_LIMITED, "too many chat messages; wait a little")
         member.chats.add(now)
         self.stream.publish(
-            wire.chat(self.id, self.stream.next_seq(), session.player_id, session.name, text)
+            wire.chat(
+                self.id,
+                self.stream.next_seq(),
+                session.player_id,
+                session.name,
+                text,
+                self._clock.wall_ms(now),
+            )
         )
         self._record(journal.Chatted())
 
@@ -597,8 +645,16 @@ class Room:
             member = self.members.get(event.player)
             name = member.session.name if member is not None else event.player
             bot = member is not None and member.session.bot
+            kind = member.session.bot_kind if member is not None else None
             return wire.player_joined(
-                self.id, seq, event.player, name, event.seat, event.stack, bot
+                self.id,
+                seq,
+                event.player,
+                name,
+                event.seat,
+                event.stack,
+                bot,
+                *(kind or (None, None)),
             )
         if isinstance(event, ev.PlayerLeft):
             return wire.player_left(self.id, seq, event.player, event.seat, event.stack)

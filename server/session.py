@@ -53,6 +53,8 @@ class Session:
     """Told when ``rooms`` changed (with several nodes: the shared record follows)."""
     bot: bool = False
     """A bot the server runs (``server.bot_seats``): every seat it takes is marked."""
+    bot_kind: tuple[str, str] | None = None
+    """A bot's level and speed (``protocol.types.BotLevel``, ``BotSpeed``), shown with its seat."""
     lobby: bool = False
     """Subscribed to lobby updates: part of the session, kept with it (a resume and a
     restart keep it)."""

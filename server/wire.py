@@ -246,17 +246,30 @@ def room_summary(
 
 
 def player_joined(
-    room: str, seq: int, player: str, name: str, seat: int, stack: int, bot: bool
+    room: str,
+    seq: int,
+    player: str,
+    name: str,
+    seat: int,
+    stack: int,
+    bot: bool,
+    bot_level: str | None = None,
+    bot_speed: str | None = None,
 ) -> dict[str, Any]:
-    return msg.PlayerJoined(
-        type="player_joined",
-        room=room,
-        seq=seq,
-        player=player,
-        name=name,
-        seat=seat,
-        stack=stack,
-        bot=bot,
+    return msg.PlayerJoined.model_validate(
+        {
+            "type": "player_joined",
+            "room": room,
+            "seq": seq,
+            "player": player,
+            "name": name,
+            "seat": seat,
+            "stack": stack,
+            "bot": bot,
+            "bot_level": bot_level,
+            "bot_speed": bot_speed,
+        },
+        strict=False,
     ).model_dump(mode="json")
 
 
@@ -288,9 +301,9 @@ def player_reconnected(room: str, seq: int, player: str) -> dict[str, Any]:
     ).model_dump(mode="json")
 
 
-def chat(room: str, seq: int, player: str, name: str, text: str) -> dict[str, Any]:
+def chat(room: str, seq: int, player: str, name: str, text: str, at: int) -> dict[str, Any]:
     return msg.ChatMessage(
-        type="chat", room=room, seq=seq, player=player, name=name, text=text
+        type="chat", room=room, seq=seq, player=player, name=name, text=text, at=at
     ).model_dump(mode="json")
 
 
@@ -336,8 +349,14 @@ def snapshot_message(
     your_turn: msg.YourTurn | None,
     next_hand_at: int | None,
     deadline: int | None,
+    bot_kinds: dict[str, tuple[str | None, str | None]] | None = None,
+    seconds_per_turn: float | None = None,
+    creator: str | None = None,
+    invite: str | None = None,
 ) -> msg.Snapshot:
+    """``bot_kinds``: each bot's level and speed; ``invite``: a private room's, for a member."""
     hand = table.hand
+    kinds = bot_kinds or {}
     return msg.Snapshot.model_validate(
         {
             "type": "snapshot",
@@ -361,6 +380,8 @@ def snapshot_message(
                     "bet": s.bet,
                     "contributed": s.contributed,
                     "bot": s.player in bots,
+                    "bot_level": kinds.get(s.player, (None, None))[0],
+                    "bot_speed": kinds.get(s.player, (None, None))[1],
                 }
                 for s in table.seats
             ],
@@ -387,6 +408,10 @@ def snapshot_message(
             },
             "your_turn": your_turn,
             "next_hand_at": next_hand_at,
+            "seconds_per_turn": seconds_per_turn,
+            "creator": creator,
+            "private": invite is not None,
+            "invite": invite,
         },
         strict=False,
     )

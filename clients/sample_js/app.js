@@ -18,8 +18,8 @@ import { createHandlers } from "./input.js";
 import { $, keepFocus, nameNode, typing } from "./dom.js";
 import { renderLobby } from "./views/lobby.js";
 import { renderTable, tick } from "./views/table.js";
-import { firstControl, renderActions } from "./views/actions.js";
-import { renderChat, renderHistory, renderLog } from "./views/panels.js";
+import { coachTip, firstControl, renderActions } from "./views/actions.js";
+import { renderChat, renderHistory, renderLog, renderSession } from "./views/panels.js";
 import { setUpRules } from "./views/rules.js";
 import { setUpRanks } from "./views/ranks.js";
 import { setUpAlerts, turnChanged } from "./alerts.js";
@@ -36,14 +36,16 @@ const SCREENS = ["welcome", "lobby", "table", "replaced"]; // or "connecting": n
 function render() {
   keepFocus(() => {
     for (const id of SCREENS) $(id).hidden = id !== state.screen;
-    $("notice").textContent = state.notice;
+    if ($("notice-text").textContent !== state.notice) $("notice-text").textContent = state.notice;
     $("notice").hidden = !state.notice;
     if (state.screen === "lobby") renderLobby(state, handlers);
     if (state.screen === "table" && state.model) {
       renderTable(state, handlers);
       renderActions(state, handlers);
+      renderCoach();
       renderLog(state);
-      renderChat(state);
+      renderChat(state, render);
+      renderSession(state);
       renderHistory(state);
     }
   });
@@ -59,6 +61,22 @@ function render() {
     if (prompt && (!active || active === document.body) && !typing()) firstControl()?.focus({ preventScroll: true });
   }
   tick(state);
+}
+
+/** A newcomer's first hand: a tip beside each decision, until it ends or "No more tips". */
+function renderCoach() {
+  const tip = state.coaching && state.model?.role === "player" ? coachTip(state, store.currentPrompt(state)) : "";
+  $("coach").hidden = !tip;
+  if ($("coach-text").textContent !== tip) $("coach-text").textContent = tip;
+}
+
+function stopCoaching() {
+  state.coaching = false;
+  try {
+    localStorage.setItem("tali.coached", "1");
+  } catch {
+    // storage refused: tips stop for this page only
+  }
 }
 
 // -- the dice check and the earlier hands ------------------------------------------
@@ -84,10 +102,13 @@ function checkCurrent() {
 /** Ask the server for the room's latest hands, as we saw them, for the panel; check their dice too. */
 async function loadHistory(hands) {
   const room = state.room;
-  const reply = await client.request("hand_history", { room, hands }).catch(() => null);
+  // Arrived mid-hand (a reload): the hand so far too, as we saw it (protocol 2.2).
+  const current = state.arrivedMidHand ? { current: true } : {};
+  const reply = await client.request("hand_history", { room, hands, ...current }).catch(() => null);
   if (!reply || room !== state.room || !state.model) return;
   state.history.fill(reply.hands, { room, you: state.model.you, settings: state.model.settings });
   store.restoreLastHand(state);
+  store.restoreCurrentHand(state, reply.current);
   render();
   for (const h of reply.hands) checkDice(room, h.hand, h.events, h.opening, "history");
 }
@@ -105,6 +126,10 @@ client.on("status", ({ status }) => {
   };
   $("status").textContent = labels[status] ?? status;
   $("status").dataset.state = status;
+  // Lost (a lapsed heartbeat, a dropped link): said loudly, and nothing to click meanwhile.
+  const away = status === "offline" || status === "reconnecting";
+  $("offline").hidden = !away;
+  $("actions").inert = away;
   if (status === "replaced") {
     state.screen = "replaced";
     render();
@@ -118,7 +143,11 @@ client.on("welcome", (welcome) => {
   $("me").replaceChildren(nameNode(welcome.name));
   if (state.notice === RESTARTING) state.notice = ""; // back: said and done
   store.welcome(state, welcome);
-  if (state.screen === "lobby") handlers.openLobby();
+  if (state.invited) {
+    handlers.followInvite().then((went) => {
+      if (!went && state.screen === "lobby") handlers.openLobby();
+    });
+  } else if (state.screen === "lobby") handlers.openLobby();
   render();
 });
 
@@ -128,10 +157,13 @@ client.on("session_lost", () => {
 client.on("server_shutdown", () => handlers.notice(RESTARTING));
 // From the operator and the moderators (protocol 2.2).
 client.on("notice", (message) => handlers.notice(`From the server's operator: ${message.text}`));
-client.on("kicked", (message) =>
-  handlers.notice(`You were removed from that table${message.reason ? `: ${message.reason}` : ""}.`),
-);
+client.on("kicked", (message) => {
+  // Not a seat given up while away (which a later visit would say): forget the room.
+  state.history.drop(state.me?.playerId, message.room);
+  handlers.notice(`You were removed from that table${message.reason ? `: ${message.reason}` : ""}.`);
+});
 client.on("room_closed", (message) => {
+  state.history.drop(state.me?.playerId, message.room);
   handlers.notice(`That room was closed${message.reason ? `: ${message.reason}` : ""}.`);
   if (state.model && state.model.room === message.room) handlers.openLobby();
 });
@@ -153,6 +185,10 @@ client.on("room_event", (event) => {
   const what = store.roomEvent(state, event);
   if (what === "left") handlers.openLobby();
   else if (what) render();
+  if (what && event.type === "hand_ended" && state.coaching && state.model?.hand?.players.includes(state.model.you)) {
+    stopCoaching(); // one hand played through with tips: enough
+    render();
+  }
   if (what && event.type === "hand_ended") {
     checkCurrent();
     loadHistory(state.history.toAsk(event.hand));
@@ -169,7 +205,18 @@ client.on("your_turn", (prompt) => {
 
 setUpRanks(client, handlers.attempt);
 $("loading").hidden = true; // every module loaded: the page works
+// Opened from an invite link: into that room once we have a session (after the name, for a newcomer).
+state.invited = store.inviteFromHash(location.hash);
+window.addEventListener("hashchange", () => {
+  state.invited = store.inviteFromHash(location.hash);
+  if (state.invited && state.me && client.status === "open") handlers.followInvite();
+});
 setUpRules();
+state.coaching = localStorage.getItem("tali.coached") !== "1";
+$("coach-off").addEventListener("click", () => {
+  stopCoaching();
+  render();
+});
 setUpAlerts();
 handlers.bindForms();
 handlers.bindKeys();

@@ -54,6 +54,7 @@ export function describeAward(model, award, rollOffs = []) {
   const pots = hand?.pots ?? [];
   const label = potLabel(award.pot, pots.length);
   if (!award.hand_name) {
+    if (!hand?.showdown && !award.amount) return [winner, " is the last one in, with nothing in the pot: everyone else folded before paying."];
     if (!hand?.showdown) return [winner, ` wins ${award.amount}: nobody else was left in.`];
     const own = ownShare(model, award);
     if (own >= award.amount) {

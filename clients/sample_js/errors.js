@@ -47,6 +47,7 @@ const SENTENCES = {
   not_room_creator: "Only the player who opened this room can add or remove its computer players.",
   not_a_bot: "That player is not one of the computer's, so it can't be removed.",
   no_player_seated: "Computer players need a person at the table: sit down first.",
+  invite_required: "That room is private: you need its invite link, from someone at the table.",
   too_many_bots: "The server runs as many computer players as it can right now. Try again later, or play with people.",
   auth_required: "This server plays with signed-in players only: open the game from your site's page.",
   auth_invalid: "Your sign-in could not be checked. Open the game again from your site's page.",
@@ -75,10 +76,15 @@ const SENTENCES = {
 
 const FALLBACK = "That did not work. Try again.";
 
+export const ROOM_NAME_REFUSED =
+  "A room name can't hold invisible characters or characters that change the direction of text, and it needs something visible. Use visible letters only.";
+
 /** The sentence for an error (a TaliError or an `error` message): never the server's raw text. */
 export function describeError(error) {
   const code = error?.code;
   if (code === "invalid_setting") return describeSetting(error.message ?? "");
+  // create_room's name is refused with the code of player names; its message says so.
+  if (code === "invalid_name" && /^room name\b/.test(error.message ?? "")) return ROOM_NAME_REFUSED;
   return SENTENCES[code] ?? FALLBACK;
 }
 

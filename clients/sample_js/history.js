@@ -23,6 +23,8 @@ export class HandHistory {
     this.names = {}; // player id -> name, for hands whose players have left
     this.sent = {}; // hand number -> { seq -> entropy we sent }
     this.chat = []; // the room's latest chat events, oldest first
+    this.failures = {}; // hand number -> a failed dice check of what this page saw
+    this.stacks = []; // [hand, your stack after it, pot you won]: this evening at the table
     this.hands = []; // records, oldest first: { room, you, settings, names, hand, events, opening }
   }
 
@@ -41,6 +43,8 @@ export class HandHistory {
     this.names = kept.names ?? {};
     this.sent = kept.sent ?? {};
     this.chat = kept.chat ?? [];
+    this.failures = kept.failures ?? {};
+    this.stacks = kept.stacks ?? [];
   }
 
   /** We left the room: what was kept of it goes too. */
@@ -54,6 +58,8 @@ export class HandHistory {
     this.names = {};
     this.sent = {};
     this.chat = [];
+    this.failures = {};
+    this.stacks = [];
     this.hands = [];
   }
 
@@ -65,6 +71,31 @@ export class HandHistory {
       const key = this.storage.key(i);
       if ((key?.startsWith("tali.room.") && !keep.has(key)) || key?.startsWith("tali.hands.")) this.storage.removeItem(key);
     }
+  }
+
+  /** Forget what was kept of `room` (closed, or we were removed): nothing to come back to. */
+  drop(player, room) {
+    if (!player || !room) return;
+    try {
+      this.storage?.removeItem(`tali.room.${player}.${room}`);
+    } catch {
+      // storage refused: nothing kept anyway
+    }
+  }
+
+  /** The rooms this browser kept something of for `player` (rooms it was in and did not leave). */
+  keptRooms(player) {
+    const prefix = `tali.room.${player}.`;
+    const rooms = [];
+    try {
+      for (let i = 0; i < (this.storage?.length ?? 0); i += 1) {
+        const key = this.storage.key(i);
+        if (key?.startsWith(prefix)) rooms.push(key.slice(prefix.length));
+      }
+    } catch {
+      // storage refused: nothing known
+    }
+    return rooms;
   }
 
   /** Remember players' names (`{player: name}`), for hands they played before leaving. */
@@ -87,15 +118,35 @@ export class HandHistory {
     this.save();
   }
 
+  /** Your stack after `hand` (and what you won in it), once per hand: the session's graph. */
+  recordStack(hand, stack, won) {
+    if (this.stacks.some(([h]) => h === hand)) return;
+    this.stacks.push([hand, stack, won]);
+    if (this.stacks.length > 500) this.stacks.splice(0, this.stacks.length - 500);
+    this.save();
+  }
+
   /** Keep a chat event (the latest CHAT of them). */
   recordChat(event) {
-    this.chat.push({ type: "chat", room: event.room, seq: event.seq, player: event.player, name: event.name, text: event.text });
+    this.chat.push({ type: "chat", room: event.room, seq: event.seq, player: event.player, name: event.name, text: event.text, at: event.at ?? null });
     if (this.chat.length > CHAT) this.chat.splice(0, this.chat.length - CHAT);
     this.save();
   }
 
   sentFor(hand) {
     return this.sent[hand] ?? {};
+  }
+
+  /**
+   * A dice check of what this page saw that failed: kept, because after a reload the
+   * page can only check the server's own record, which a cheating server makes agree
+   * with itself (FAIRNESS.md §7: the dice to check are the ones the client saw).
+   */
+  recordFailure(hand, verdict) {
+    this.failures[hand] = { status: "failed", problems: verdict.problems ?? [], source: "live" };
+    const hands = Object.keys(this.failures).map(Number).sort((a, b) => a - b);
+    for (const old of hands.slice(0, Math.max(0, hands.length - KEPT))) delete this.failures[old];
+    this.save();
   }
 
   /**
@@ -127,7 +178,7 @@ export class HandHistory {
   save() {
     if (!this.key || !this.storage) return;
     try {
-      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent, chat: this.chat }));
+      this.storage.setItem(this.key, JSON.stringify({ names: this.names, sent: this.sent, chat: this.chat, failures: this.failures, stacks: this.stacks }));
     } catch {
       // storage full or refused: kept in memory only
     }
@@ -164,7 +215,9 @@ export function replay(record) {
     .filter((s) => s.in_hand && s.dice?.length === 4)
     .map((s) => ({ player: s.player, name: s.name, dice: s.dice, folded: s.folded }));
   const top = winners.filter((w) => w.hand_name || !model.hand?.showdown).at(0) ?? winners.at(0);
-  const summary = top
+  const summary = top && !top.amount && !top.hand_name
+    ? [`Hand ${record.hand}: `, { name: record.names[top.player] ?? (top.player === record.you ? "you" : "a player") }, " was the last one in, with nothing in the pot"]
+    : top
     ? [`Hand ${record.hand}: `, { name: record.names[top.player] ?? (top.player === record.you ? "you" : "a player") }, ` won ${top.amount}${top.hand_name ? ` with ${top.hand_name}` : ""}`]
     : [`Hand ${record.hand}`];
   return { lines, results, dice, summary };

@@ -5,11 +5,11 @@
 // server messages, through app.js.
 
 import { $, typing } from "./dom.js";
-import { describeError } from "./errors.js";
+import { ROOM_NAME_REFUSED, describeError } from "./errors.js";
 import { SHORTCUTS } from "./views/actions.js";
 import { syncCreateForm } from "./views/lobby.js";
 import { SETTING_BOUNDS, SETTING_DEFAULTS } from "./facts.js";
-import { enterRoom, entropyFor, roomList } from "./state.js";
+import { enterRoom, entropyFor, leaveRoom, roomList } from "./state.js";
 import { newEntropy } from "./tali/fairness.js";
 import { live } from "./describe.js";
 
@@ -23,34 +23,58 @@ const COMPUTER_OPPONENTS = 3;
 /** Rooms the lobby asks for at a time ("Show more rooms" asks for the next page). */
 const LOBBY_PAGE = 50;
 
+// Lengths are counted in characters (code points), as the server counts them: the
+// fields have no `maxlength`, which counts UTF-16 units and would cut 24 emoji to 12.
+const NAME_LENGTH = 24;
+const ROOM_NAME_LENGTH = 40;
+const CHAT_LENGTH = 280;
+
+/** A text's length in characters, as the server counts them. */
+export function characters(text) {
+  return [...text].length;
+}
+
 /** Why a name would be refused, in words; "" if it looks fine (the server has the last word). */
 export function nameProblem(name) {
   if (!name) return "Type a name first.";
-  if ([...name].length > 24) return "A name has at most 24 characters.";
+  if (characters(name) > NAME_LENGTH) return `A name has at most ${NAME_LENGTH} characters (this one has ${characters(name)}).`;
   if (UNSHOWABLE.test(name)) {
     return "A name can't hold invisible characters or characters that change the direction of text. Use visible letters only.";
   }
   return "";
 }
 
+/** Why a room's name would be refused, in words; "" if it looks fine. */
+export function roomNameProblem(name) {
+  if (characters(name) > ROOM_NAME_LENGTH) {
+    return `A room name has at most ${ROOM_NAME_LENGTH} characters (this one has ${characters(name)}).`;
+  }
+  if (UNSHOWABLE.test(name)) return ROOM_NAME_REFUSED;
+  return "";
+}
+
 export function createHandlers({ client, state, render, storage = globalThis.localStorage }) {
-  function notice(text) {
+  /** Show `text` above the page ("" hides it); `refusal`: it says why a request was refused. */
+  function notice(text, { refusal = false } = {}) {
     state.notice = text;
+    state.noticeRefusal = Boolean(text) && refusal;
     render();
   }
 
   /**
    * Await a request; on refusal show why in words (`words` may say it better
-   * for a given code) and resolve to null. A success clears the last notice,
-   * unless `keep` (requests the page makes by itself).
+   * for a given code) and resolve to null. A success clears a refusal's notice
+   * (the player has moved on), and any other notice unless `keep` (requests the
+   * page makes by itself, which must not wipe what the server told the player).
    */
   async function attempt(promise, { words = {}, keep = false } = {}) {
     try {
       const reply = await promise;
-      if (state.notice && !keep) notice("");
+      if (state.notice && (!keep || state.noticeRefusal)) notice("");
       return reply;
     } catch (error) {
-      notice(words[error.code] ?? describeError(error));
+      state.lastError = error.code ?? "";
+      notice(words[error.code] ?? describeError(error), { refusal: true });
       return null;
     }
   }
@@ -74,16 +98,24 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
     render();
   }
 
-  async function join(room, role) {
+  /** Sit down (or watch) in `room`; a private room's `invite` comes from an invite link. */
+  async function join(room, role, { invite = null } = {}) {
     const before = state.room;
     enterRoom(state, room); // its player_joined and snapshot are on their way
     state.joining = room;
-    const joined = await attempt(client.request("join_room", { room, role }), {
+    const fields = { room, role };
+    if (invite) fields.invite = invite;
+    const joined = await attempt(client.request("join_room", fields), {
       words: {
         name_taken: `Someone in that room already uses the name “${state.me?.name}” (or one that looks the same). To sit there, change your name in the lobby, or pick another room.`,
       },
     });
     state.joining = null;
+    if (!joined && invite && role === "player" && state.lastError === "room_full") {
+      // Invited to a full table: watch it (a seat can be taken from there when one frees).
+      await join(room, "spectator", { invite });
+      return;
+    }
     if (!joined) {
       if (before === null) {
         state.room = null;
@@ -93,6 +125,48 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
       return;
     }
     await attempt(client.request("unsubscribe_lobby"), { keep: true });
+  }
+
+  /** An invite link opened this page (`#room=…&invite=…`): go straight into that room. */
+  async function followInvite() {
+    const wanted = state.invited;
+    state.invited = null;
+    if (!wanted || state.room === wanted.room) return false;
+    if (state.room) {
+      notice("You followed an invite link, but you are still at another table: leave it, then open the link again.");
+      return false;
+    }
+    await join(wanted.room, "player", { invite: wanted.invite });
+    history.replaceState(null, "", location.pathname); // the secret leaves the address bar
+    if (!state.room) {
+      // Refused: the lobby, with the reason above it (the lobby's own requests keep it).
+      const said = state.notice;
+      await openLobby();
+      if (said) notice(said);
+    }
+    return true;
+  }
+
+  /** The room's creator seats a bot of the level and speed chosen at the table. */
+  async function addBot() {
+    const { level, speed } = state.botChoice;
+    await attempt(client.request("add_bot", { room: state.room, level, speed }));
+  }
+
+  async function removeBot(player) {
+    await attempt(client.request("remove_bot", { room: state.room, player }));
+  }
+
+  /** Put the table's invite link on the clipboard (the field beside it can be copied by hand too). */
+  async function copyInvite(link) {
+    try {
+      await navigator.clipboard.writeText(link);
+      state.inviteCopied = "Link copied: send it to whoever you want at the table.";
+    } catch {
+      $("invite-link")?.select();
+      state.inviteCopied = "Copying is not allowed here: the link is selected, copy it with Ctrl+C (or ⌘C).";
+    }
+    render();
   }
 
   async function act(kind, fields = {}) {
@@ -125,8 +199,13 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
   async function reallyLeave() {
     const room = state.room;
     if (!room) return;
-    await attempt(client.request("leave_room", { room }));
-    // player_left (before the result) has taken us to the lobby
+    const left = await attempt(client.request("leave_room", { room }));
+    // A player's player_left (before the result) has taken us to the lobby; a spectator
+    // gets no such event: the result is the word that we are out.
+    if (left && state.room === room) {
+      leaveRoom(state);
+      await openLobby();
+    }
   }
 
   async function setReady(ready) {
@@ -165,6 +244,10 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
   async function sendChat(input) {
     const text = input.value.trim();
     if (!text || !state.room) return;
+    if (characters(text) > CHAT_LENGTH) {
+      notice(`A message has at most ${CHAT_LENGTH} characters (this one has ${characters(text)}): shorten it a little.`, { refusal: true });
+      return;
+    }
     const sent = await attempt(client.request("chat", { room: state.room, text }), {
       words: { rate_limited: "You are chatting faster than the room allows: wait a little before the next message." },
     });
@@ -209,25 +292,38 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
         settings[input.name] = input.type === "number" ? Number(input.value) : input.value;
       }
       const fields = { settings };
+      if (form.elements.private?.checked) fields.private = true;
       const roomName = form.elements.name?.value.trim();
-      if (roomName) fields.name = roomName;
+      if (roomName) {
+        const problem = roomNameProblem(roomName);
+        if (problem) {
+          notice(problem, { refusal: true });
+          form.elements.name.focus();
+          return;
+        }
+        fields.name = roomName;
+      }
       const created = await attempt(client.request("create_room", fields));
       if (created) state.created.add(created.room);
       if (created) await join(created.room, "player");
     });
     syncCreateForm();
 
-    // "Play against the computer": one click to a table of three of the server's bots, in
-    // the variant chosen in the form (the room and its bots are the creator's, as for anyone).
+    // "Play against the computer": one click to a private table of three of the server's
+    // bots, in the variant, level and speed chosen beside the button (its own choice: not
+    // the form to open a room below it). The room and its bots are the creator's.
     $("play-bots").addEventListener("click", async () => {
-      const variant = form.variant.value;
+      const variant = $("bots-variant").value;
+      const level = $("bots-level").value;
+      const speed = $("bots-speed").value;
+      state.botChoice = { level, speed };
       const settings = { variant, max_players: COMPUTER_OPPONENTS + 1 };
-      const created = await attempt(client.request("create_room", { settings }));
+      const created = await attempt(client.request("create_room", { settings, private: true }));
       if (!created) return;
       state.created.add(created.room);
       await join(created.room, "player");
       for (let i = 0; i < COMPUTER_OPPONENTS; i += 1) {
-        if (!(await attempt(client.request("add_bot", { room: created.room, level: "expert" })))) break;
+        if (!(await attempt(client.request("add_bot", { room: created.room, level, speed })))) break;
       }
     });
 
@@ -238,6 +334,7 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
     });
     $("more-rooms").addEventListener("click", () => listRooms({ more: true }));
     $("change-name").addEventListener("click", changeName);
+    $("notice-dismiss").addEventListener("click", () => notice(""));
     $("play-here").addEventListener("click", playHere);
 
     $("chat-form").addEventListener("submit", (event) => {
@@ -263,5 +360,5 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
     });
   }
 
-  return { act, join, leave, setReady, buyIn, playHere, changeName, openLobby, attempt, notice, bindForms, bindKeys, moderate };
+  return { act, join, followInvite, addBot, removeBot, copyInvite, leave, setReady, buyIn, playHere, changeName, openLobby, attempt, notice, bindForms, bindKeys, moderate };
 }

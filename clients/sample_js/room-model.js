@@ -41,7 +41,7 @@ export function applyEvent(model, e) {
         model.seats.push({
           player: e.player, name: e.name, seat: e.seat, stack: e.stack, ready: true, connected: true,
           in_hand: false, folded: false, dice: [], dice_count: 0, bet: 0, contributed: 0,
-          bot: e.bot === true,
+          bot: e.bot === true, bot_level: e.bot_level ?? null, bot_speed: e.bot_speed ?? null,
         });
         model.seats.sort((a, b) => a.seat - b.seat);
       }
@@ -162,6 +162,7 @@ export function applyEvent(model, e) {
       if (seat) seat.stack = e.stack;
       if (hand) {
         hand.winners.push(e.player);
+        (hand.won ??= {})[e.player] = (hand.won[e.player] ?? 0) + e.amount; // for the winner's badge
         hand.pot = Math.max(0, hand.pot - e.amount); // paid out: no longer in the pot
       }
       const label = potLabel(e.pot, hand?.pots.length ?? 1);

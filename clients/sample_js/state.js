@@ -19,6 +19,7 @@ export function createState(storage = globalThis.localStorage) {
     me: null, // { playerId, name, roles }
     created: new Set(), // the rooms this page made: their creator may kick, mute and close
     notice: "", // the latest problem, in words
+    noticeRefusal: false, // whether it says why a request was refused (the next success clears it)
     lobby: { rooms: new Map(), variant: "", hasSeat: false, nextCursor: null },
     room: null, // the room on screen
     joining: null, // the room a join_room is on its way to
@@ -36,12 +37,66 @@ export function createState(storage = globalThis.localStorage) {
     outgoing: null, // the entropy of our roll or reroll in flight: { key, room, hand, entropy }
     clockOffset: 0, // server clock minus ours, learnt from prompts
     timerTotals: new Map(), // deadline -> the whole turn's length in ms, for the time bars
+    lastError: "", // the code of the latest refusal
+    arrivedMidHand: null, // { hand, seq }: this page arrived in a hand; its log so far is to come
+    invited: null, // { room, invite } from the invite link this page was opened with
+    inviteCopied: "", // what became of "Copy link"
+    botChoice: { level: "expert", speed: "normal" }, // the next bot the creator adds
+    muted: new Set(loadMuted(storage)), // player ids whose chat this browser hides
   };
+}
+
+function loadMuted(storage) {
+  try {
+    const list = JSON.parse(storage?.getItem("tali.muted") ?? "[]");
+    return Array.isArray(list) ? list.filter((p) => typeof p === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Mute (or unmute) a player's chat, in this browser; the chat is drawn afresh. */
+export function toggleMute(state, player, storage = globalThis.localStorage) {
+  if (state.muted.has(player)) state.muted.delete(player);
+  else state.muted.add(player);
+  state.chatEpoch += 1;
+  try {
+    storage?.setItem("tali.muted", JSON.stringify([...state.muted]));
+  } catch {
+    // kept for this page only
+  }
+}
+
+/** An invite link's room and invite (`#room=…&invite=…`), or null. */
+export function inviteFromHash(hash) {
+  const fields = new URLSearchParams(String(hash ?? "").replace(/^#/, ""));
+  const room = fields.get("room");
+  const invite = fields.get("invite");
+  if (!room || !/^[A-Za-z0-9_-]{1,64}$/.test(room)) return null;
+  if (invite !== null && !/^[A-Za-z0-9_-]{16,64}$/.test(invite)) return null;
+  return { room, invite };
+}
+
+/** The link that brings someone straight into `room` (the invite rides in the fragment: never sent to a server). */
+export function inviteLink(base, room, invite) {
+  const fields = new URLSearchParams({ room });
+  if (invite) fields.set("invite", invite);
+  return `${base}#${fields}`;
 }
 
 /** The server's clock, as well as we know it. */
 export function serverNow(state) {
   return Date.now() + state.clockOffset;
+}
+
+/**
+ * A whole turn at this table, in ms of the server's clock: the snapshot says it (a
+ * server may run its timers faster than the room's settings say); an older server
+ * does not, and the setting is the best guess.
+ */
+export function turnMs(state) {
+  const m = state.model;
+  return Math.round((m?.seconds_per_turn ?? m?.settings.turn_seconds ?? 30) * 1000);
 }
 
 /** Milliseconds left until a deadline on the server's clock. */
@@ -53,7 +108,7 @@ function learnTimer(state, deadline, fromSnapshot = false) {
   if (!deadline || state.timerTotals.has(deadline)) return;
   // Seen as the decision began: the time left is the whole turn. Seen later (a
   // reload), the room's turn length is the best guess.
-  const total = fromSnapshot ? state.model.settings.turn_seconds * 1000 : msLeft(state, deadline);
+  const total = fromSnapshot ? turnMs(state) : msLeft(state, deadline);
   state.timerTotals.set(deadline, Math.max(1, total));
   if (state.timerTotals.size > 64) state.timerTotals.delete(state.timerTotals.keys().next().value);
 }
@@ -64,7 +119,16 @@ function learnClock(state, prompt) {
 
 // -- session -----------------------------------------------------------------
 
+export const SEAT_GIVEN_UP =
+  "You were away longer than the table waits: your place there was given up, with the chips you had on the table, and you are back in the lobby. Sit down again for a fresh stack.";
+
 export function welcome(state, message) {
+  // A room this browser was in (and did not leave) that the session is no longer in: the
+  // seat was given up while we were away (the room's reconnect grace ran out).
+  const resumed = state.me === null || state.me.playerId === message.player_id;
+  const lost = resumed && state.history.keptRooms(message.player_id)
+    .some((room) => !message.rooms.includes(room) && room !== state.joining);
+  if (lost && !message.rooms.length) state.notice = SEAT_GIVEN_UP;
   state.me = { playerId: message.player_id, name: message.name, roles: message.roles ?? [] };
   state.history.prune(message.player_id, message.rooms);
   if (state.room && (message.rooms.includes(state.room) || state.joining === state.room)) {
@@ -123,6 +187,7 @@ export function enterRoom(state, room) {
 
 export function leaveRoom(state) {
   state.room = null;
+  state.inviteCopied = "";
   state.model = null;
   state.prompt = null;
   state.chat = [];
@@ -153,10 +218,18 @@ export function snapshot(state, message) {
   }
   if (message.hand?.deadline) learnTimer(state, message.hand.deadline, true);
   state.history.open(message.you, message.room);
+  // A dice check that failed on what this page saw, before a reload: it stays failed.
+  for (const [hand, verdict] of Object.entries(state.history.failures)) {
+    if (state.verdicts.get(Number(hand))?.status !== "failed") state.verdicts.set(Number(hand), { ...verdict });
+  }
   // A fresh page (a reload, a reopened tab): the chat this browser kept, up to the snapshot.
   if (first && !state.chat.length) state.chat = state.history.chat.filter((c) => c.seq <= message.seq);
   state.history.learnNames(Object.fromEntries(message.seats.map((s) => [s.player, s.name])));
-  if (first && live(message)) state.log = [[`Hand ${message.hand.number} in progress when you arrived`]];
+  if (first && live(message)) {
+    state.log = [[`Hand ${message.hand.number} in progress when you arrived`]];
+    // Until the server's record of the hand so far replaces this line (restoreCurrentHand).
+    state.arrivedMidHand = { hand: message.hand.number, seq: message.seq };
+  } else if (first) state.arrivedMidHand = null;
   if (missed) state.log.push(["The table is up to date again (some lines of this log may be missing)."]);
   // Events were missed: this hand can no longer be checked from what we saw (the server's record can).
   if (first || missed) state.current = null;
@@ -193,7 +266,15 @@ export function roomEvent(state, event) {
   state.log.push(...applyEvent(model, event));
   if (state.log.length > 300) state.log.splice(0, state.log.length - 300);
   if (award) state.results.push(award);
-  if (event.type === "hand_ended") state.prompt = null;
+  if (event.type === "hand_ended") {
+    state.prompt = null;
+    // This evening's graph: our stack after every hand we were dealt into.
+    const me = model.seats.find((s) => s.player === model.you);
+    if (me && state.current?.number === event.hand && state.current.events.some((e) => e.type === "hand_started" && e.players.includes(model.you))) {
+      const won = state.current.events.filter((e) => e.type === "pot_awarded" && e.player === model.you).reduce((sum, e) => sum + e.amount, 0);
+      state.history.recordStack(event.hand, me.stack, won);
+    }
+  }
   if (event.type === "player_left" && event.player === model.you) {
     leaveRoom(state);
     return "left";
@@ -240,6 +321,25 @@ export function restoreLastHand(state) {
   return true;
 }
 
+/**
+ * A page that arrived mid-hand (a reload): the hand's log so far, from the server's
+ * record as this player saw it (`hand_history` with `current`). Events up to the
+ * snapshot's seq are replayed; later ones reached the log live, after the placeholder.
+ */
+export function restoreCurrentHand(state, current) {
+  const arrived = state.arrivedMidHand;
+  const m = state.model;
+  if (!arrived || !current || current.hand !== arrived.hand || m?.hand?.number !== arrived.hand) return false;
+  state.arrivedMidHand = null;
+  const events = current.events.filter((e) => e.seq <= arrived.seq);
+  if (!events.length) return false;
+  const names = { ...state.history.names, ...Object.fromEntries(m.seats.map((s) => [s.player, s.name])) };
+  const shown = replay({ room: m.room, you: m.you, settings: m.settings, names, hand: current.hand, events, opening: null });
+  state.log = [...shown.lines, ...state.log.slice(1)];
+  state.logEpoch += 1;
+  return true;
+}
+
 /** Our own opening (dice_opened), for a hand whose dice stayed hidden. */
 export function diceOpened(state, message) {
   if (message.room !== state.room) return false;
@@ -258,6 +358,7 @@ export function diceChecked(state, room, hand, verdict) {
   if (before?.status === "failed") return false;
   if (verdict.status !== "failed" && settled(before) && !(verdict.source === "live" && settled(verdict))) return false;
   state.verdicts.set(hand, verdict);
+  if (verdict.status === "failed" && verdict.source === "live") state.history.recordFailure(hand, verdict);
   return true;
 }
 

@@ -57,6 +57,10 @@ class Style:
     """Whether it values folding on a later street (else: it stays to the end or folds now)."""
     stud_slack: float
     """Share of a fair stake it stays in with when it should fold."""
+    stud_first_slack: float
+    """More of it on the first street, when nothing is in the pot yet: a bot at a table
+    with a person sees a die or two instead of folding at once (three bots folding the
+    first street left the person "winning" an empty pot in 8 % of hands)."""
 
 
 STYLES: dict[Level, Style] = {
@@ -75,6 +79,7 @@ STYLES: dict[Level, Style] = {
         draw_chasers=True,
         stud_options=True,
         stud_slack=0.0,
+        stud_first_slack=0.3,
     ),
     Level.BEGINNER: Style(
         slip=0.1,
@@ -91,5 +96,6 @@ STYLES: dict[Level, Style] = {
         draw_chasers=False,
         stud_options=False,
         stud_slack=0.3,
+        stud_first_slack=0.3,
     ),
 }

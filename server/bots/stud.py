@@ -124,6 +124,7 @@ def decide(sit: Situation, legal: LegalActions, style: Style, rng: random.Random
     pay_now = legal.ante_amount if legal.ante_amount is not None else sit.ante
     streets_after = STREETS - len(sit.dice)
     stake = pay_now + min(sit.me.stack - pay_now, sit.ante * streets_after)
-    if stay_value(sit, pay_now, style.stud_options) >= -style.stud_slack * stake:
+    slack = style.stud_slack + (style.stud_first_slack if len(sit.dice) == 1 else 0.0)
+    if stay_value(sit, pay_now, style.stud_options) >= -slack * stake:
         return PLAIN[ActionKind.ANTE]
     return give_up(legal)

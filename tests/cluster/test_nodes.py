@@ -321,3 +321,41 @@ async def test_a_lobby_subscription_follows_its_session_to_another_node(nodes: S
         lambda f: f["type"] == "lobby_update" and any(s["room"] == room for s in f["changed"]),
         timeout=10,
     )
+
+
+async def test_a_private_room_is_listed_by_no_node_and_its_invite_works_through_routing(
+    nodes: Start,
+) -> None:
+    """Issue 30 on several nodes: a private room made at node a is in no node's listing
+    (its public neighbour reaches node b's), and a player at node b routed to it still
+    needs the invite."""
+    a, b = await nodes("a"), await nodes("b")
+    aulus = await a.client("Aulus")
+    await aulus.hello("Aulus")
+    public = (await aulus.request("create_room", settings={"variant": "simple"}))["room"]
+    secret = (await aulus.request("create_room", settings={"variant": "simple"}, private=True))[
+        "room"
+    ]
+    await seated(aulus, secret)
+    snapshot = await aulus.wait(lambda f: f["type"] == "snapshot" and f["room"] == secret)
+    invite = snapshot["invite"]
+    brutus = await b.client("Brutus")
+    await brutus.hello("Brutus")
+
+    async def listed() -> list[str]:
+        page = await brutus.request("list_rooms", limit=100)
+        return [r["room"] for r in page["rooms"]]
+
+    async def public_listed() -> bool:
+        return public in await listed()
+
+    await until(public_listed, 5)
+    assert secret not in await listed()
+    assert secret not in [r["room"] for r in (await aulus.request("list_rooms"))["rooms"]]
+    refused = await brutus.request("join_room", room=secret, role="player")
+    assert refused["code"] == "room_elsewhere"
+    brutus = await follow(brutus, refused, "Brutus@a")
+    refused = await brutus.request("join_room", room=secret, role="player")
+    assert refused["code"] == "invite_required"
+    joined = await brutus.request("join_room", room=secret, role="player", invite=invite)
+    assert joined["type"] == "result", joined

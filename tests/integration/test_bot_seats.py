@@ -145,7 +145,12 @@ async def test_a_bot_sits_down_marked_and_plays_against_a_person(server: TaliSer
     for bot in bots_in(server, room):
         record = records[bot.player_id]
         assert set(person) < set(record)
-        assert record["bot"] == {"level": bot.level.value, "token": bot.token, "room": room}
+        assert record["bot"] == {
+            "level": bot.level.value,
+            "token": bot.token,
+            "room": room,
+            "speed": bot.speed.value,
+        }
 
 
 async def test_refusals_have_stable_codes(server: TaliServer) -> None:
@@ -211,7 +216,13 @@ async def test_a_removed_bot_folds_and_leaves_before_the_reply(server: TaliServe
     left = aulus.frames[start + told.index("player_left")]
     assert left["player"] == bot.player_id
     # The bot is gone for good: its connection closed, its session forgotten.
-    await asyncio.sleep(0.05)
+    await until(
+        lambda: (
+            bot.player_id not in server.bots.bots
+            and session not in list(server.presence)
+            and bot.connection not in server.connections
+        )
+    )
     assert bot.player_id not in server.bots.bots
     assert session not in list(server.presence)
     assert bot.connection not in server.connections
@@ -276,8 +287,7 @@ async def test_when_the_last_person_is_let_go_the_bots_leave_and_the_room_closes
         )
         assert update["removed"] == [room]
         assert room not in app.lobby.rooms
-        await asyncio.sleep(0.05)
-        assert bots_in(app, room) == []
+        await until(lambda: bots_in(app, room) == [])
         assert not any(s.bot for s in app.presence)
         assert (await lobby.request("join_room", room=room))["code"] == "room_not_found"
 
@@ -319,8 +329,7 @@ async def test_bots_sit_out_while_nobody_else_is_seated() -> None:
             return bot_ids <= {f["player"] for f in watcher.of_type("player_left")}
 
         await watcher.wait(all_left, timeout=3)
-        await asyncio.sleep(0.05)
-        assert bots_in(app, room) == []
+        await until(lambda: bots_in(app, room) == [])
         assert room in app.lobby.rooms
         assert app.bots.stats.errors == {}
 
@@ -587,8 +596,7 @@ async def test_bots_leave_a_table_whose_people_stay_away_though_their_seats_are_
             return bot_ids <= {f["player"] for f in watcher.of_type("player_left")}
 
         await watcher.wait(all_left, timeout=3)
-        await asyncio.sleep(0.05)
-        assert bots_in(app, room) == []
+        await until(lambda: bots_in(app, room) == [])
         # Aulus keeps the seat for the grace: the room stays.
         assert aulus.player_id in app.lobby.rooms[room].game.state.seats
 

@@ -12,6 +12,7 @@ checked too: every opening of theirs verifies from the entropy the people sent
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from typing import Any
 
@@ -293,3 +294,60 @@ def check_bot_openings(
         ), (hand, opening)
         checked += 1
     return checked
+
+
+CURRENT_HANDS = 40
+
+
+async def test_the_hand_in_play_as_each_member_asks_for_it_shows_no_hidden_die(
+    server: TaliServer,
+) -> None:
+    """``hand_history`` with ``current`` (the log a reloaded page restores) is built per
+    recipient like every history: asked for in the middle of 40 liars' hands by every
+    player and a spectator, it holds each event exactly as that member received it live
+    (their own hidden dice, ``rolled_in_secret`` for everyone else's), and nothing else."""
+    room, clients, watcher = await room_with(
+        server,
+        ["Aulus", "Brutus", "Cassia", "Decima"],
+        {"variant": "liars", "next_hand_delay_seconds": 3, "starting_chips": 40, "ante": 2},
+    )
+    assert watcher is not None
+    added = await clients[0].request("add_bot", room=room, level="expert")
+    assert added["type"] == "result", added
+    bots = [Bot(server, c, room, seed=10 + i) for i, c in enumerate(clients)]
+    advance(server, 3)
+    asked = events_checked = in_secret = 0
+    for step in range(CURRENT_HANDS * 400):
+        ended = len(watcher.of_type("hand_ended"))
+        if ended >= CURRENT_HANDS:
+            break
+        started = len(watcher.of_type("hand_started"))
+        if started > ended and step % 3 == 0:
+            for client in [watcher, *(b.client for b in bots)]:
+                reply = await client.request("hand_history", room=room, hands=1, current=True)
+                assert reply["type"] == "hand_history", reply
+                current = reply["current"]
+                if current is None:
+                    continue  # the hand ended meanwhile
+                asked += 1
+                live = {f["seq"]: f for f in client.frames if "seq" in f and "room" in f}
+                assert current["opening"] is None
+                assert current["events"][0]["type"] == "hand_started"
+                for event in current["events"]:
+                    check_no_foreign_dice(event, client.player_id)
+                    # hand_ended is never in the hand in play; clock fields are never kept.
+                    assert event["type"] != "hand_ended"
+                    assert event == live[event["seq"]], (client.label, event)
+                    events_checked += 1
+                    in_secret += event["type"] == "rolled_in_secret"
+        acted = False
+        for bot in bots:
+            acted = await bot.step() or acted
+        if len(watcher.of_type("hand_ended")) > ended:
+            advance(server, 3)
+        if not acted:
+            await asyncio.sleep(0.002)
+    assert len(watcher.of_type("hand_ended")) >= CURRENT_HANDS
+    assert asked >= CURRENT_HANDS, asked
+    assert events_checked > 500, events_checked
+    assert in_secret > 100, in_secret

@@ -30,6 +30,11 @@ export interface AddBot {
    * from the exact odds, reads bets and bluffs.
    */
   level?: BotLevel;
+  /**
+   * How long it takes over a decision (protocol 2.2): `fast`, `normal` (the default) or
+   * `slow`; never more than half the time its turn has left.
+   */
+  speed?: BotSpeed | null;
 }
 
 /** Put in the whole stack (a bet, raise or call, whichever it amounts to). */
@@ -226,6 +231,9 @@ export type BettingStructure = "no_limit" | "pot_limit" | "fixed_limit";
 /** How well a bot the server seats plays. */
 export type BotLevel = "beginner" | "expert";
 
+/** How long a bot the server seats takes over its decisions (protocol 2.2). */
+export type BotSpeed = "fast" | "normal" | "slow";
+
 /** Liars' betting: match the current bet, or put in your whole stack if it is smaller. */
 export interface Call {
   /**
@@ -292,6 +300,11 @@ export interface ChatMessage {
    * (1..280 characters, pattern ^[^\x00-\x08\x0b-\x1f\x7f]+$)
    */
   text: string;
+  /**
+   * When it was said, on the server's clock (protocol 2.2).
+   * (0..9007199254740991)
+   */
+  at?: number | null;
 }
 
 /** Liars' betting: stay in without betting when there is nothing to call. */
@@ -401,6 +414,12 @@ export interface CreateRoom {
    * (1..40 characters, pattern ^[^\x00-\x1f\x7f]+$)
    */
   name?: string | null;
+  /**
+   * `true`: a private room (protocol 2.2). It is never listed (`room_list`,
+   * `lobby_update`), and `join_room` needs its `invite`, which every member's `snapshot`
+   * carries (its creator joins without it). Default `false`: a public room anyone may join.
+   */
+  private?: boolean | null;
 }
 
 /**
@@ -621,7 +640,7 @@ export interface Error {
   url?: string | null;
 }
 
-export type ErrorCode = "bad_message" | "unknown_type" | "unsupported_version" | "hello_required" | "session_not_found" | "invalid_name" | "name_taken" | "not_in_room" | "already_in_room" | "room_not_found" | "room_elsewhere" | "room_full" | "too_many_rooms" | "invalid_setting" | "not_seated" | "seat_taken" | "not_in_hand" | "no_hand_in_progress" | "not_your_turn" | "illegal_action" | "illegal_amount" | "insufficient_chips" | "rate_limited" | "message_too_large" | "internal_error" | "not_room_creator" | "not_a_bot" | "no_player_seated" | "too_many_bots" | "auth_required" | "auth_invalid" | "auth_expired" | "auth_wrong_audience" | "auth_wrong_issuer" | "auth_unknown_key" | "auth_replayed" | "auth_unavailable" | "banned" | "not_moderator" | "cannot_moderate" | "player_not_found" | "kicked" | "muted" | "chat_refused" | "message_not_found" | "moderation_limited" | "no_account" | "server_draining";
+export type ErrorCode = "bad_message" | "unknown_type" | "unsupported_version" | "hello_required" | "session_not_found" | "invalid_name" | "name_taken" | "not_in_room" | "already_in_room" | "room_not_found" | "room_elsewhere" | "room_full" | "too_many_rooms" | "invalid_setting" | "not_seated" | "seat_taken" | "not_in_hand" | "no_hand_in_progress" | "not_your_turn" | "illegal_action" | "illegal_amount" | "insufficient_chips" | "rate_limited" | "message_too_large" | "internal_error" | "not_room_creator" | "not_a_bot" | "no_player_seated" | "too_many_bots" | "auth_required" | "auth_invalid" | "auth_expired" | "auth_wrong_audience" | "auth_wrong_issuer" | "auth_unknown_key" | "auth_replayed" | "auth_unavailable" | "banned" | "not_moderator" | "cannot_moderate" | "player_not_found" | "kicked" | "muted" | "chat_refused" | "message_not_found" | "moderation_limited" | "no_account" | "server_draining" | "invite_required";
 
 /** One roll of a player's committed dice: its first die's index, its faces, the entropy. */
 export interface FairRoll {
@@ -746,6 +765,11 @@ export interface HandHistory {
    * (1..20)
    */
   hands?: number | null;
+  /**
+   * `true`: the reply's `current` also holds the hand in play, as far as it has gone, as
+   * you saw it (protocol 2.2): what a client that reloads mid-hand needs to show the hand's log.
+   */
+  current?: boolean | null;
 }
 
 /**
@@ -770,6 +794,12 @@ export interface HandHistoryReply {
    * (0..20 items)
    */
   hands: Array<PastHand>;
+  /**
+   * With `current: true` in the request (protocol 2.2): the hand in play, its events so far
+   * as you saw them (your own hidden dice, nobody else's; `opening` null), up to the room's
+   * `seq` when the reply was made; absent or `null` between hands.
+   */
+  current?: PastHand | null;
 }
 
 /** A hand begins: who is dealt in, who sits out, and the entry antes they paid. */
@@ -962,6 +992,13 @@ export interface JoinRoom {
    * (0..7)
    */
   seat?: number | null;
+  /**
+   * A private room's invite (protocol 2.2), to sit down or watch there; without the right one
+   * the join is refused with `invite_required`. Its creator and its members need none. Ignored
+   * by a public room.
+   * (pattern ^[A-Za-z0-9_-]{16,64}$)
+   */
+  invite?: string | null;
 }
 
 /**
@@ -1453,6 +1490,10 @@ export interface PlayerJoined {
   stack: number;
   /** `true` when the player is a bot the server runs (Bots). */
   bot?: boolean;
+  /** A bot's level (protocol 2.2); absent or `null` for a person. */
+  bot_level?: BotLevel | null;
+  /** A bot's speed (protocol 2.2); absent or `null` for a person. */
+  bot_speed?: BotSpeed | null;
 }
 
 /** A player left, taking `stack` chips away and freeing `seat`. */
@@ -2149,6 +2190,10 @@ export interface SeatView {
   contributed: number;
   /** `true` when the seat is played by a bot the server runs (Bots). */
   bot?: boolean;
+  /** A bot's level, as `add_bot` set it (protocol 2.2); `null` for a person. */
+  bot_level?: BotLevel | null;
+  /** A bot's speed, as `add_bot` set it (protocol 2.2); `null` for a person. */
+  bot_speed?: BotSpeed | null;
 }
 
 /**
@@ -2282,6 +2327,27 @@ export interface Snapshot {
    * (0..9007199254740991)
    */
   next_hand_at?: number | null;
+  /**
+   * The whole time a decision is given at this table, in seconds of the server's clock
+   * (protocol 2.2): `settings.turn_seconds`, unless the server runs its timers faster (tests,
+   * demos). With `hand.deadline` it tells a client that arrives mid-turn how much of the turn
+   * is left, e.g. to draw a time bar.
+   * (..600, > 0)
+   */
+  seconds_per_turn?: number | null;
+  /**
+   * The player who opened the room (protocol 2.2): the one who may add and remove its bots.
+   * (pattern ^[A-Za-z0-9_-]{1,32}$)
+   */
+  creator?: string | null;
+  /** `true` for a private room (protocol 2.2): not listed; joined with its invite. */
+  private?: boolean;
+  /**
+   * A private room's invite, sent to its members (protocol 2.2), so that any of them can
+   * share a link to the table; absent or `null` for a public room.
+   * (pattern ^[A-Za-z0-9_-]{16,64}$)
+   */
+  invite?: string | null;
 }
 
 /**

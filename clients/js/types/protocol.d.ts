@@ -205,6 +205,10 @@ export const ERRORS: Readonly<{
         closes: boolean;
         meaning: string;
     };
+    invite_required: {
+        closes: boolean;
+        meaning: string;
+    };
 }>;
 /** Every client message type. */
 export const CLIENT_TYPES: readonly string[];

@@ -4,13 +4,37 @@
 
 import { $, el } from "../dom.js";
 import { promptHint } from "../describe.js";
-import { currentPrompt, promptKey } from "../state.js";
+import { currentPrompt, promptKey, turnMs } from "../state.js";
+import { rollStrength } from "../scoring.js";
 
 let shownKey = null;
 
 /** The one-key shortcuts, by key. They never fire while a text field or select has focus. */
 export const SHORTCUTS = { r: "roll", k: "check", c: "call", f: "fold", p: "pass", a: "ante", i: "all_in" };
 const KEY_OF = Object.fromEntries(Object.entries(SHORTCUTS).map(([key, kind]) => [kind, key]));
+
+/**
+ * A newcomer's first hand: what the decision is about, in a sentence, beside the bar.
+ * "" when no tip applies. Their own dice give the odds ("Senio 7: beats 62 % ...").
+ */
+export function coachTip(state, prompt) {
+  if (!prompt) return "";
+  const m = state.model;
+  const mine = m.seats.find((s) => s.player === m.you)?.dice ?? [];
+  const strength = mine.length === 4 ? ` Your roll: ${rollStrength(mine)}.` : "";
+  switch (prompt.phase) {
+    case "roll":
+      return "Roll your four dice: the best roll at the table takes the pot. Venus (6, 4, 3, 1) beats all; then any roll with a 6 (Senio), the higher its sum the better. The Rules button shows every roll.";
+    case "betting":
+      return `Check to stay in for free, or bet if your roll is strong; call to match a bet, fold to give up the hand (your chips in the pot stay there).${strength}`;
+    case "draw":
+      return `Click one of your dice to roll it again for the ante, or pass to keep them. 2s and 5s count for nothing: they are the dice to reroll.${strength}`;
+    case "stud_ante":
+      return "Every die is public in stud: pay the ante to see your next die, or fold if the others are well ahead.";
+    default:
+      return "";
+  }
+}
 
 /** Redraw the bar if the decision changed; returns true when it was rebuilt. */
 export function renderActions(state, handlers) {
@@ -36,7 +60,7 @@ export function renderActions(state, handlers) {
 
   box.append(el("p", { class: "your-turn", "data-testid": "your-turn" },
     el("strong", {}, "Your turn"), ` · ${promptHint(prompt)} · `,
-    el("span", { class: "timer mine", "data-deadline": prompt.deadline, "data-total": state.timerTotals.get(prompt.deadline) ?? state.model.settings.turn_seconds * 1000 },
+    el("span", { class: "timer mine", "data-deadline": prompt.deadline, "data-total": state.timerTotals.get(prompt.deadline) ?? turnMs(state) },
       el("span", { class: "timer-bar", "aria-hidden": "true" }, el("span", { class: "timer-fill" })),
       el("span", { class: "countdown" }), " s left"),
   ));

@@ -5,7 +5,9 @@
 
 import { $, appendAndFollow, diceWithName, el, lineNode, nameNode, userText } from "../dom.js";
 import { replay } from "../history.js";
+import { toggleMute } from "../state.js";
 
+const openRecords = new Set(); // dice records shown, kept across redraws
 const shown = { log: { epoch: -1, count: 0 }, chat: { epoch: -1, count: 0 }, history: null };
 
 export function renderLog(state) {
@@ -19,16 +21,134 @@ export function renderLog(state) {
   if (fresh.length) appendAndFollow(list, fresh);
 }
 
-export function renderChat(state) {
+/** "21:04", the local time a chat line was said (the server's clock), or "" if unknown. */
+export function chatTime(at) {
+  if (!at) return "";
+  const when = new Date(at);
+  return `${String(when.getHours()).padStart(2, "0")}:${String(when.getMinutes()).padStart(2, "0")}`;
+}
+
+export function renderChat(state, render = () => {}) {
+  // Only players in a seat may talk (a crowd of spectators must not flood the table).
+  const watching = state.model?.role !== "player";
+  $("chat-form").hidden = watching;
+  $("chat-spectator").hidden = !watching;
   const list = $("chat");
   if (shown.chat.epoch !== state.chatEpoch || state.chat.length < shown.chat.count) {
     list.replaceChildren();
     shown.chat = { epoch: state.chatEpoch, count: 0 };
+    renderMuted(state, render);
   }
-  const fresh = state.chat.slice(shown.chat.count).map((c) =>
-    el("li", { class: c.player === state.model?.you ? "mine" : "" }, nameNode(c.name), ": ", userText(c.text)));
+  const mute = (c) => () => {
+    toggleMute(state, c.player);
+    render();
+  };
+  const fresh = state.chat.slice(shown.chat.count).filter((c) => !state.muted.has(c.player)).map((c) => {
+    const mine = c.player === state.model?.you;
+    const time = chatTime(c.at);
+    return el("li", { class: mine ? "mine" : "" },
+      time ? el("time", { datetime: new Date(c.at).toISOString(), class: "chat-time" }, time, " ") : "",
+      nameNode(c.name), ": ", userText(c.text),
+      mine ? "" : el("button", {
+        type: "button", class: "mute", "data-testid": `chat-mute-${c.player}`, "aria-label": `Mute ${c.name} in the chat`, onclick: mute(c),
+      }, "mute"));
+  });
   shown.chat.count = state.chat.length;
   if (fresh.length) appendAndFollow(list, fresh);
+}
+
+/** Who this browser mutes, each with a button to hear them again. */
+function renderMuted(state, render) {
+  const box = $("chat-muted");
+  const names = new Map(state.chat.map((c) => [c.player, c.name]));
+  const muted = [...state.muted].filter((p) => names.has(p));
+  box.hidden = !muted.length;
+  box.replaceChildren(...(muted.length ? ["Muted: ", ...muted.flatMap((p, i) => [i ? ", " : "", nameNode(names.get(p)), " ",
+    el("button", {
+      type: "button", "data-testid": `chat-unmute-${p}`, "aria-label": `Unmute ${names.get(p)}`,
+      onclick: () => { toggleMute(state, p); render(); },
+    }, "unmute")])] : []));
+}
+
+/** This evening at the table: hands, wins, chips up or down, and a graph of the stack. */
+export function renderSession(state) {
+  const stacks = state.history.stacks;
+  const start = state.model?.settings.starting_chips ?? 0;
+  if (!stacks.length) {
+    $("session-stats").textContent = "No hand played yet.";
+    $("chip-graph").replaceChildren();
+    return;
+  }
+  const won = stacks.filter(([, , w]) => w > 0).length;
+  const last = stacks.at(-1)[1];
+  const biggest = Math.max(...stacks.map(([, , w]) => w));
+  const change = last - start;
+  $("session-stats").textContent =
+    `${stacks.length} hand${stacks.length === 1 ? "" : "s"} played, ${won} won · stack ${last} (${change >= 0 ? "+" : ""}${change} since you sat down with ${start})${biggest ? ` · biggest pot won ${biggest}` : ""}`;
+  $("chip-graph").replaceChildren(chipGraph([start, ...stacks.map(([, s]) => s)]));
+}
+
+/** A line of the stack after each hand, drawn as SVG (no style attributes: the page's CSP). */
+function chipGraph(values) {
+  const ns = "http://www.w3.org/2000/svg";
+  const width = 300;
+  const height = 80;
+  const top = Math.max(1, ...values);
+  const step = values.length > 1 ? width / (values.length - 1) : width;
+  const points = values.map((v, i) => `${(i * step).toFixed(1)},${(height - (v / top) * (height - 4) - 2).toFixed(1)}`).join(" ");
+  const svg = document.createElementNS(ns, "svg");
+  for (const [k, v] of Object.entries({ viewBox: `0 0 ${width} ${height}`, role: "img", class: "chips-svg", "data-testid": "chip-line", "data-points": values.join(" "),
+    "aria-label": `Your stack after each hand: ${values.join(", ")}` })) svg.setAttribute(k, v);
+  const line = document.createElementNS(ns, "polyline");
+  line.setAttribute("points", points);
+  line.setAttribute("class", "chips-line");
+  svg.append(line);
+  return svg;
+}
+
+/**
+ * What it takes to check a hand's dice by hand (protocol/FAIRNESS.md): the commitments
+ * published as it began, each roll as seen, the entropy this page sent, the openings.
+ */
+export function diceRecord(state, record) {
+  const started = record.events.find((e) => e.type === "hand_started");
+  const ended = record.events.find((e) => e.type === "hand_ended");
+  const openings = [...(ended?.openings ?? [])];
+  if (record.opening && !openings.some((o) => o.player === record.opening.player)) openings.push(record.opening);
+  const rolls = record.events
+    .filter((e) => e.type === "dice_rolled" || e.type === "rerolled" || e.type === "roll_off")
+    .map((e) => ({ ...e }));
+  return {
+    fairness: "tali-fair-v1", room: record.room, hand: record.hand, you: record.you,
+    commitments: started?.commitments ?? [], entropy_sent: state.history.sentFor(record.hand), rolls, openings,
+  };
+}
+
+function diceRecordBox(state, record) {
+  const text = JSON.stringify(diceRecord(state, record), null, 1);
+  const save = () => {
+    const url = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+    const link = el("a", { href: url, download: `tali-${record.room}-hand-${record.hand}.json`, hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 0);
+  };
+  // A button that shows it, not a nested <details>: one summary per hand in the list.
+  const id = `dice-record-${record.room}-${record.hand}`;
+  const pre = el("pre", { id, "data-testid": `dice-record-${record.hand}`, tabindex: "0", hidden: !openRecords.has(id) }, text);
+  const toggle = el("button", {
+    type: "button", "data-testid": `show-record-${record.hand}`, "aria-controls": id, "aria-expanded": String(openRecords.has(id)),
+    onclick: () => {
+      const open = pre.hidden;
+      pre.hidden = !open;
+      toggle.setAttribute("aria-expanded", String(open));
+      if (open) openRecords.add(id);
+      else openRecords.delete(id);
+    },
+  }, "Dice record: commitments, entropy, openings");
+  return el("div", { class: "dice-record" }, toggle, " ",
+    el("button", { type: "button", "data-testid": `save-record-${record.hand}`, onclick: save }, "Save it as a file"), pre);
 }
 
 /** Earlier hands, newest first, each folded into a <details> with its log, dice and results. */
@@ -51,6 +171,7 @@ export function renderHistory(state) {
           el("li", {}, nameNode(d.name), d.folded ? " (folded) " : " ", diceWithName(d.dice)))) : "",
         el("ol", { class: "history-log" }, hand.lines.map((line) => lineNode("li", line))),
         hand.results.map((line) => lineNode("p", line, { class: "history-result" })),
+        diceRecordBox(state, record),
       ));
   }));
   if (!hands.length) list.append(el("li", { class: "empty" }, "Finished hands appear here, as you saw them."));

@@ -3,9 +3,16 @@
 
 import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom.js";
 import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
-import { currentPrompt, failedHands, mayModerate, msLeft } from "../state.js";
+import { currentPrompt, failedHands, inviteLink, mayModerate, msLeft, turnMs } from "../state.js";
 import { potLabel } from "../room-model.js";
-import { rollLabel } from "../scoring.js";
+import { rollLabel, rollStrength } from "../scoring.js";
+import { play } from "../alerts.js";
+
+// What each seat's dice were when last drawn ("hand:player" -> faces), to animate the
+// dice that just changed (a roll, a reroll) and to sound a roll; and the hands whose
+// win was already celebrated.
+const drawnDice = new Map();
+let celebrated = "";
 
 export function renderTable(state, handlers) {
   const m = state.model;
@@ -20,6 +27,11 @@ export function renderTable(state, handlers) {
     ...state.results.map((line) => lineNode("p", line)),
     !live(m) && m.hand ? diceCheck(state.verdicts.get(m.hand.number)) : "",
     winner ? lineNode("p", [{ name: winner.name }, ` wins the table: ${winner.player === m.you ? "you hold" : "they hold"} all ${winner.stack} chips.`], { class: "table-winner", "data-testid": "table-winner" }) : "",
+    // A rematch: everyone starts again from the room's stack (the winner too, by choice).
+    winner && m.role === "player" && m.seats.some((s) => s.player === m.you)
+      ? el("p", {}, el("button", { type: "button", "data-testid": "rematch", onclick: () => handlers.buyIn() },
+        `Rematch: start again with ${m.settings.starting_chips} chips`))
+      : "",
   );
 }
 
@@ -85,11 +97,51 @@ function renderHead(state, handlers) {
           onclick: () => handlers.setReady(!me.ready),
         }, me.ready ? "Sit out next hands" : "Sit in")
         : "",
+      m.role === "spectator" && m.seats.length < m.settings.max_players
+        ? el("button", { type: "button", "data-testid": "take-seat", onclick: () => handlers.join(m.room, "player") }, "Take a free seat")
+        : "",
       el("button", { type: "button", "data-testid": "leave", onclick: () => handlers.leave() }, "Leave the room"),
       mayModerate(state)
         ? el("button", { type: "button", "data-testid": "close-room", onclick: () => handlers.moderate("close_room") }, "Close the room")
         : "",
     ),
+    inviteBox(state, handlers),
+    botControls(state, handlers),
+  );
+}
+
+/** A private room's invite link, for its members to share, and a button that copies it. */
+function inviteBox(state, handlers) {
+  const m = state.model;
+  if (!m.invite) return "";
+  const link = inviteLink(`${location.origin}${location.pathname}`, m.room, m.invite);
+  return el("div", { class: "invite", "data-testid": "invite" },
+    el("p", {}, el("strong", {}, "Private table"), ": not listed in the lobby. Whoever opens this link can sit down (or watch, once the seats are taken)."),
+    el("div", { class: "invite-row" },
+      el("label", { for: "invite-link", class: "visually-hidden" }, "Invite link"),
+      el("input", { id: "invite-link", "data-testid": "invite-link", readonly: true, value: link, onfocus: (e) => e.target.select() }),
+      el("button", { type: "button", "data-testid": "copy-invite", onclick: () => handlers.copyInvite(link) }, "Copy link"),
+    ),
+    el("p", { class: "hint", role: "status", "data-testid": "invite-copied" }, state.inviteCopied),
+  );
+}
+
+/** The room's creator adds computer players, of a level and speed, while a seat is free. */
+function botControls(state, handlers) {
+  const m = state.model;
+  if (!m.creator || m.creator !== m.you || m.role !== "player") return "";
+  const full = m.seats.length >= m.settings.max_players;
+  const choice = state.botChoice;
+  const select = (name, label, options) => el("label", {}, label,
+    el("select", {
+      "data-testid": `bot-${name}`,
+      onchange: (e) => { choice[name] = e.target.value; },
+    }, options.map(([value, text]) => el("option", { value, selected: choice[name] === value }, text))));
+  return el("div", { class: "bot-controls", "data-testid": "bot-controls", role: "group", "aria-label": "Computer players" },
+    select("level", "Computer level", [["beginner", "Beginner"], ["expert", "Expert"]]),
+    select("speed", "Its speed", [["fast", "Fast"], ["normal", "Like a person"], ["slow", "Slow"]]),
+    el("button", { type: "button", "data-testid": "add-bot", disabled: full, onclick: () => handlers.addBot() },
+      full ? "Every seat is taken" : "Add a computer player"),
   );
 }
 
@@ -126,6 +178,13 @@ function renderSeats(state, handlers) {
   const moderating = mayModerate(state);
   const seats = $("seats");
   seats.dataset.count = String(m.seats.length);
+  let rolled = false;
+  const winners = !isLive && hand ? new Set(hand.winners ?? []) : new Set();
+  const winKey = winners.size ? `${m.room}:${hand.number}` : "";
+  if (winKey && winKey !== celebrated) {
+    celebrated = winKey;
+    if (hand.won) play("win"); // seen live (a snapshot's winners come without it): not after a reload
+  }
   seats.replaceChildren(...m.seats.map((seat) => {
     const mine = seat.player === m.you;
     const turn = isLive && hand.to_act.includes(seat.player);
@@ -134,8 +193,14 @@ function renderSeats(state, handlers) {
     const dice = el("div", { class: "dice", "data-testid": `dice-${seat.player}` });
     if (seat.dice) {
       const secret = liars && mine && isLive && !hand.showdown;
+      const key = `${m.room}:${hand?.number}:${seat.player}`;
+      const before = drawnDice.get(key) ?? [];
+      if (isLive && seat.dice.some((face, i) => before[i] !== face)) rolled = true;
+      drawnDice.set(key, [...seat.dice]);
+      if (drawnDice.size > 64) drawnDice.delete(drawnDice.keys().next().value);
       seat.dice.forEach((face, i) => {
-        const attrs = { "data-testid": `die-${seat.player}-${i}`, class: secret ? "private" : "" };
+        const fresh = isLive && before[i] !== face;
+        const attrs = { "data-testid": `die-${seat.player}-${i}`, class: [secret && "private", fresh && "fresh"].filter(Boolean).join(" ") };
         if (rerollable) {
           dice.append(el("button", {
             type: "button", class: "reroll", "data-testid": `reroll-${i}`,
@@ -155,26 +220,47 @@ function renderSeats(state, handlers) {
     else if (isLive && !seat.in_hand) notes.push(m.sitting_out?.[seat.player] === "not_ready" || !seat.ready ? "sitting out" : "plays from the next hand");
     else if (!seat.ready) notes.push("sitting out");
     if (seat.bet) notes.push(`bet ${seat.bet}`);
-    const classes = ["seat", mine && "me", turn && "turn", seat.folded && isLive && "folded", !seat.connected && "away", !seat.ready && "out", out && "busted"];
+    const classes = ["seat", winners.has(seat.player) && "winner", mine && "me", turn && "turn", seat.folded && isLive && "folded", !seat.connected && "away", !seat.ready && "out", out && "busted"];
     const name = seat.dice?.length === 4 ? rollLabel(seat.dice) : "";
     return el("div", { class: classes.filter(Boolean).join(" "), "data-testid": `seat-${seat.player}` },
       el("div", { class: "who" },
         nameNode(seat.name),
         mine ? el("span", { class: "you-badge", "data-testid": "you-badge" }, "You") : "",
-        seat.bot ? el("span", { class: "bot", "data-testid": `bot-${seat.player}`, title: "a computer player" }, "computer") : "",
+        seat.bot ? el("span", { class: "bot", "data-testid": `bot-${seat.player}`, title: "a computer player" }, botLabel(seat)) : "",
+        seat.bot && m.creator === m.you && m.role === "player"
+          ? el("button", {
+            type: "button", class: "remove-bot", "data-testid": `remove-bot-${seat.player}`,
+            "aria-label": `Remove the computer player ${seat.name}`, onclick: () => handlers.removeBot(seat.player),
+          }, "Remove")
+          : "",
         seat.seat === m.button ? el("span", { class: "dealer", role: "img", title: "dealer button", "aria-label": "dealer button" }, "D") : "",
       ),
+      winners.has(seat.player)
+        ? el("div", { class: "win-badge", "data-testid": `winner-${seat.player}` },
+          el("span", { class: "chip", "aria-hidden": "true" }), hand.won?.[seat.player] === undefined ? " wins the pot" : ` wins ${hand.won[seat.player]}`)
+        : "",
       el("div", { class: "stack" }, `stack ${seat.stack}`),
       notes.length ? el("div", { class: "state", "data-testid": `state-${seat.player}` }, notes.join(" · ")) : "",
       turn ? timer(state, seat, hand, prompt) : "",
       dice,
       name ? el("div", { class: "hand-name", "data-testid": `roll-name-${seat.player}` }, name) : "",
+      mine && name && state.showStrength !== false
+        ? el("div", { class: "strength", "data-testid": "hand-strength" }, rollStrength(seat.dice))
+        : "",
       moderating && !mine && !seat.bot ? el("div", { class: "moderate" },
         el("button", { type: "button", "data-testid": `kick-${seat.player}`, onclick: () => handlers.moderate("kick", seat.player) }, "Remove"),
         el("button", { type: "button", "data-testid": `mute-${seat.player}`, onclick: () => handlers.moderate("mute", seat.player) }, "Mute"),
       ) : "",
     );
   }));
+  if (rolled) play("roll");
+}
+
+/** "computer", with its level and speed when the server says them. */
+function botLabel(seat) {
+  const words = { beginner: "beginner", expert: "expert", fast: "fast", slow: "slow" };
+  const extra = [words[seat.bot_level], words[seat.bot_speed]].filter(Boolean);
+  return extra.length ? `computer · ${extra.join(", ")}` : "computer";
 }
 
 /** The turn timer of a seat: a bar that drains and changes colour, and the seconds left. */
@@ -188,7 +274,7 @@ function timer(state, seat, hand, prompt) {
   }
   return el("div", {
     class: "timer", "data-testid": `timer-${seat.player}`, "data-deadline": deadline,
-    "data-total": state.timerTotals.get(deadline) ?? state.model.settings.turn_seconds * 1000,
+    "data-total": state.timerTotals.get(deadline) ?? turnMs(state),
   },
   el("span", { class: "timer-label" }, "to act"),
   el("span", { class: "timer-bar", "aria-hidden": "true" }, el("span", { class: "timer-fill" })),

@@ -146,6 +146,7 @@ class ServerKit:
             ("limits", "limits", self.limits_),
             ("rooms", "rooms, lobby and a liars' hand", self.rooms_and_play),
             ("bots", "bots", self.bots),
+            ("private", "private rooms", self.private_rooms),
             ("open-rooms", "open rooms", self.too_many_rooms),
             ("community", "moderation, ratings and sign-in", self.community),
             ("transcripts", "transcripts", self.transcripts),
@@ -443,6 +444,38 @@ class ServerKit:
         self.report.add("add_bot: the bot's player_joined is marked bot", bool(joined))
         await self.expect_ok(e, {"type": "remove_bot", "room": room, "player": joined["player"]})
         await self.expect_ok(e, {"type": "leave_room", "room": room})
+
+    async def private_rooms(self) -> None:
+        """Protocol 2.2: a private room is not listed and takes its invite to join."""
+        g = await self.conn("Gaia")
+        created = await self.expect_ok(
+            g, {"type": "create_room", "settings": {"variant": "simple"}, "private": True}
+        )
+        room = created["room"]
+        mark = len(g.frames)
+        await self.expect_ok(g, {"type": "join_room", "room": room, "role": "player"})
+        snap = await g.wait(lambda f: f.get("type") == "snapshot", since=mark)
+        invite = snap.get("invite")
+        self.report.add(
+            "private room: its members' snapshot carries the invite",
+            snap.get("private") is True and isinstance(invite, str),
+            str({k: snap.get(k) for k in ("private", "invite")}),
+        )
+        h = await self.conn("Hostus")
+        listed = await self.expect_ok(h, {"type": "list_rooms"}, "room_list")
+        self.report.add(
+            "private room: not listed",
+            room not in [r.get("room") for r in listed.get("rooms", [])],
+        )
+        await self.expect_error(
+            h, {"type": "join_room", "room": room, "role": "spectator"}, "invite_required"
+        )
+        if isinstance(invite, str):
+            await self.expect_ok(
+                h, {"type": "join_room", "room": room, "role": "player", "invite": invite}
+            )
+            await self.expect_ok(h, {"type": "leave_room", "room": room})
+        await self.expect_ok(g, {"type": "leave_room", "room": room})
 
     async def too_many_rooms(self) -> None:
         f = await self.conn("Fabia")
@@ -850,7 +883,16 @@ def _id_map(expected: dict[str, list[Frame]], got: dict[str, list[Frame]]) -> di
     return ids
 
 
-MASKED = (*CLOCK_FIELDS, *DICE_FIELDS, "token", "limits", "server_version", "seq")
+# seconds_per_turn: the whole turn as the server's clock runs it (its time scale).
+MASKED = (
+    *CLOCK_FIELDS,
+    *DICE_FIELDS,
+    "token",
+    "limits",
+    "server_version",
+    "seq",
+    "seconds_per_turn",
+)
 
 
 def _masked(value: Any, ids: dict[str, str], mask: bool = True) -> Any:

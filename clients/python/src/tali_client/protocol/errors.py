@@ -56,6 +56,7 @@ class ErrorCode(StrEnum):
     MODERATION_LIMITED = "moderation_limited"
     NO_ACCOUNT = "no_account"
     SERVER_DRAINING = "server_draining"
+    INVITE_REQUIRED = "invite_required"
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +222,10 @@ ERRORS: dict[ErrorCode, ErrorInfo] = {
     ErrorCode.SERVER_DRAINING: ErrorInfo(
         "This node is being drained by its operator and takes no new rooms: connect to the"
         " error's `url` (another node) if it has one, or try again later.",
+        False,
+    ),
+    ErrorCode.INVITE_REQUIRED: ErrorInfo(
+        "The room is private: `join_room` needs its `invite` (from a member's invite link).",
         False,
     ),
 }

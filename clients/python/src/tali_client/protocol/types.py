@@ -88,6 +88,9 @@ Message = Annotated[str, Field(max_length=500)]
 NodeUrl = Annotated[str, Field(pattern=r"^wss?://[^\s]{1,2000}$")]
 """Where a node of the server is reached: a ``ws://`` or ``wss://`` URL."""
 UnixMillis = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+InviteToken = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{16,64}$")]
+"""A private room's invite: a secret its members share (in an invite link) with whoever they
+want at the table; without it nobody else can join the room."""
 AccountId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:@|-]{1,64}$")]
 """A signed-in player's account: the ``sub`` of the operator's sign-in token (a bot's is
 ``bot:beginner`` or ``bot:expert``). Stable across sessions and names."""
@@ -212,6 +215,17 @@ class BotLevel(StrEnum):
     """Plays loose and makes mistakes on purpose."""
     EXPERT = "expert"
     """Plays from exact odds, reads bets and bluffs."""
+
+
+class BotSpeed(StrEnum):
+    """How long a bot the server seats takes over its decisions (protocol 2.2)."""
+
+    FAST = "fast"
+    """About a third of the server's usual think time: a brisk table."""
+    NORMAL = "normal"
+    """The server's usual think time (a person's pace)."""
+    SLOW = "slow"
+    """About twice the usual think time: a table that leaves time to talk."""
 
 
 class AccountRole(StrEnum):

@@ -1,0 +1,146 @@
+"""Issue 30, between hands and over an evening, in real Chromium: chat lines say when they
+were said, a player can be muted (kept across a reload), the session's statistics and a
+graph of the stack, and a rematch once someone has won the table."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+from playwright.async_api import Browser, expect
+
+from server.app import TaliServer
+
+from .conftest import ARTIFACTS
+from .players import Player, bot, next_hand, only_room, pid
+
+pytestmark = pytest.mark.asyncio
+
+
+def iso(ms: int) -> str:
+    """As JavaScript's toISOString."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{ms % 1000:03d}Z"
+    )
+
+
+async def test_chat_lines_carry_their_time_and_a_player_can_be_muted(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    await aulus.open_room("simple")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    page = aulus.page
+    said = await brutus.request("chat", room=room, text="salve, Aule")
+    assert said["type"] == "result"
+    line = await brutus.wait(lambda f: f["type"] == "chat")
+    chat = page.get_by_test_id("chat-log")
+    await expect(chat).to_contain_text("salve, Aule")
+    stamp = chat.locator("time").first
+    await expect(stamp).to_have_attribute("datetime", iso(line["at"]))
+    await expect(stamp).to_have_text(re.compile(r"^\d\d:\d\d"))
+    await aulus.assert_accessible()
+    await aulus.screenshot(ARTIFACTS / f"chat-{viewport}.png")
+
+    # Mute Brutus: his lines go, and stay gone after a reload and for what he says next.
+    await page.get_by_test_id(f"chat-mute-{brutus.player_id}").click()
+    await expect(chat).not_to_contain_text("salve, Aule")
+    await expect(page.get_by_test_id("chat-muted")).to_contain_text("Muted: Brutus")
+    await brutus.request("chat", room=room, text="audisne?")
+    await page.get_by_test_id("chat-input").fill("ave")
+    await page.get_by_test_id("chat-send").click()
+    await expect(chat).to_contain_text("ave")
+    await expect(chat).not_to_contain_text("audisne")
+    await page.reload()
+    await expect(chat).to_contain_text("ave")
+    await expect(chat).not_to_contain_text("audisne")
+    await page.get_by_test_id(f"chat-unmute-{brutus.player_id}").click()
+    await expect(chat).to_contain_text("audisne?")
+    await expect(page.get_by_test_id("chat-muted")).to_be_hidden()
+    assert aulus.errors == []
+
+
+async def test_the_evenings_statistics_and_chip_graph(server: TaliServer, browser: Browser) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("simple")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    page = aulus.page
+    me = pid(server, "Aulus")
+    stacks = [100]
+    for _ in range(3):
+        mark = len(brutus.frames)
+        await next_hand(server, room)
+        await aulus.click("roll")
+        await brutus.wait(lambda f: f["type"] == "your_turn", since=mark)
+        await brutus.request("roll", room=room)
+        await brutus.wait(lambda f: f["type"] == "hand_ended", since=mark)
+        stacks.append(server.lobby.rooms[room].game.state.seats[me].stack)
+    stats = page.get_by_test_id("session-stats")
+    await expect(stats).to_contain_text("3 hands played")
+    await expect(stats).to_contain_text(f"stack {stacks[-1]}")
+    graph = page.get_by_test_id("chip-line")
+    await expect(graph).to_have_attribute("data-points", " ".join(map(str, stacks)))
+    await aulus.assert_accessible()
+    await aulus.screenshot(ARTIFACTS / "session-graph.png")
+    await page.reload()  # kept with the room in this browser
+    await expect(graph).to_have_attribute("data-points", " ".join(map(str, stacks)))
+    assert aulus.errors == []
+
+
+async def test_a_rematch_once_someone_has_won_the_table(
+    server: TaliServer, browser: Browser
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("simple", starting_chips=1)
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    page = aulus.page
+    await next_hand(server, room)
+    await aulus.click("roll")
+    await brutus.request("roll", room=room)
+    await expect(page.get_by_test_id("table-winner")).to_contain_text("wins the table")
+    rematch = page.get_by_test_id("rematch")
+    await expect(rematch).to_have_text("Rematch: start again with 1 chips")
+    await aulus.assert_accessible()
+    await rematch.click()
+    me = pid(server, "Aulus")
+    await expect(aulus.seat(me)).to_contain_text("stack 1")
+    # Brutus takes the rematch too (as his page would): nobody has won the table now.
+    await brutus.request("leave_room", room=room)
+    await brutus.request("join_room", room=room, role="player")
+    await expect(page.get_by_test_id("table-winner")).to_have_count(0)
+    await next_hand(server, room)
+    await page.get_by_test_id("action-roll").wait_for()
+    assert aulus.errors == []
+
+
+async def test_an_empty_pot_is_not_said_to_be_won(server: TaliServer, browser: Browser) -> None:
+    """Seen in play: "Aulus wins 0: nobody else was left in." after everyone else folded
+    stud's first street before paying."""
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("stud")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    await next_hand(server, room)
+    page = aulus.page
+    await aulus.click("roll")
+    await brutus.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll")
+    await brutus.request("roll", room=room)
+    game = server.lobby.rooms[room].game
+    # Whoever is first to pay the street's ante folds: the other is left with nothing.
+    if brutus.player_id in game.to_act():
+        await brutus.request("fold", room=room)
+        last = "Aulus"
+    else:
+        await page.get_by_test_id("action-fold").click()
+        last = "Brutus"
+    result = aulus.result()
+    await expect(result).to_contain_text(f"{last} is the last one in, with nothing in the pot")
+    await expect(result).not_to_contain_text("wins 0")
+    await expect(page.get_by_test_id("history-hand-1")).to_contain_text(
+        f"{last} was the last one in, with nothing in the pot"
+    )
+    assert aulus.errors == []

@@ -1,0 +1,132 @@
+"""Issue 30, connection honesty in real Chromium: an offline banner (and no live action bar)
+while the heartbeat has lapsed, a clear word when the seat was given up while the page was
+away, and the current hand's log back after a reload.
+
+The heartbeat test's technique: the page's WebSocket goes through Playwright's route, and
+freezing it lets nothing of the server's reach the page; the page's clock is Playwright's,
+moved past the ping and its deadline by the test."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
+
+from server.app import TaliServer
+from tests.integration.conftest import advance
+
+from .conftest import ARTIFACTS
+from .players import Player, bot, next_hand, only_room, pid
+from .test_heartbeat import HEARTBEAT_MS
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    routes: list[WebSocketRoute] = []
+    frozen: set[int] = set()
+
+    async def setup(page: Page) -> None:
+        await page.clock.install()
+
+        def route(ws: WebSocketRoute) -> None:
+            number = len(routes)
+            routes.append(ws)
+            node = ws.connect_to_server()
+            node.on_message(lambda m: None if number in frozen else ws.send(m))
+            ws.on_message(node.send)
+
+        await page.route_web_socket(re.compile(".*"), route)
+
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport, setup=setup)
+    await aulus.open_room("simple")
+    room = only_room(server)
+    await bot(server, "Brutus", room)
+    await next_hand(server, room)
+    page = aulus.page
+    await page.get_by_test_id("action-roll").wait_for()
+    banner = page.get_by_test_id("offline")
+    await expect(banner).to_be_hidden()
+
+    frozen.add(len(routes) - 1)  # the server goes silent on this connection
+    status = page.get_by_test_id("status")
+    for _ in range(2 * HEARTBEAT_MS // 500 + 2):
+        await page.clock.run_for(500)
+        if await status.get_attribute("data-state") == "offline":
+            break
+    await expect(banner).to_be_visible()
+    await expect(banner).to_contain_text("Connection lost")
+    await expect(page.get_by_test_id("actions")).to_have_attribute("inert", "")
+    await aulus.assert_accessible()
+    await aulus.screenshot(ARTIFACTS / f"offline-{viewport}.png")
+
+    # Back (a new connection, after its backoff): the banner goes, the bar is live again.
+    # The page's clock moves its backoff on; the new connection's welcome is real I/O, which
+    # a loaded machine may take seconds over: polled (bounded), never a fixed real wait.
+    for _ in range(300):
+        if await status.get_attribute("data-state") == "open":
+            break
+        await page.clock.run_for(1_000)
+        await page.wait_for_timeout(50)
+    await expect(banner).to_be_hidden()
+    await expect(page.get_by_test_id("actions")).not_to_have_attribute("inert", "")
+    await page.get_by_test_id("action-roll").click()
+    await expect(aulus.dice(pid(server, "Aulus"))).to_have_count(4)
+    assert aulus.errors == []
+
+
+async def test_a_seat_given_up_while_away_is_said_in_words(
+    server: TaliServer, browser: Browser
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("simple", reconnect_grace_seconds=20)
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    page = aulus.page
+    me = pid(server, "Aulus")
+    await expect(aulus.seat(me)).to_be_visible()
+    await page.goto("about:blank")  # the page is gone: the link with it
+    await brutus.wait(lambda f: f["type"] == "player_disconnected" and f["player"] == me)
+    advance(server, 21)  # the grace runs out: the seat is given up
+    await brutus.wait(lambda f: f["type"] == "player_left" and f["player"] == me)
+    await page.goto(f"http://127.0.0.1:{server.port}/")
+    notice = page.get_by_test_id("notice")
+    await expect(notice).to_contain_text("your place there was given up")
+    await expect(page.get_by_test_id("room-list")).to_be_visible()
+    await aulus.assert_accessible()
+    await aulus.screenshot(ARTIFACTS / "seat-given-up.png")
+    # Said once: a later visit does not say it again.
+    await page.reload()
+    await expect(page.get_by_test_id("room-list")).to_be_visible()
+    await expect(notice).to_be_hidden()
+    assert aulus.errors == []
+
+
+async def test_a_reload_mid_hand_brings_back_the_hands_log_so_far(
+    server: TaliServer, browser: Browser
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("liars")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    await next_hand(server, room)
+    page = aulus.page
+    await aulus.click("roll")
+    log = page.get_by_test_id("log")
+    await expect(log).to_contain_text("Aulus rolls")
+    await expect(log).to_contain_text("(only you see this)")
+    lines = [line for line in (await log.inner_text()).splitlines() if line.strip()]
+    await page.reload()
+    await page.get_by_test_id("seats").wait_for()
+    for line in lines:
+        await expect(log).to_contain_text(line)
+    await expect(log).not_to_contain_text("in progress when you arrived")
+    # What comes next is added after it, as live: Brutus's roll, in secret.
+    rolled = await brutus.request("roll", room=room)
+    assert rolled["type"] == "result", rolled
+    await expect(log).to_contain_text("Brutus rolls in secret")
+    await aulus.screenshot(ARTIFACTS / "log-after-reload.png")
+    assert aulus.errors == []
