@@ -30,7 +30,7 @@ from protocol.errors import ErrorCode as WireCode
 from server.admin import ADMIN, ADMIN_API, Admin
 from server.auth import Replays, verifier
 from server.bot_seats import BotSeats
-from server.clock import Clock, LoopClock
+from server.clock import Clock, LoopClock, ScaledClock
 from server.community import records
 from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import MOVED, Connection, Incoming, Outgoing
@@ -115,13 +115,18 @@ class _MetricsPort:
 class TaliServer:
     def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         """``clock`` is game time (turns, graces, pauses, bots): the event loop's unless a
-        test brings its own (``server.clock.ManualClock``)."""
+        test brings its own (``server.clock.ManualClock``); the rooms, presence and bots
+        get it scaled by ``time_scale`` (``game_clock``), the one place the scale is applied."""
         self.config = config
         self.ids = Ids(config.seed)
         self.metrics = Metrics(config.metrics_max_age_seconds)
         self.store = open_store(config)
         self.clock: Clock = clock or LoopClock()
-        clock = self.clock
+        # At the shipped scale of 1 the game's clock is the clock itself: no call more a tick.
+        self.game_clock: Clock = (
+            self.clock if config.time_scale == 1 else ScaledClock(self.clock, config.time_scale)
+        )
+        clock = self.game_clock
         self.lobby = Lobby(config, self.ids, self.metrics, clock, self.store)
         self.presence = Presence(
             config,

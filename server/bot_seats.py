@@ -108,8 +108,9 @@ class BotHost(Protocol):
     """What the bots need of the server (``server.app.TaliServer`` is one)."""
 
     config: ServerConfig
-    clock: Clock
-    """Game time: bots think, fill seats and wait on it."""
+    game_clock: Clock
+    """Game time, scaled (``server.clock.ScaledClock``): bots think, fill seats and wait
+    on it."""
     lobby: Lobby
     presence: Presence
     store: Store
@@ -380,7 +381,7 @@ class BotSeat:
             return  # already thinking about this decision: it answers the latest prompt
         if self._unanswered:
             return  # decided once every request is answered (see ``_unanswered``)
-        clock = self.seats.host.clock
+        clock = self.seats.host.game_clock
         now = clock.now()
         config = self.seats.host.config
         think = self.rng.uniform(config.bot_think_min_seconds, config.bot_think_max_seconds)
@@ -406,7 +407,7 @@ class BotSeat:
         if not model.waits_for_me(prompt["hand"], prompt["phase"]):
             stats.stale += 1
             return
-        now = self.seats.host.clock.now()
+        now = self.seats.host.game_clock.now()
         stats.late_max = max(stats.late_max, now - self._due)
         left = float(prompt["seconds_left"])
         if left > 0:
@@ -657,10 +658,10 @@ class BotSeats:
             if room.id not in self._idle and room.id not in self._unattended:
                 # Away, but holding their seats for the reconnect grace (up to an hour):
                 # the bots wait a little, not the whole grace, before they stop dealing.
-                delay = self.config.bots_unattended_seconds * self.config.time_scale
-                clock = self.host.clock
+                clock = self.host.game_clock
                 self._unattended[room.id] = clock.call_at(
-                    clock.now() + delay, functools.partial(self._unattended_over, room)
+                    clock.after(self.config.bots_unattended_seconds).at,
+                    functools.partial(self._unattended_over, room),
                 )
         elif present:
             self._stop_unattended(room.id)
@@ -668,10 +669,10 @@ class BotSeats:
                 self._sit_in(room)
         if room.settings.bot_fill_seconds and present and room.has_free_seat:
             if room.id not in self._fill:
-                delay = room.settings.bot_fill_seconds * self.config.time_scale
-                clock = self.host.clock
+                clock = self.host.game_clock
                 self._fill[room.id] = clock.call_at(
-                    clock.now() + delay, functools.partial(self._filled, room)
+                    clock.after(room.settings.bot_fill_seconds).at,
+                    functools.partial(self._filled, room),
                 )
         else:
             self._stop_filling(room.id)
@@ -687,7 +688,7 @@ class BotSeats:
         empty room stays open."""
         for bot in self._by_room[room.id]:
             bot.ready(False)
-        clock = self.host.clock
+        clock = self.host.game_clock
         self._idle[room.id] = clock.call_at(
             clock.now() + self.config.empty_room_seconds, functools.partial(self._release, room)
         )

@@ -1,12 +1,20 @@
-"""Token buckets, one per connection or per client address, on an injected clock.
+"""The limits a client is held to: token buckets and sliding windows, on an injected clock.
 
-Nothing here knows of tali or of sockets: the transport and the HTTP endpoints
-count what a client makes the server do, and ask how long to hold it back.
+Nothing here knows of tali or of sockets: the transport, the HTTP endpoints, the
+connections and the rooms count what a client makes the server do, and ask how long to
+hold it back or whether to refuse it. Here: a connection's messages a second
+(``TokenBucket.take``, ``Connection``) and its refusals before it is closed (``Window``),
+each address's connections (``AddressLimits``) and HTTP requests (``Buckets``), a
+player's chat messages a minute (``Window``, ``Room.chat``), moderation acts and reports a
+minute (``Window``, ``server.moderation``). Elsewhere still, for now: the
+request budgets by cost and their hold-back allowance (``server.costs``), the transport's
+read budget and its 30 s window of time held back (``server.transport``).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections import deque
 from enum import Enum
 from typing import Protocol
 
@@ -60,6 +68,39 @@ class TokenBucket:
 
     def full(self, now: float) -> bool:
         return self.tokens + (now - self.stamp) * self.rate >= self.burst
+
+    def take(self, now: float, cost: float = 1.0) -> bool:
+        """Take ``cost`` tokens if there are as many saved at ``now`` (never a debt)."""
+        if self.level(now) >= cost:
+            self.tokens -= cost
+            return True
+        return False
+
+
+class Window:
+    """The events of the last ``seconds``: an event counts until it is ``seconds`` old."""
+
+    __slots__ = ("_times", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        # Made at the first event: a deque takes some 600 bytes, and most windows (one a
+        # member of every room, for chat) never see one.
+        self._times: deque[float] | None = None
+
+    def count(self, now: float) -> int:
+        """How many events are younger than ``seconds`` at ``now`` (times never go back)."""
+        times = self._times
+        if times is None:
+            return 0
+        while times and now - times[0] >= self.seconds:
+            times.popleft()
+        return len(times)
+
+    def add(self, now: float) -> None:
+        if self._times is None:
+            self._times = deque()
+        self._times.append(now)
 
 
 class Buckets:

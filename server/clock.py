@@ -39,7 +39,7 @@ class Clock(Protocol):
         """Call ``callback`` at monotonic time ``at`` (or soon after)."""
 
     def after(self, seconds: float) -> Deadline:
-        """The deadline ``seconds`` from now."""
+        """The deadline ``seconds`` of game time from now (``ScaledClock``: scaled)."""
 
 
 class LoopClock:
@@ -60,6 +60,34 @@ class LoopClock:
     def after(self, seconds: float) -> Deadline:
         at = self._loop.time() + seconds
         return Deadline(at, self.wall_ms(at))
+
+
+class ScaledClock:
+    """Game time at ``scale`` (the ``time_scale`` setting, below 1 only for tests and
+    demos), applied once, here: ``after`` takes the game's seconds (a turn, a reconnect
+    grace, the pause before a hand, a bot's fill or unattended wait, a session, the
+    spectator count's second) and scales them. Absolute times are the wrapped clock's, never
+    scaled, and a timer set as ``now() + seconds`` is not a game duration (an empty room's
+    close, the lobby's gathering): those last the same at every scale.
+    """
+
+    __slots__ = ("clock", "scale")
+
+    def __init__(self, clock: Clock, scale: float = 1.0) -> None:
+        self.clock = clock
+        self.scale = scale
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def wall_ms(self, at: float) -> int:
+        return self.clock.wall_ms(at)
+
+    def call_at(self, at: float, callback: Callable[[], None]) -> Timer:
+        return self.clock.call_at(at, callback)
+
+    def after(self, seconds: float) -> Deadline:
+        return self.clock.after(seconds * self.scale)
 
 
 class ManualClock:

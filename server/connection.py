@@ -28,6 +28,7 @@ from protocol.errors import ErrorCode as WireCode
 from protocol.types import AccountRole
 from server import engine, moderation
 from server.auth import AuthRefused
+from server.budget import TokenBucket, Window
 from server.costs import (
     BASE_COST,
     IN_PROCESS,
@@ -381,9 +382,11 @@ class Connection:
         self.rooms_out: set[str] = set()
         """The rooms whose frames are among those queued (``Outgoing`` judges them)."""
         self._outgoing = app.outgoing
-        self._tokens = float(self.config.rate_burst)
-        self._refilled = self._loop.time()
-        self._limited: deque[float] = deque()
+        self._tokens = TokenBucket(
+            self.config.rate_per_second, float(self.config.rate_burst), self._loop.time()
+        )
+        self._limited = Window(10.0)
+        """Messages refused by the rate limit in the last ten seconds (``abuse_limit``)."""
         self._gate = app.request_budgets.gate(
             # Without address limits (a proxy hides the addresses) nothing is shared; the
             # server's own bots share no budget either.
@@ -609,19 +612,11 @@ class Connection:
 
     def _take_token(self, request_id: int | str | None) -> bool:
         now = self._loop.time()
-        self._tokens = min(
-            float(self.config.rate_burst),
-            self._tokens + (now - self._refilled) * self.config.rate_per_second,
-        )
-        self._refilled = now
-        if self._tokens >= 1:
-            self._tokens -= 1
+        if self._tokens.take(now):
             return True
-        self._limited.append(now)
+        self._limited.add(now)
         self.metrics.rate_limited.inc()
-        while self._limited and now - self._limited[0] > 10.0:
-            self._limited.popleft()
-        if len(self._limited) >= self.config.abuse_limit:
+        if self._limited.count(now) >= self.config.abuse_limit:
             self.log.warning("rate_abuse_closed")
             self.error(WireCode.RATE_LIMITED, "too many messages; closing", request_id, closes=True)
             self.close(CloseCode.POLICY_VIOLATION, "too many messages")

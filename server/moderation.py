@@ -40,6 +40,7 @@ import protocol.client as req
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import BanScope
+from server.budget import Window
 from server.frames import message_frame
 from server.logs import get_logger
 from server.room import RequestError
@@ -193,8 +194,8 @@ class Moderation:
         self.kick_out: Callable[[Session, str], None] = lambda session, why: None
         """Closes a banned session's connection (``server.app``)."""
         self._chats: dict[str, deque[Chat]] = {}
-        self._acts: dict[str, deque[float]] = {}
-        self._reports: dict[str, deque[float]] = {}
+        self._acts: dict[str, Window] = {}
+        self._reports: dict[str, Window] = {}
         self._reported: set[tuple[str, str, int]] = set()
         self.log = get_logger()
 
@@ -490,15 +491,13 @@ class Moderation:
         )
 
 
-def _spend(acts: dict[str, deque[float]], who: str, per_minute: int, now: float, why: str) -> None:
-    times = acts.get(who)
-    if times is None:
-        times = acts[who] = deque()
-    while times and now - times[0] >= 60.0:
-        times.popleft()
-    if len(times) >= per_minute:
+def _spend(acts: dict[str, Window], who: str, per_minute: int, now: float, why: str) -> None:
+    window = acts.get(who)
+    if window is None:
+        window = acts[who] = Window(60.0)
+    if window.count(now) >= per_minute:
         raise RequestError(WireCode.MODERATION_LIMITED, why)
-    times.append(now)
+    window.add(now)
 
 
 def _state(room: Room, key: str) -> dict[str, int]:

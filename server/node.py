@@ -470,7 +470,7 @@ class Node:
     async def _where(self, room_id: str) -> str | None:
         """The URL of the live node that plays ``room_id``; None once it is played here (taken
         over now if need be) or nowhere (closed)."""
-        deadline = time.monotonic() + self.lease * max(1.0, self.config.time_scale) + 1.0
+        deadline = time.monotonic() + self.lease + 1.0
         while not (self.stopping or self.store_down):
             lease = await self.cluster.directory.lease(room_id)
             if lease is None:

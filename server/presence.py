@@ -137,9 +137,7 @@ class Presence:
     @property
     def shared_ttl(self) -> float:
         """How long a shared record lives unrefreshed: past any grace and the forget delay."""
-        return (self.config.session_seconds + 600 + self.config.lease_seconds) * max(
-            1.0, self.config.time_scale
-        ) + 60
+        return self.config.session_seconds + 600 + self.config.lease_seconds + 60
 
     async def share(self, session: Session) -> None:
         """Write ``session``'s shared record: live here, in these rooms."""
@@ -255,7 +253,7 @@ class Presence:
 
     def _hold(self, session: Session, room: Room) -> float:
         """Tell ``room`` the player is away and hold the place for its grace: until when."""
-        grace = self.clock.after(room.settings.reconnect_grace_seconds * self.config.time_scale)
+        grace = self.clock.after(room.settings.reconnect_grace_seconds)
         room.disconnected(session, grace.ms)
         hold = self._holds.pop((id(session), room.id), None)
         if hold is not None:
@@ -267,7 +265,7 @@ class Presence:
 
     def _schedule_forget(self, session: Session, graces: list[float]) -> None:
         # A little past the longest grace, so that the rooms let the player go first.
-        at = max([self.clock.now() + self.config.session_seconds * self.config.time_scale, *graces])
+        at = max([self.clock.after(self.config.session_seconds).at, *graces])
         old = self._forget.pop(id(session), None)
         if old is not None:
             at = max(at, self._forget_at.pop(id(session), at))

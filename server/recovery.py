@@ -1,24 +1,24 @@
 """Getting rooms back after a restart: the latest snapshot, then the log after it.
 
-Replaying applies each entry's input to the room's engine with the dice the
-entry recorded, and sends nothing: every frame those entries caused was sent
-before the crash. The story of the hand in play (``hand_history``'s) goes on
-from the snapshot's with the events replayed, numbered as they were sent.
-Then ``resume`` takes the room into the new process's time: everyone is away
-(nobody is connected yet), with the room's reconnect grace counted from now,
-and whoever the table waits for gets a full turn from now (announced to the
-table, for whoever comes back).
+Replaying applies each entry (``server.journal``'s typed entries, decoded from whatever
+format the store holds) to the room with the dice the entry recorded, through ``apply``,
+the one replay of a room's log; it sends nothing: every frame those entries caused was
+sent before the crash. The story of the hand in play (``hand_history``'s) goes on from the
+snapshot's with the events replayed, numbered as they were sent. Then ``resume`` takes the
+room into the new process's time: everyone is away (nobody is connected yet), with the
+room's reconnect grace counted from now, and whoever the table waits for gets a full turn
+from now (announced to the table, for whoever comes back).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from protocol.types import Role
+from server import journal
 from server.engine.events import Event
 from server.engine.snapshot import load
-from server.journal import decode_action, replaying
 from server.room import Member, Room, Story
 from server.session import Session
 from server.store import Data
@@ -35,21 +35,21 @@ def restore(
     hands: list[tuple[int, int]] | None = None,
 ) -> None:
     """Bring ``room`` (just made, empty) to where its log ends; ``hands``: the stories the
-    store keeps of its hands (number, bytes)."""
+    store keeps of its hands (number, bytes). Raises ``StoreError`` for a snapshot or an
+    entry this server cannot read (a newer format)."""
     if snapshot is not None:
-        room.game.state = load(snapshot["game"])
-        room.log_n = snapshot["n"]
-        room.stream.seq = snapshot["seq"]
-        room.spectators_told = snapshot["spectators_told"]
-        for player, (role, name) in snapshot["members"].items():
-            _add(room, session_of(player, name), Role(role))
+        taken = journal.RoomSnapshot.decode(snapshot)
+        room.game.state = load(taken.game)
+        room.log_n = taken.n
+        room.stream.seq = taken.seq
+        room.spectators_told = taken.spectators_told
+        for player, (role, name) in taken.members.items():
+            _add(room, session_of(player, name), role)
         # Written before stories were (an older server): the hand in play goes untold.
-        told = snapshot.get("story")
-        room.story = None if told is None else Story.load(told)
-    for n, entry in entries:
-        room.replayed(_apply(room, entry, session_of), room.stream.seq)
+        room.story = None if taken.story is None else Story.load(taken.story)
+    for n, data in entries:
+        apply(room, journal.decode(data), session_of)
         room.log_n = n
-        room.stream.seq = entry["s"]
     room.logged = len(entries)
     for hand, size in hands or ():
         room.kept.append((hand, size))
@@ -58,41 +58,55 @@ def restore(
         member.connected = False
 
 
-def _apply(room: Room, entry: Data, session_of: SessionOf) -> list[Event]:
-    """Apply ``entry`` again: the engine's events, as it gave them the first time."""
+def apply(room: Room, logged: journal.Logged, session_of: SessionOf) -> list[Event]:
+    """Bring ``room`` past one entry of its log: its input applied again with the dice it
+    drew, the members it changed, the story of the hand in play, the ``seq`` it left the
+    room at. Nothing is sent or written. Returns the engine's events, as it gave them the
+    first time."""
+    events = _applied(room, logged, session_of)
+    room.replayed(events, room.stream.seq)
+    room.stream.seq = logged.seq
+    return events
+
+
+def _applied(room: Room, logged: journal.Logged, session_of: SessionOf) -> list[Event]:
     game = room.game
-    kind = entry["k"]
     live_dice = game.dice
-    game.dice = replaying(entry, room.id)
-    events: list[Event] = []
+    game.dice = logged.dice(room.id)
     try:
-        if kind == "sit":
-            events = game.sit(entry["p"], entry["seat"], bot=entry.get("b", False))
-            _add(room, session_of(entry["p"], entry["n"]), Role.PLAYER)
-        elif kind == "watch":
-            _add(room, session_of(entry["p"], entry["n"]), Role.SPECTATOR)
-        elif kind == "leave":
-            member = room.members.pop(entry["p"])
-            room.members_changed()
-            if member.role is Role.PLAYER:
-                events = game.leave(entry["p"])
-            member.session.rooms.pop(room.id, None)
-            if entry["p"] == room.creator:
-                member.session.created_rooms.discard(room.id)
-        elif kind == "ready":
-            events = game.set_ready(entry["p"], entry["r"])
-        elif kind == "act":
-            events = game.act(entry["p"], decode_action(entry["a"]))
-        elif kind == "timeout":
-            events = [e for player in entry["ps"] for e in game.timeout(player)]
-        elif kind == "start":
-            events = game.start_hand()
-        elif kind == "spectators":
-            room.spectators_told = entry["c"]
-        # chat, away, back, resume: they moved the seq (set by the caller), nothing else.
+        match entry := logged.entry:
+            case journal.Acted(player, action):
+                return game.act(player, action)
+            case journal.TimedOut(players):
+                return [e for player in players for e in game.timeout(player)]
+            case journal.Dealt():
+                return game.start_hand()
+            case journal.Sat(player, name, seat, bot):
+                events = game.sit(player, seat, bot=bot)
+                _add(room, session_of(player, name), Role.PLAYER)
+                return events
+            case journal.Watched(player, name):
+                _add(room, session_of(player, name), Role.SPECTATOR)
+                return []
+            case journal.Left(player):
+                member = room.members.pop(player)
+                room.members_changed()
+                member.session.rooms.pop(room.id, None)
+                if player == room.creator:
+                    member.session.created_rooms.discard(room.id)
+                return game.leave(player) if member.role is Role.PLAYER else []
+            case journal.ReadySet(player, ready):
+                return game.set_ready(player, ready)
+            case journal.SpectatorsTold(count):
+                room.spectators_told = count
+                return []
+            case journal.Chatted() | journal.WentAway() | journal.CameBack() | journal.Resumed():
+                return []  # they moved the seq, nothing else
+            case _:
+                # A kind of entry without its case here fails the type check (mypy).
+                assert_never(entry)
     finally:
         game.dice = live_dice
-    return events
 
 
 def _add(room: Room, session: Session, role: Role) -> None:

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import MAX_ROOMS_PER_SESSION, Role, RoomState
-from server import names, wire
+from server import journal, names, wire
+from server.budget import Window
 from server.clock import Clock, Timer
 from server.engine import Game, Settings, view
 from server.engine import events as ev
@@ -34,7 +35,7 @@ from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
 from server.history import History, hand_history, private, told
-from server.journal import RecordingDice, encode_action
+from server.journal import RecordingDice
 from server.logs import get_logger
 from server.metrics import RoomStats
 from server.store import Data, Store
@@ -97,7 +98,8 @@ class Member:
     session: Session
     role: Role
     connected: bool = True
-    chat_times: list[float] = field(default_factory=list)
+    chats: Window = field(default_factory=lambda: Window(60.0))
+    """Their chat messages of the last minute (``chat_per_minute``)."""
 
     @property
     def outbox(self) -> Outbox | None:
@@ -350,10 +352,7 @@ class Room:
             self._publish(events)
             self._maybe_schedule_hand()
             taken = self.game.state.seats[player].index
-            if session.bot:
-                self._record("sit", p=player, n=session.name, seat=taken, b=True)
-            else:
-                self._record("sit", p=player, n=session.name, seat=taken)
+            self._record(journal.Sat(player, session.name, taken, session.bot))
         else:
             if self.spectators >= self.config.max_spectators:
                 raise RequestError(
@@ -365,7 +364,7 @@ class Room:
             session.rooms[self.id] = role
             session.rooms_changed()
             self._cancel_empty_timer()
-            self._record("watch", p=player, n=session.name)
+            self._record(journal.Watched(player, session.name))
         self._spectators_moved()
         self._on_change(self)
 
@@ -381,7 +380,7 @@ class Room:
         if events:
             self._publish(events)
             self._maybe_schedule_hand()
-            self._record("ready", p=session.player_id, r=ready)
+            self._record(journal.ReadySet(session.player_id, ready))
 
     def act(self, session: Session, action: Action) -> None:
         member = self._member(session)
@@ -391,7 +390,7 @@ class Room:
         events = self._engine(lambda: self.game.act(player, action))
         self.turns.done(player)
         self._after(events)
-        self._record("act", p=player, a=encode_action(action))
+        self._record(journal.Acted(player, action))
 
     def chat(self, session: Session, text: str) -> None:
         member = self._member(session)
@@ -399,11 +398,9 @@ class Room:
             # A crowd of spectators must not be able to flood the table.
             raise RequestError(WireCode.NOT_SEATED, "spectators watch in silence")
         now = self._clock.now()
-        recent = [t for t in member.chat_times if now - t < 60.0]
-        if len(recent) >= self.config.chat_per_minute:
+        if member.chats.count(now) >= self.config.chat_per_minute:
             raise RequestError(WireCode.RATE_LIMITED, "too many chat messages; wait a little")
-        recent.append(now)
-        member.chat_times = recent
+        member.chats.add(now)
         self.stream.publish(
             wire.chat(
                 self.id,
@@ -414,7 +411,7 @@ class Room:
                 self._clock.wall_ms(now),
             )
         )
-        self._record("chat")
+        self._record(journal.Chatted())
 
     # -- presence ------------------------------------------------------------
 
@@ -431,7 +428,7 @@ class Room:
                     self.id, self.stream.next_seq(), session.player_id, grace_until
                 )
             )
-            self._record("away", p=session.player_id)
+            self._record(journal.WentAway(session.player_id))
             self._on_change(self)
 
     def reconnected(self, session: Session) -> None:
@@ -445,7 +442,7 @@ class Room:
                 self.stream.publish(
                     wire.player_reconnected(self.id, self.stream.next_seq(), session.player_id)
                 )
-                self._record("back", p=session.player_id)
+                self._record(journal.CameBack(session.player_id))
                 self._on_change(self)
 
     def resume(self) -> None:
@@ -460,7 +457,7 @@ class Room:
         self._refresh_turns()
         self._maybe_schedule_hand()
         if self.stream.seq != before:
-            self._record("resume")
+            self._record(journal.Resumed())
 
     def close(self) -> None:
         self.closed = True
@@ -520,7 +517,7 @@ class Room:
             # The creator's room cap counts the rooms they made and are still in.
             member.session.created_rooms.discard(self.id)
         self._maybe_schedule_hand()
-        self._record("leave", p=player)
+        self._record(journal.Left(player))
         self._spectators_moved()
         if not self.members:
             self.schedule_empty_close()
@@ -683,7 +680,7 @@ class Room:
 
     def _refresh_turns(self) -> None:
         """Announce whom the table now waits for, and prompt them (see ``TurnClock.update``)."""
-        prompts = self.turns.update(self.game, self.settings.turn_seconds * self.config.time_scale)
+        prompts = self.turns.update(self.game, self.settings.turn_seconds)
         if prompts is None:
             return
         # Everyone learns whose turn it is and until when; the actors get their prompts.
@@ -706,7 +703,7 @@ class Room:
             timed_out.append(player)
         self._move_on()
         if timed_out:
-            self._record("timeout", ps=timed_out)
+            self._record(journal.TimedOut(tuple(timed_out)))
 
     def _maybe_schedule_hand(self, announce: bool = True) -> None:
         """Schedule the next hand once one can start, or cancel a schedule that can no
@@ -722,9 +719,7 @@ class Room:
             self._start_timer = None
             self._next_hand_ms = None
         elif can_start:
-            start = self._clock.after(
-                self.settings.next_hand_delay_seconds * self.config.time_scale
-            )
+            start = self._clock.after(self.settings.next_hand_delay_seconds)
             self._next_hand_ms = start.ms
             self._start_timer = self._clock.call_at(
                 start.at, lambda: self._guarded(self._start_hand)
@@ -747,15 +742,15 @@ class Room:
         self._refresh_turns()
         if hand.fair is not None:
             # The hand's secrets, to deal the same dice again after a restart.
-            self._record("start", x=[hand.fair.secret(p).hex() for p in hand.fair.players])
+            self._record(journal.Dealt(tuple(hand.fair.secret(p).hex() for p in hand.fair.players)))
         else:
-            self._record("start")
+            self._record(journal.Dealt())
         self._on_change(self)
 
     def _spectators_moved(self) -> None:
         """The number watching may have changed: tell the table within a second, once."""
         if self._spectators_timer is None and self.spectators != self.spectators_told:
-            at = self._clock.now() + 1.0 * self.config.time_scale
+            at = self._clock.after(1.0).at
             self._spectators_timer = self._clock.call_at(
                 at, lambda: self._guarded(self._tell_spectators)
             )
@@ -766,17 +761,15 @@ class Room:
         if count != self.spectators_told:
             self.spectators_told = count
             self.stream.publish(wire.spectators_changed(self.id, self.stream.next_seq(), count))
-            self._record("spectators", c=count)
+            self._record(journal.SpectatorsTold(count))
 
-    def _record(self, kind: str, **data: Any) -> None:
+    def _record(self, entry: journal.Entry) -> None:
         """Write down what just changed the room (see ``server.journal``), and at the end
         of every ``SNAPSHOT_EVERY``-th hand the whole room."""
         self.log_n += 1
-        entry: Data = {"k": kind, "s": self.stream.seq, **data}
-        faces = self.tape.take() if self.tape is not None else ()
-        if faces:
-            entry["d"] = faces
-        self.logged_bytes += self.store.append(self.id, self.log_n, entry)
+        faces = self.tape.take() if self.tape is not None else []
+        data = entry.encode(self.stream.seq, faces)
+        self.logged_bytes += self.store.append(self.id, self.log_n, data)
         self.logged += 1
         hands = self.game.state.hands_played
         if self._hand_over:
@@ -795,15 +788,15 @@ class Room:
 
     def state(self) -> Data:
         """The whole room as plain data: a snapshot."""
-        return {
-            "n": self.log_n,
-            "seq": self.stream.seq,
-            "game": dump(self.game.state),
-            "members": {p: [m.role.value, m.session.name] for p, m in self.members.items()},
-            "spectators_told": self.spectators_told,
+        return journal.RoomSnapshot(
+            self.log_n,
+            self.stream.seq,
+            dump(self.game.state),
+            {p: (m.role, m.session.name) for p, m in self.members.items()},
+            self.spectators_told,
             # A copy: the story goes on after the snapshot (a store may keep what it is given).
-            "story": None if self.story is None else self.story.copy().data(),
-        }
+            None if self.story is None else self.story.copy().data(),
+        ).encode()
 
     def schedule_empty_close(self) -> None:
         self._cancel_empty_timer()

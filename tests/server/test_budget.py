@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.budget import AddressLimits, Admission, Buckets, TokenBucket
+from server.budget import AddressLimits, Admission, Buckets, TokenBucket, Window
 
 from .transport_fakes import FakeClock
 
@@ -15,6 +15,30 @@ def test_a_bucket_refills_at_its_rate_up_to_its_burst() -> None:
     assert bucket.wait(1.0) == 0.2
     assert bucket.level(100.0) == 5
     assert bucket.wait(50.0) == 0.0  # never more than the burst is waited for
+
+
+def test_a_bucket_gives_what_it_has_and_never_goes_into_debt_by_take() -> None:
+    """A connection's messages a second: ``rate_burst`` at once, then ``rate_per_second``."""
+    bucket = TokenBucket(rate=2, burst=3, now=0.0)
+    assert [bucket.take(0.0) for _ in range(4)] == [True, True, True, False]
+    assert bucket.level(0.0) == 0
+    assert not bucket.take(0.4)  # 0.8 of a token
+    assert bucket.take(0.5)
+    assert bucket.take(10.0, cost=3)
+    assert not bucket.take(10.0)
+
+
+def test_a_window_counts_the_events_younger_than_its_seconds() -> None:
+    """A chat message counts against the minute until it is a minute old, not at that instant."""
+    window = Window(60.0)
+    assert window.count(0.0) == 0
+    for at in (0.0, 10.0, 59.0):
+        window.add(at)
+    assert window.count(59.9) == 3
+    assert window.count(60.0) == 2
+    assert window.count(69.9) == 2
+    assert window.count(70.0) == 1
+    assert window.count(1000.0) == 0
 
 
 def test_buckets_per_key_do_not_go_deeper_than_a_burst_in_debt() -> None:

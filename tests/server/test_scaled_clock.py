@@ -1,0 +1,61 @@
+"""One scale for the game's time: ``time_scale`` applied once, by the clock the shell gets."""
+
+from __future__ import annotations
+
+from protocol.types import Role
+from server.clock import ScaledClock
+from server.config import ServerConfig
+from server.engine import SeededDice, Settings
+from server.metrics import Metrics
+from server.room import Room
+from server.session import Session
+from server.store import MemoryStore
+
+from .fakes import START, FakeClock, Inbox
+
+
+def test_durations_are_scaled_and_instants_are_not() -> None:
+    inner = FakeClock()
+    clock = ScaledClock(inner, 0.25)
+    deadline = clock.after(8)
+    assert deadline == inner.after(2)
+    assert clock.now() == inner.now() == START
+    fired: list[float] = []
+    clock.call_at(START + 3, lambda: fired.append(inner.now()))
+    inner.advance(2.9)
+    assert fired == []
+    inner.advance(0.1)
+    assert fired == [START + 3]
+    assert ScaledClock(inner).after(5) == inner.after(5)
+
+
+def test_a_room_on_a_scaled_clock_runs_every_game_timer_at_its_scale() -> None:
+    """The next hand, the turn and the spectator count at a tenth of their seconds (the
+    room multiplies nothing itself); an empty room's close is not a game duration."""
+    inner = FakeClock()
+    store = MemoryStore()
+    config = ServerConfig(store="memory", time_scale=0.1)
+    settings = Settings.create("simple", next_hand_delay_seconds=10, turn_seconds=30)
+    room = Room("r_scaled", settings, SeededDice(1), config, lambda r: None, Metrics(),
+                ScaledClock(inner, config.time_scale), store)  # fmt: skip
+    store.open_room("r_scaled", room.meta())
+    inboxes = {}
+    for name, role in [("Aulus", Role.PLAYER), ("Brutus", Role.PLAYER), ("Cato", Role.SPECTATOR)]:
+        inboxes[name] = Inbox()
+        session = Session(player_id=f"p_{name}", key="k" * 64, name=name, outbox=inboxes[name])
+        room.join(session, role, None)
+    told = inboxes["Aulus"].of_type("next_hand")[-1]
+    assert told["at"] == inner.wall_ms(START + 1.0)  # 10 s at 0.1
+    inner.advance(0.1)
+    assert inboxes["Aulus"].of_type("spectators_changed")  # 1 s at 0.1
+    inner.advance(0.9)
+    assert room.game.hand_in_progress
+    prompt = inboxes["Aulus"].of_type("your_turn")[-1]
+    assert prompt["deadline"] == inner.wall_ms(START + 1.0 + 3.0)  # 30 s at 0.1
+    for member in list(room.members.values()):
+        room.leave(member.session)
+    assert room.empty_timer is not None
+    inner.advance(config.empty_room_seconds - 0.5)
+    assert not room.idle_expired
+    inner.advance(1)
+    assert room.idle_expired
