@@ -129,9 +129,11 @@ async def play(
         rating_hands=rating_hands,
         **LIMITS,  # type: ignore[arg-type]
     )
-    # speed 0: the short timers that only pace the game (the next hand's pause, a bot's
-    # think time) fire on the loop's next turn; longer ones when the run moves the clock.
-    clock = ManualClock(auto_seconds=1.0, speed=0.0)
+    # speed 0: a bot's think time fires on the loop's next turn; the next hand's pause (1 s)
+    # and longer timers when the run moves the clock, so no hand starts once the run has
+    # stopped moving it (a room closed mid-hand would end that hand by a bot's leave, which
+    # its leaver's round does not count: the two standings would differ by a hand).
+    clock = ManualClock(auto_seconds=0.5, speed=0.0)
     server = TaliServer(config, clock)
     await server.start()
     started = time.perf_counter()
