@@ -5,7 +5,7 @@ import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom
 import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
 import { currentPrompt, failedHands, inviteLink, mayModerate, msLeft, turnMs } from "../state.js";
 import { potLabel } from "../room-model.js";
-import { rollLabel, rollStrength } from "../scoring.js";
+import { partialStrength, rerollStrength, rerollWords, rollLabel, rollStrength } from "../scoring.js";
 import { play } from "../alerts.js";
 import { chipCount, flyChips, notePot, takeOff } from "../chips.js";
 
@@ -212,7 +212,7 @@ function renderSeats(state, handlers) {
         if (rerollable) {
           dice.append(el("button", {
             type: "button", class: "reroll", "data-testid": `reroll-${i}`,
-            "aria-label": `Reroll die ${i + 1}, now ${face}, for ${prompt.legal.reroll_cost}`,
+            "aria-label": `Reroll die ${i + 1}, now ${face}, for ${prompt.legal.reroll_cost}${state.showStrength !== false ? `: ${rerollWords(seat.dice, i)}` : ""}`,
             onclick: () => handlers.act("reroll", { die: i }),
           }, die(face, attrs)));
         } else dice.append(die(face, attrs));
@@ -253,9 +253,7 @@ function renderSeats(state, handlers) {
       turn ? timer(state, seat, hand, prompt) : "",
       dice,
       name ? el("div", { class: "hand-name", "data-testid": `roll-name-${seat.player}` }, name) : "",
-      mine && name && state.showStrength !== false
-        ? el("div", { class: "strength", "data-testid": "hand-strength" }, rollStrength(seat.dice))
-        : "",
+      mine && state.showStrength !== false ? strength(seat.dice, rerollable) : "",
       moderating && !mine && !seat.bot ? el("div", { class: "moderate" },
         el("button", { type: "button", "data-testid": `kick-${seat.player}`, onclick: () => handlers.moderate("kick", seat.player) }, "Remove"),
         el("button", { type: "button", "data-testid": `mute-${seat.player}`, onclick: () => handlers.moderate("mute", seat.player) }, "Mute"),
@@ -270,6 +268,20 @@ function renderSeats(state, handlers) {
 function wonChips(player, count) {
   const chips = Array.from({ length: count }, () => el("span", { class: "chip" }));
   return el("span", { class: "won-chips", "data-testid": `won-chips-${player}`, "data-count": String(count), "aria-hidden": "true" }, chips);
+}
+
+/**
+ * Your dice's odds: four dice's name and share of rolls beaten; fewer (stud), what they
+ * are worth on average over the dice to come; at a reroll (draw), what each face would
+ * make of them.
+ */
+function strength(dice, rerollable) {
+  const line = dice?.length === 4 ? rollStrength(dice) : partialStrength(dice);
+  if (!line) return "";
+  return [
+    el("div", { class: "strength", "data-testid": "hand-strength" }, line),
+    rerollable ? el("div", { class: "strength", "data-testid": "reroll-odds" }, rerollStrength(dice)) : "",
+  ];
 }
 
 /** "computer", with its level and speed when the server says them. */
