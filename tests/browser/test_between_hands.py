@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -100,16 +101,74 @@ async def test_the_evenings_statistics_and_chip_graph(
     labels = await graph.evaluate(LABELS)
     assert [text for text, _ in labels["hands"]] == ["1", "2", "3"]
     chips = [int(text) for text, _ in labels["chips"]]
-    assert chips[0] == 0
+    assert chips[0] <= min(stacks)
     assert chips[-1] >= max(stacks)
     assert chips == sorted(chips)
     assert len(chips) <= 6
     assert sorted(text for text, _ in labels["titles"]) == ["chips", "hand"]
     check_labels(labels)
+    if max(stacks) > min(stacks):  # a swing of a chip or two is seen
+        assert await graph.evaluate(LINE_SHARE) >= 0.2
     await aulus.assert_accessible()
     await aulus.screenshot(ARTIFACTS / f"session-graph-{viewport}.png")
     await page.reload()  # kept with the room in this browser
     await expect(graph).to_have_attribute("data-points", " ".join(map(str, stacks)))
+    assert aulus.errors == []
+
+
+# How much of the plot's height (from its lowest horizontal line to its highest) the
+# stack's line spans.
+LINE_SHARE = """(svg) => {
+    const rows = [...svg.querySelectorAll('line')].filter((l) => l.getAttribute('y1') === l.getAttribute('y2'))
+        .map((l) => l.getBoundingClientRect().top);
+    const line = svg.querySelector('polyline').getBoundingClientRect();
+    return line.height / (Math.max(...rows) - Math.min(...rows));
+}"""
+
+
+async def test_a_small_swing_goes_up_and_down_on_the_graph(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    """A stack moving between 97 and 104 from 100: the chip axis fits it, with round ticks
+    around it (not from 0), the starting stack across the plot, the labels apart."""
+    aulus = await Player.open(browser, server, "Aulus", viewport=viewport)
+    stacks = [100, 98, 97, 101, 104, 102, 99]
+    await aulus.page.evaluate(
+        """async ([values, hands]) => {
+            const { chipGraph } = await import('/views/panels.js');
+            document.querySelector('main').append(chipGraph(values, hands));
+        }""",
+        [stacks, list(range(1, 7))],
+    )
+    graph = aulus.page.locator("main > svg")
+    assert await graph.evaluate(LINE_SHARE) >= 0.5
+    labels = await graph.evaluate(LABELS)
+    chips = [int(text) for text, _ in labels["chips"]]
+    assert 0 < chips[0] <= 97, chips
+    assert chips[-1] >= 104, chips
+    steps = {b - a for a, b in pairwise(chips)}
+    assert len(steps) == 1, chips  # evenly spaced
+    assert steps.pop() in (1, 2, 5), chips  # round
+    assert all(c % 5 == 0 for c in chips) or all(c % 2 == 0 for c in chips), chips
+    start = await aulus.page.get_by_test_id("graph-start").evaluate(
+        "(l) => [Number(l.getAttribute('y1')), Number(l.getAttribute('y2'))]"
+    )
+    first = await graph.evaluate(
+        "(svg) => Number(svg.querySelector('polyline').getAttribute('points').split(' ')[0].split(',')[1])"
+    )
+    assert abs(start[0] - first) < 0.2  # the stack sat down with
+    assert start[0] == start[1]
+    check_labels(labels)
+    # A flat evening: still round ticks either side, the line in the middle.
+    await aulus.page.evaluate(
+        """async () => {
+            const { chipGraph } = await import('/views/panels.js');
+            document.querySelector('main > svg').replaceWith(chipGraph([100, 100, 100], [1, 2]));
+        }"""
+    )
+    labels = await graph.evaluate(LABELS)
+    assert [text for text, _ in labels["chips"]] == ["98", "100", "102"]
+    check_labels(labels)
     assert aulus.errors == []
 
 

@@ -101,6 +101,27 @@ function tickStep(top, count) {
 }
 
 /**
+ * The chip axis for `values`: [low, high, step], round ticks (about three) fitted to the
+ * data (with some room, rounded outwards), so that a stack moving
+ * between 97 and 104 goes visibly up and down; from 0 only when the data comes near it
+ * (its lowest point is closer to 0 than the data's own spread).
+ */
+function chipRange(values) {
+  const least = Math.min(...values);
+  const most = Math.max(...values);
+  // The spread the ticks are chosen for: the data's and some room (a flat evening too).
+  const pad = Math.max((most - least) / 8, 2, most / 100);
+  const step = tickStep(most - least + 2 * pad, 3);
+  const near = least <= Math.max(most - least, 2 * pad);
+  // Off 0, half the room either side, so that the line does not run along an edge.
+  const room = near ? 0 : pad / 2;
+  let low = near ? 0 : Math.floor((least - room) / step) * step;
+  let high = Math.ceil((most + room) / step) * step;
+  if (high === low) [low, high] = [Math.max(0, low - step), high + step];
+  return [low, high, step];
+}
+
+/**
  * A line of the stack after each hand, drawn as SVG with its axes: the hand numbers
  * along the bottom, the chips up the side (no style attributes: the page's CSP). The
  * labels are text of the drawing, sized by the stylesheet in its units, so they scale
@@ -117,20 +138,19 @@ export function chipGraph(values, hands) {
   };
   const width = 320;
   const height = 158;
-  const step = tickStep(Math.max(1, ...values), 3);
-  const top = Math.ceil(Math.max(1, ...values) / step) * step;
-  const yTicks = Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
+  const [low, high, step] = chipRange(values);
+  const yTicks = Array.from({ length: Math.round((high - low) / step) + 1 }, (_, i) => low + i * step);
   const left = 12 + 6.6 * Math.max(...yTicks.map((t) => tickLabel(t).length));
   const [right, upper, bottom] = [10, 26, height - 42];
   const x = (i) => left + (values.length > 1 ? (i * (width - left - right)) / (values.length - 1) : 0);
-  const y = (v) => bottom - (v / top) * (bottom - upper);
+  const y = (v) => bottom - ((v - low) / (high - low)) * (bottom - upper);
   const svg = node("svg", {
     viewBox: `0 0 ${width} ${height}`, role: "img", class: "chips-svg", "data-testid": "chip-line",
     "data-points": values.join(" "),
     "aria-label": `Your stack after each hand: ${values.join(", ")}`,
   });
   for (const t of yTicks) {
-    svg.append(node("line", { x1: left, x2: width - right, y1: y(t), y2: y(t), class: t ? "grid" : "axis" }));
+    svg.append(node("line", { x1: left, x2: width - right, y1: y(t), y2: y(t), class: t === low ? "axis" : "grid" }));
     svg.append(node("text", { x: left - 5, y: y(t) + 4, "text-anchor": "end", class: "tick", "data-testid": "graph-chips" }, tickLabel(t)));
   }
   svg.append(node("line", { x1: left, x2: left, y1: upper, y2: bottom, class: "axis" }));
@@ -143,6 +163,8 @@ export function chipGraph(values, hands) {
   });
   svg.append(node("text", { x: left, y: 12, "text-anchor": "end", class: "axis-title" }, "chips"));
   svg.append(node("text", { x: (left + width - right) / 2, y: height - 5, "text-anchor": "middle", class: "axis-title" }, "hand"));
+  // The stack sat down with, across the drawing: above it the evening is won.
+  svg.append(node("line", { x1: left, x2: width - right, y1: y(values[0]), y2: y(values[0]), class: "start", "data-testid": "graph-start" }));
   const points = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
   svg.append(node("polyline", { points, class: "chips-line" }));
   return svg;
