@@ -5,6 +5,7 @@ save."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from itertools import product
@@ -199,6 +200,87 @@ async def test_stud_says_what_the_dice_so_far_are_worth(
     await expect(line).to_have_text(strength(faces))  # four dice: the roll's own odds
     await aulus.click("ante")
     await aulus.wait_result()
+    assert aulus.errors == []
+
+
+async def test_a_folded_stud_seat_says_no_more_of_dice_to_come(
+    server: TaliServer, browser: Browser
+) -> None:
+    """Aulus folds his second street; the hand goes on between Brutus and Cassia, and his
+    seat no longer prices dice he will never get, then nor after the hand."""
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room("stud")
+    room = only_room(server)
+    me = pid(server, "Aulus")
+    bots = [await bot(server, name, room) for name in ("Brutus", "Cassia")]
+    await next_hand(server, room)
+    page = aulus.page
+    line = page.get_by_test_id("hand-strength")
+
+    async def street(aulus_acts: str) -> None:
+        marks = [len(b.frames) for b in bots]
+        await aulus.click("roll")
+        for b in bots:
+            await b.request("roll", room=room)
+        await expect(line).to_contain_text("to come")
+
+        async def pays(b: Client, since: int) -> None:
+            await b.wait(is_prompt("stud_ante"), since=since, timeout=20)
+            await b.request("ante", room=room)
+
+        # Whoever's turn it is first: the bots pay as they are asked, Aulus when offered.
+        await asyncio.gather(
+            aulus.click_when_ready(aulus_acts),
+            *(pays(b, since) for b, since in zip(bots, marks, strict=True)),
+        )
+
+    await street("ante")
+    await street("fold")
+    await expect(page.get_by_test_id(f"state-{me}")).to_have_text("folded")
+    game = server.lobby.rooms[room].game
+    assert game.hand_in_progress  # the others play on
+    await expect(line).to_have_count(0)
+    await expect(aulus.dice(me)).to_have_count(2)  # his dice stay, without odds
+    await aulus.assert_accessible()
+    assert aulus.errors == []
+
+
+# Whether the first-hand tip can be read where the page is, as it is scrolled: its text's
+# last line is on the screen and nothing (the sticky action bar) is drawn over it.
+TIP_SEEN = """() => {
+    const text = document.querySelector('[data-testid=coach-text]');
+    const b = text.getBoundingClientRect();
+    const bottom = b.bottom - 3;
+    if (b.top < 0 || bottom > innerHeight) return 'off the screen: ' + [b.top, b.bottom, innerHeight];
+    const over = document.elementFromPoint(b.left + 3, bottom);
+    return text.contains(over) ? 'seen' : 'under ' + over?.closest('[id]')?.id;
+}"""
+
+
+async def test_the_first_hands_tip_is_not_under_the_action_bar(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    """Four at the table: on a phone, the seats push the tip to the bottom of the screen,
+    where the action bar sticks; the tip must be read there, with the bar, unscrolled."""
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    await aulus.open_room("liars")
+    room = only_room(server)
+    bots = [await bot(server, name, room) for name in ("Brutus", "Cassia", "Decimus")]
+    await next_hand(server, room)
+    page = aulus.page
+    await expect(page.get_by_test_id("coach")).to_contain_text("Roll your four dice")
+    await page.get_by_test_id("action-roll").wait_for()
+    await page.evaluate("scrollTo(0, 0)")
+    assert await page.evaluate(TIP_SEEN) == "seen"
+    assert await page.get_by_test_id("action-roll").is_visible()
+    await page.screenshot(path=str(ARTIFACTS / f"coach-unscrolled-{viewport}.png"))
+    await aulus.assert_accessible()
+    # Halfway down the page as well: the tip goes with the bar, or sits above it.
+    await page.evaluate("scrollTo(0, 200)")
+    assert await page.evaluate(TIP_SEEN) == "seen"
+    await aulus.click("roll")
+    for b in bots:
+        await b.request("roll", room=room)
     assert aulus.errors == []
 
 

@@ -253,7 +253,7 @@ function renderSeats(state, handlers) {
       turn ? timer(state, seat, hand, prompt) : "",
       dice,
       name ? el("div", { class: "hand-name", "data-testid": `roll-name-${seat.player}` }, name) : "",
-      mine && state.showStrength !== false ? strength(seat.dice, rerollable) : "",
+      mine && state.showStrength !== false ? strength(seat.dice, rerollable, isLive && !seat.folded) : "",
       moderating && !mine && !seat.bot ? el("div", { class: "moderate" },
         el("button", { type: "button", "data-testid": `kick-${seat.player}`, onclick: () => handlers.moderate("kick", seat.player) }, "Remove"),
         el("button", { type: "button", "data-testid": `mute-${seat.player}`, onclick: () => handlers.moderate("mute", seat.player) }, "Mute"),
@@ -273,10 +273,10 @@ function wonChips(player, count) {
 /**
  * Your dice's odds: four dice's name and share of rolls beaten; fewer (stud), what they
  * are worth on average over the dice to come; at a reroll (draw), what each face would
- * make of them.
+ * make of them. Dice to come only while they can: not once folded, nor after the hand.
  */
-function strength(dice, rerollable) {
-  const line = dice?.length === 4 ? rollStrength(dice) : partialStrength(dice);
+function strength(dice, rerollable, coming) {
+  const line = dice?.length === 4 ? rollStrength(dice) : coming ? partialStrength(dice) : "";
   if (!line) return "";
   return [
     el("div", { class: "strength", "data-testid": "hand-strength" }, line),
