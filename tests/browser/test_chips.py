@@ -8,6 +8,7 @@ test pauses it at its first frame (over the pot) and finishes it (in the winner'
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
 from server.app import TaliServer
+from server.engine import evaluate
 from tests.integration.harness import Client
 
 from .conftest import ARTIFACTS
@@ -169,9 +171,12 @@ def splitting(shares: dict[str, str]) -> Any:
     return setup
 
 
-async def test_split_pots_fly_to_each_winner_their_share(
+async def test_split_pots_fly_to_each_winner_their_share_on_fabricated_input(
     server: TaliServer, browser: Browser
 ) -> None:
+    """FABRICATED INPUT: the wire is rewritten (``splitting``) to tell one simple pot as
+    two. Kept beside the real side pot below: it covers a split with the least share (one
+    chip), which the real hand does not."""
     shares: dict[str, str] = {}
     aulus = await Player.arrive(browser, server, "Aulus", setup=splitting(shares))
     page = aulus.page
@@ -194,6 +199,91 @@ async def test_split_pots_fly_to_each_winner_their_share(
     await expect(page.get_by_test_id(f"winner-{side}")).to_have_text("wins 1")
     await check_flights(page, main, 4)
     await check_flights(page, side, 1)
+    await aulus.assert_accessible()
+    await aulus.screenshot(ARTIFACTS / "chips-split-fabricated.png")
+    assert aulus.errors == []
+
+
+async def play(
+    server: TaliServer, room: str, clients: dict[str, Client], *, all_in: bool = False
+) -> None:
+    """Through the protocol, while the hand's phase lasts: everyone rolls; in the betting,
+    everyone checks (or calls), or with ``all_in`` goes all in, whatever the order."""
+    game = server.lobby.rooms[room].game
+    hand = game.hand
+    assert hand is not None
+    phase = hand.phase
+    async with asyncio.timeout(20):
+        while game.hand_in_progress and hand.phase is phase:
+            acting = game.to_act()
+            if not acting:
+                await asyncio.sleep(0.01)
+                continue
+            who = acting[0]
+            kinds = game.legal_actions(who).actions
+            wanted = ("roll", "all_in", "call") if all_in else ("roll", "check", "call")
+            action = next(a for a in wanted if a in kinds)
+            done = await clients[who].request(action, room=room)
+            assert done["type"] == "result", done
+
+
+async def test_a_real_side_pot_flies_to_its_two_winners(
+    server: TaliServer, browser: Browser
+) -> None:
+    """Liars' tali, seeded dice (the server's seed; nobody sends entropy: the people are
+    protocol clients, the page only watches): hands where everyone checks until one
+    player is the short stack, then, in the first hand where the short stack's roll beats
+    both others' and those two differ, all three go all in. The short stack wins the main
+    pot, the better of the others the side pot: two different winners of real pots. (With
+    the tests' seed 7 it is hand 10: stacks 16, 22 and 19; Venus takes the main pot of 51,
+    Senio 10 side pot 1 of 6, the third's 3 come back.)"""
+    aulus = await Player.arrive(browser, server, "Aulus")
+    page = aulus.page
+    names = ("Brutus", "Cassia", "Decimus")
+    people = [await bot(server, name) for name in names]
+    created = await people[0].request(
+        "create_room", settings={"variant": "liars", "ante": 1, "starting_chips": 20}
+    )
+    room = created["room"]
+    for person in people:
+        joined = await person.request("join_room", room=room, role="player")
+        assert joined["type"] == "result", joined
+    clients = {c.player_id: c for c in people}
+    await aulus.join(room, role="spectator")
+    await page.evaluate(WATCH_POT)
+    game = server.lobby.rooms[room].game
+    for _ in range(12):  # seeded: the same hands every run
+        await next_hand(server, room)
+        mark = len(people[0].frames)
+        hand = game.hand
+        assert hand is not None
+        await play(server, room, clients)  # the roll
+        stacks = {p: game.state.seats[p].stack for p in clients}
+        short = min(stacks, key=stacks.__getitem__)
+        others = [p for p in clients if p != short]
+        score = {p: evaluate(hand.dice[p]) for p in clients}
+        wanted = (
+            sorted(stacks.values()).count(stacks[short]) == 1
+            and all(score[short] > score[p] for p in others)
+            and score[others[0]] != score[others[1]]
+        )
+        await play(server, room, clients, all_in=wanted)
+        if wanted:
+            break
+    else:
+        pytest.fail("no hand of the seeded twelve had the short stack best")
+    awarded = [f for f in people[0].frames[mark:] if f["type"] == "pot_awarded"]
+    side = max(others, key=score.__getitem__)
+    assert [(f["pot"], f["player"]) for f in awarded] == [(0, short), (1, side)], awarded
+    total = sum(f["amount"] for f in awarded)
+    await aulus.result().get_by_text(re.compile("side pot")).first.wait_for()
+    for frame in awarded:
+        winner = str(frame["player"])
+        await expect(page.get_by_test_id(f"winner-{winner}")).to_have_text(
+            f"wins {frame['amount']}"
+        )
+        count = max(1, min(5, round(5 * frame["amount"] / total)))
+        await check_flights(page, winner, count)
     await aulus.assert_accessible()
     await aulus.screenshot(ARTIFACTS / "chips-split.png")
     assert aulus.errors == []
