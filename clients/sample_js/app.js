@@ -63,19 +63,46 @@ function render() {
   tick(state);
 }
 
-/** A newcomer's first hand: a tip beside each decision, until it ends or "No more tips". */
+/**
+ * A newcomer's first hand of each variant (each has its own decisions: betting, rerolls,
+ * streets): a tip beside each decision, until that hand ends or "No more tips" (for all).
+ */
+function coaching() {
+  const variant = state.model?.settings.variant;
+  return !state.coachOff && Boolean(variant) && !state.coached.has(variant);
+}
+
 function renderCoach() {
-  const tip = state.coaching && state.model?.role === "player" ? coachTip(state, store.currentPrompt(state)) : "";
+  const tip = coaching() && state.model?.role === "player" ? coachTip(state, store.currentPrompt(state)) : "";
   $("coach").hidden = !tip;
   if ($("coach-text").textContent !== tip) $("coach-text").textContent = tip;
 }
 
-function stopCoaching() {
-  state.coaching = false;
+function remember(key, value) {
   try {
-    localStorage.setItem("tali.coached", "1");
+    localStorage.setItem(key, value);
   } catch {
-    // storage refused: tips stop for this page only
+    // storage refused: it holds for this page only
+  }
+}
+
+/** The first hand of this variant played through with tips: enough of them for it. */
+function coachedVariant() {
+  state.coached.add(state.model.settings.variant);
+  remember("tali.coached-variants", JSON.stringify([...state.coached]));
+}
+
+function stopCoaching() {
+  state.coachOff = true;
+  remember("tali.coached", "1");
+}
+
+function coachedVariants() {
+  try {
+    const kept = JSON.parse(localStorage.getItem("tali.coached-variants") ?? "[]");
+    return new Set(Array.isArray(kept) ? kept.filter((v) => typeof v === "string") : []);
+  } catch {
+    return new Set();
   }
 }
 
@@ -185,8 +212,8 @@ client.on("room_event", (event) => {
   const what = store.roomEvent(state, event);
   if (what === "left") handlers.openLobby();
   else if (what) render();
-  if (what && event.type === "hand_ended" && state.coaching && state.model?.hand?.players.includes(state.model.you)) {
-    stopCoaching(); // one hand played through with tips: enough
+  if (what && event.type === "hand_ended" && coaching() && state.model?.hand?.players.includes(state.model.you)) {
+    coachedVariant();
     render();
   }
   if (what && event.type === "hand_ended") {
@@ -212,7 +239,8 @@ window.addEventListener("hashchange", () => {
   if (state.invited && state.me && client.status === "open") handlers.followInvite();
 });
 setUpRules();
-state.coaching = localStorage.getItem("tali.coached") !== "1";
+state.coachOff = localStorage.getItem("tali.coached") === "1";
+state.coached = coachedVariants();
 $("coach-off").addEventListener("click", () => {
   stopCoaching();
   render();

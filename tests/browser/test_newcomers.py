@@ -245,6 +245,45 @@ async def test_a_folded_stud_seat_says_no_more_of_dice_to_come(
     assert aulus.errors == []
 
 
+async def test_each_variants_first_hand_has_its_tips(server: TaliServer, browser: Browser) -> None:
+    """A newcomer who played a first simple hand with tips still gets them for their first
+    hand of liars' (betting is new to them), until "No more tips", which ends all of them."""
+    aulus = await Player.arrive(browser, server, "Aulus")
+    page = aulus.page
+    coach = page.get_by_test_id("coach")
+    await aulus.open_room("simple")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    for _ in range(2):
+        await next_hand(server, room)
+        await page.get_by_test_id("action-roll").wait_for()
+        await aulus.click("roll")
+        await brutus.request("roll", room=room)
+        await aulus.wait_result()
+    await expect(coach).to_be_hidden()  # simple: one hand with tips was enough
+    await page.get_by_test_id("leave").click()
+    await page.get_by_test_id("room-list").wait_for()
+    await brutus.request("leave_room", room=room)
+
+    await aulus.open_room("liars")
+    liars = next(r for r in server.lobby.rooms if r != room)
+    cassia = await bot(server, "Cassia", liars)
+    await next_hand(server, liars)
+    await expect(coach).to_contain_text("Roll your four dice")
+    await aulus.click("roll")
+    await cassia.request("roll", room=liars)
+    game = server.lobby.rooms[liars].game
+    if cassia.player_id in game.to_act():
+        await cassia.request("check", room=liars)
+    await expect(coach).to_contain_text("Check to stay in for free")
+    await page.get_by_test_id("coach-off").click()
+    await expect(coach).to_be_hidden()
+    await page.reload()  # kept in this browser, for every variant
+    await page.get_by_test_id("action-check").wait_for()
+    await expect(coach).to_be_hidden()
+    assert aulus.errors == []
+
+
 # Whether the first-hand tip can be read where the page is, as it is scrolled: its text's
 # last line is on the screen and nothing (the sticky action bar) is drawn over it.
 TIP_SEEN = """() => {
