@@ -187,7 +187,17 @@ async def test_stud_says_what_the_dice_so_far_are_worth(
     await next_hand(server, room)
     page = aulus.page
     line = page.get_by_test_id("hand-strength")
+    coach = page.get_by_test_id("coach")
+    # The tips speak of one die a street, not of four dice at once.
+    await expect(coach).to_contain_text(
+        "Roll your first die: in stud everyone rolls one die a street"
+    )
+    faces: list[int] = []
     for street in (1, 2, 3):
+        if street > 1:
+            await expect(coach).to_contain_text(f"Roll your next die (street {street} of 4).")
+            await expect(coach).to_contain_text(partial(faces))
+            await expect(coach).not_to_contain_text("four dice")
         faces = await stud_street(aulus, me, brutus, room, street)
         await expect(line).to_have_text(partial(faces))
         if street == 1:  # the first hand's tip says it too, at the ante
@@ -198,6 +208,9 @@ async def test_stud_says_what_the_dice_so_far_are_worth(
         await aulus.click("ante")
     faces = await stud_street(aulus, me, brutus, room, 4)
     await expect(line).to_have_text(strength(faces))  # four dice: the roll's own odds
+    # The last ante buys the showdown, not a next die; the tip prices the four dice.
+    await expect(coach).to_contain_text("pay the ante to stay in to the showdown")
+    await expect(coach).to_contain_text(strength(faces))
     await aulus.click("ante")
     await aulus.wait_result()
     assert aulus.errors == []

@@ -24,14 +24,20 @@ export function coachTip(state, prompt) {
   const strength = mine.length === 4 ? ` Your roll: ${rollStrength(mine)}.` : "";
   const rerolls = mine.length === 4 ? ` ${rerollStrength(mine)}.` : "";
   const sofar = mine.length && mine.length < 4 ? ` Your dice so far: ${partialStrength(mine)}.` : "";
+  const rolls = "Venus (6, 4, 3, 1) beats all; then any roll with a 6 (Senio), the higher its sum the better. The Rules button shows every roll.";
+  const stud = m.settings.variant === "stud";
   switch (prompt.phase) {
     case "roll":
-      return "Roll your four dice: the best roll at the table takes the pot. Venus (6, 4, 3, 1) beats all; then any roll with a 6 (Senio), the higher its sum the better. The Rules button shows every roll.";
+      // Stud deals one die a street, not four at once.
+      if (stud && mine.length) return `Roll your next die (street ${mine.length + 1} of 4).${sofar}`;
+      if (stud) return `Roll your first die: in stud everyone rolls one die a street, in the open, for four streets; then the best four dice take the pot. ${rolls}`;
+      return `Roll your four dice: the best roll at the table takes the pot. ${rolls}`;
     case "betting":
       return `Check to stay in for free, or bet if your roll is strong; call to match a bet, fold to give up the hand (your chips in the pot stay there).${strength}`;
     case "draw":
       return `Click one of your dice to roll it again for the ante, or pass to keep them. 2s and 5s count for nothing: they are the dice to reroll.${strength}${rerolls}`;
     case "stud_ante":
+      if (mine.length === 4) return `Every die is public in stud: pay the ante to stay in to the showdown, where the best four dice take the pot, or fold if another player's dice beat yours.${strength}`;
       return `Every die is public in stud: pay the ante to see your next die, or fold if the others are well ahead.${sofar}`;
     default:
       return "";
