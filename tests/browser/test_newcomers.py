@@ -105,6 +105,20 @@ async def test_a_first_hand_has_tips_and_the_rolls_strength_from_exact_odds(
     # The tip names the roll's odds too.
     await expect(coach).to_contain_text("Check to stay in for free")
     await expect(coach).to_contain_text(strength(faces))
+    # A preset only sets the amount: the tip says so, and the bet button shows the amount
+    # it will place (a newcomer pressed "Min 1" again and again, and nothing happened).
+    await expect(coach).to_contain_text("Min, ½ pot and Pot set the amount")
+    bet = page.get_by_test_id("action-bet")
+    await expect(bet).to_have_text("Bet 1")
+    preset = page.get_by_test_id("preset-bet-pot")
+    pot = server.lobby.rooms[room].game.hand.pot_total  # type: ignore[union-attr]
+    await expect(preset).to_have_text(f"Pot {pot}")
+    await preset.click()
+    await expect(bet).to_have_text(f"Bet {pot}")
+    await page.get_by_test_id("amount-bet").fill("3")
+    await expect(bet).to_have_text("Bet 3")
+    await page.get_by_test_id("amount-bet").fill("")
+    await expect(bet).to_have_text("Bet")
     await aulus.assert_accessible()
     await aulus.screenshot(ARTIFACTS / f"coach-{viewport}.png")
     await page.get_by_test_id("action-check").click()

@@ -33,7 +33,7 @@ export function coachTip(state, prompt) {
       if (stud) return `Roll your first die: in stud everyone rolls one die a street, in the open, for four streets; then the best four dice take the pot. ${rolls}`;
       return `Roll your four dice: the best roll at the table takes the pot. ${rolls}`;
     case "betting":
-      return `Check to stay in for free, or bet if your roll is strong; call to match a bet, fold to give up the hand (your chips in the pot stay there).${strength}`;
+      return `Check to stay in for free, or bet if your roll is strong (Min, ½ pot and Pot set the amount; the Bet or Raise button places it); call to match a bet, fold to give up the hand (your chips in the pot stay there).${strength}`;
     case "draw":
       return `Click one of your dice to roll it again for the ante, or pass to keep them. 2s and 5s count for nothing: they are the dice to reroll.${strength}${rerolls}`;
     case "stud_ante":
@@ -115,7 +115,13 @@ function amountControl(handlers, kind, label, min, max, typed, presets) {
     "data-testid": id, "data-kind": kind, "aria-describedby": `${id}-range ${id}-error`,
   });
   const problem = el("span", { id: `${id}-error`, class: "amount-error", "data-testid": `amount-error-${kind}`, role: "alert" });
+  // The button says the amount it places: a preset only sets it, and must be seen to.
   const go = el("button", { type: "submit", "data-testid": `action-${kind}` }, label);
+  const sync = () => {
+    const value = Number(input.value);
+    go.textContent = input.value.trim() !== "" && Number.isInteger(value) ? `${label} ${value}` : label;
+  };
+  sync();
   const seen = new Set();
   const presetButtons = presets
     .filter(([, , value]) => value >= min && value <= max && !seen.has(value) && seen.add(value))
@@ -124,6 +130,7 @@ function amountControl(handlers, kind, label, min, max, typed, presets) {
       onclick: () => {
         input.value = String(value);
         problem.textContent = "";
+        sync();
         input.focus();
       },
     }, `${text} ${value}`));
@@ -141,10 +148,11 @@ function amountControl(handlers, kind, label, min, max, typed, presets) {
     }
     const fixed = Number.isFinite(value) && input.value.trim() !== "" ? clamp(Math.round(value)) : min;
     input.value = String(fixed);
+    sync();
     problem.textContent = `You can ${kind === "bet" ? "bet" : "raise to"} ${min} to ${max}. It is set to ${fixed} now: press Enter to confirm.`;
     input.focus();
   });
-  input.addEventListener("input", () => { problem.textContent = ""; });
+  input.addEventListener("input", () => { problem.textContent = ""; sync(); });
   return form;
 }
 
