@@ -272,6 +272,20 @@ async def test_a_folded_stud_seat_says_no_more_of_dice_to_come(
     assert aulus.errors == []
 
 
+async def test_the_welcome_page_does_not_say_offline(server: TaliServer, browser: Browser) -> None:
+    """Before a name is given the page has not tried to connect: a newcomer's first screen
+    said "offline", as if the game were down."""
+    person = await Player.open(browser, server, "Livia", viewport="phone")
+    page = person.page
+    await page.get_by_test_id("name-input").wait_for()
+    await expect(page.get_by_test_id("status")).to_have_text("")
+    await person.assert_accessible()
+    await page.get_by_test_id("name-input").fill("Livia")
+    await page.get_by_test_id("name-submit").click()
+    await expect(page.get_by_test_id("status")).to_have_text("online")
+    assert person.errors == []
+
+
 async def test_each_variants_first_hand_has_its_tips(server: TaliServer, browser: Browser) -> None:
     """A newcomer who played a first simple hand with tips still gets them for their first
     hand of liars' (betting is new to them), until "No more tips", which ends all of them."""
