@@ -36,7 +36,7 @@ from server.config import EventLoop, ServerConfig, StoreKind
 from server.connection import MOVED, Connection, Incoming, Outgoing
 from server.costs import RequestBudgets
 from server.directory import Cluster, node_identity
-from server.frames import message_frame
+from server.frames import Out
 from server.http import Endpoints
 from server.httphead import HeadLimits
 from server.lobby import Lobby
@@ -309,11 +309,11 @@ class TaliServer:
     def notice(self, text: str) -> int:
         """Tell everyone connected here ``text`` (a ``notice``): how many were told."""
         notice = msg.Notice(type="notice", text=text, at=self.clock.wall_ms(self.clock.now()))
-        frame = message_frame(notice)
+        message = Out.of(notice)
         told = 0
         for connection in list(self.connections):
             if connection.session is not None and not connection.session.bot:
-                connection.enqueue(frame, notice.type)
+                connection.enqueue(message, notice.type)
                 told += 1
         return told
 
@@ -597,7 +597,7 @@ class TaliServer:
                 connection.close(TaliCloseCode.SERVICE_RESTART, MOVED)
             await node.stop()
         else:
-            notice = message_frame(msg.ServerShutdown(type="server_shutdown", reason=reason))
+            notice = Out.of(msg.ServerShutdown(type="server_shutdown", reason=reason))
             for connection in clients:
                 connection.enqueue(notice, "server_shutdown")
                 connection.close(CloseCode.GOING_AWAY, "server shutting down")

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Coroutine
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from websockets.frames import CloseCode
 
@@ -37,12 +37,12 @@ from server.costs import (
     RequestBudgets,
     cost_of,
 )
-from server.frames import data_frame, message_frame
+from server.frames import Out
 from server.logs import get_logger
 from server.names import NameRefused, normalise
 from server.presence import HelloRefused
 from server.room import RequestError
-from server.session import Identity, Session
+from server.session import Identity, Message, Session
 from server.store import Fenced
 
 if TYPE_CHECKING:
@@ -78,6 +78,15 @@ _ACTIONS: dict[type[Any], Any] = {
     req.Pass: lambda m: engine.Pass(),
     req.Ante: lambda m: engine.Ante(),
 }
+
+
+@runtime_checkable
+class InProcessPeer(Protocol):
+    """A peer in this process (a bot's, ``server.bot_seats``): it reads the messages as
+    data, and nothing is framed or encoded for it."""
+
+    def deliver(self, messages: list[dict[str, Any]]) -> None:
+        """The messages written to it, in order (shared with other recipients: read only)."""
 
 
 class Authority(Protocol):
@@ -161,7 +170,7 @@ class Outgoing:
                 return
             batch = _Batch([(c, c.take(), _NO_ROOMS) for c in queued])
         else:
-            frames: list[tuple[Connection, bytes, AbstractSet[str]]] = []
+            frames: list[tuple[Connection, list[Message], AbstractSet[str]]] = []
             rooms: set[str] = set()
             for connection in queued:
                 marked = connection.rooms_out
@@ -277,7 +286,7 @@ class _Batch:
     """One turn's frames (each connection's, with the rooms they tell of), waiting for its
     commit (and every earlier one) and, with several nodes, for its rooms' leases."""
 
-    frames: list[tuple[Connection, bytes, AbstractSet[str]]]
+    frames: list[tuple[Connection, list[Message], AbstractSet[str]]]
     durable: asyncio.Future[None] | None = None
     then: list[Callable[[], None]] = field(default_factory=list)
     tenures: dict[str, Tenure | None] = field(default_factory=dict)
@@ -378,7 +387,8 @@ class Connection:
         self.abandoned = False
         self._hello_task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
-        self._out: list[bytes] = []
+        self._out: list[Message] = []
+        self._deliver = peer.deliver if isinstance(peer, InProcessPeer) else None
         self.rooms_out: set[str] = set()
         """The rooms whose frames are among those queued (``Outgoing`` judges them)."""
         self._outgoing = app.outgoing
@@ -407,35 +417,37 @@ class Connection:
 
     # -- output --------------------------------------------------------------
     #
-    # Frames arrive already framed (server.frames), often shared by every member
-    # of a room, and are written once per event-loop turn: all the frames one
-    # action causes for this client leave in a single write. Control frames
-    # (ping, pong, close) are written by the transport.
+    # Messages arrive as data (server.frames.Out), often shared by every member of
+    # a room, and are written once per event-loop turn: all the messages one action
+    # causes for this client leave in a single write, each framed here (once, however
+    # many connections share it). Control frames (ping, pong, close) are written by
+    # the transport.
 
-    def enqueue(self, frame: bytes, kind: str, room: str | None = None) -> None:
-        """Queue ``frame`` (of type ``kind``; telling of ``room``, if it does) and count it."""
-        if self.push(frame, room):
+    def enqueue(self, message: Message, kind: str, room: str | None = None) -> None:
+        """Queue ``message`` (of type ``kind``; telling of ``room``, if it does) and count
+        it."""
+        if self.push(message, room):
             self.metrics.frames_out[kind] += 1
 
-    def push(self, frame: bytes, room: str | None = None) -> bool:
+    def push(self, message: Message, room: str | None = None) -> bool:
         # Rooms call this once per member for every event: kept to the bare minimum.
         if self.closing:
             return False
         out = self._out
         if not out:
             self._outgoing.add(self)
-        out.append(frame)
+        out.append(message)
         if room is not None:
             self.rooms_out.add(room)
         return True
 
-    def take(self) -> bytes:
-        """The frames queued, in one piece, and the queue empty."""
-        data = b"".join(self._out)
-        self._out.clear()
+    def take(self) -> list[Message]:
+        """The messages queued, and the queue empty."""
+        out = self._out
+        self._out = []
         if self.rooms_out:
             self.rooms_out = set()
-        return data
+        return out
 
     def flush(self) -> None:
         if self._out:
@@ -451,17 +463,21 @@ class Connection:
         self.rooms_out = set()
         self.peer.close(code, reason)
 
-    def write(self, data: bytes) -> None:
+    def write(self, messages: list[Message]) -> None:
         if self.abandoned:
+            return
+        deliver = self._deliver
+        if deliver is not None:
+            deliver([message.data for message in messages])
             return
         # The transport writes only while the WebSocket is open (nothing may
         # follow a close frame) and fails a client whose unsent bytes pass the
         # outbound bound (1013).
-        self.peer.write(data)
+        self.peer.write(b"".join([message.frame() for message in messages]))
 
     def reply(self, message: Any, room: str | None = None) -> None:
-        """Queue a message; ``room``: it tells of that room (a snapshot)."""
-        self.enqueue(message_frame(message), message.type, room)
+        """Queue a protocol message; ``room``: it tells of that room (a snapshot)."""
+        self.enqueue(Out.of(message), message.type, room)
 
     def error(
         self,
@@ -733,7 +749,7 @@ class Connection:
             hands, current = task.result()
             reply = {"id": message.id, "type": "hand_history", "room": message.room,
                      "hands": hands, "current": current}  # fmt: skip
-            self.enqueue(data_frame(reply), "hand_history", message.room)
+            self.enqueue(Out(reply), "hand_history", message.room)
 
     def _elsewhere(self, message: req.ClientMessage) -> bool:
         """Whether a moderation request is about a room, or a player, another node has."""
@@ -809,7 +825,7 @@ class Connection:
     def _result(self, message: req.ClientMessage, room: str | None) -> None:
         # On the hot path (every action): built without a model, like room events.
         data = {"id": message.id, "type": "result", "request": message.type, "room": room}
-        self.enqueue(data_frame(data), "result", room)
+        self.enqueue(Out(data), "result", room)
 
     def hello(self, message: req.Hello) -> None:
         if self.session is not None:

@@ -30,7 +30,7 @@ from server import names, recovery
 from server.clock import Timer
 from server.engine import DieSource, SeededDice, Settings, SettingsError, SystemDice
 from server.engine.fair import CommittedDice
-from server.frames import message_frame
+from server.frames import Out
 from server.logs import get_logger
 from server.recovery import SessionOf
 from server.room import RequestError, Room
@@ -400,9 +400,9 @@ class Lobby:
         self._removed.difference_update(removed)
         if summaries or removed:
             update = msg.LobbyUpdate(type="lobby_update", changed=summaries, removed=removed)
-            frame = message_frame(update)
+            message = Out.of(update)
             for session in self.subscribers:
-                session.send(frame, update.type)
+                session.send(message, update.type)
         if self._changed or self._removed:
             self._schedule_flush()
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.errors import ErrorCode as WireCode
 from server.clock import Clock, Timer
-from server.frames import message_frame
+from server.frames import Out
 from server.logs import get_logger
 from server.session import Identity, Ids, Outbox, Session
 from server.store import Data, Store
@@ -206,7 +206,7 @@ class Presence:
             if session.connected:
                 room.reconnected(session)
                 snapshot = room.snapshot_for(session)
-                session.send(message_frame(snapshot), snapshot.type, room.id)
+                session.send(Out.of(snapshot), snapshot.type, room.id)
             else:
                 self._hold(session, room)
                 self._schedule_forget(session, [])
