@@ -46,6 +46,9 @@ class FakeClock:
         at = self.time + seconds
         return Deadline(at, self.wall_ms(at))
 
+    def lasts(self, seconds: float) -> float:
+        return seconds
+
     def advance(self, seconds: float) -> None:
         """Move time on by ``seconds``, running every callback due on the way, in order."""
         end = self.time + seconds
