@@ -473,7 +473,8 @@ class Connection:
         # The transport writes only while the WebSocket is open (nothing may
         # follow a close frame) and fails a client whose unsent bytes pass the
         # outbound bound (1013).
-        self.peer.write(b"".join([message.frame() for message in messages]))
+        # ``framed or frame()``: most messages are shared, framed by an earlier writer.
+        self.peer.write(b"".join([m.framed or m.frame() for m in messages]))
 
     def reply(self, message: Any, room: str | None = None) -> None:
         """Queue a protocol message; ``room``: it tells of that room (a snapshot)."""

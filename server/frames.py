@@ -25,21 +25,26 @@ _MEDIUM = struct.Struct("!BBH").pack
 
 class Out:
     """One outgoing message, shared by every recipient it goes to: built once, framed at
-    most once (by the first connection that writes it), read as data by in-process
-    clients. Never changed once made: recipients share it."""
+    most once (by the first connection that writes it: ``framed`` holds the frame from
+    then on), read as data by in-process clients. Never changed once made: recipients
+    share it."""
 
-    __slots__ = ("_data", "_frame", "_model", "type")
+    __slots__ = ("_data", "_model", "framed")
 
     def __init__(self, data: dict[str, Any] | None = None, model: Any = None) -> None:
         self._data = data
         self._model = model
-        self._frame: bytes | None = None
-        self.type: str = data["type"] if data is not None else model.type
+        self.framed: bytes | None = None
 
     @classmethod
     def of(cls, model: Any) -> Out:
         """A protocol message from ``protocol.server``."""
         return cls(None, model)
+
+    @property
+    def type(self) -> str:
+        data = self._data
+        return data["type"] if data is not None else str(self._model.type)
 
     @property
     def data(self) -> dict[str, Any]:
@@ -50,10 +55,10 @@ class Out:
         return data
 
     def frame(self) -> bytes:
-        frame = self._frame
+        frame = self.framed
         if frame is None:
             model = self._model
-            frame = self._frame = (
+            frame = self.framed = (
                 message_frame(model) if model is not None else data_frame(self.data)
             )
         return frame

@@ -27,6 +27,10 @@ class Message(Protocol):
     @property
     def data(self) -> dict[str, Any]: ...
 
+    @property
+    def framed(self) -> bytes | None:
+        """The frame, once made (``frame``)."""
+
     def frame(self) -> bytes: ...
 
 
