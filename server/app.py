@@ -134,8 +134,8 @@ class TaliServer:
             clock,
             self.store,
             self.lobby.rooms,
+            self.cluster.sessions,
             on_forget=lambda session: self.lobby.subscribe(session, False),
-            shared=self.cluster.sessions,
         )
         self.connections: set[Connection] = set()
         self.bots = BotSeats(self)

@@ -89,9 +89,9 @@ class Lobby:
         metrics: Metrics,
         clock: Clock,
         store: Store,
-        outlet: Outlet | None = None,
+        outlet: Outlet,
     ) -> None:
-        """``outlet``: where this node's room changes go beyond it (one node: nowhere)."""
+        """``outlet``: where this node's room changes go beyond it (alone, ``Unheard``)."""
         self.config = config
         self.store = store
         self.clock = clock
@@ -116,7 +116,7 @@ class Lobby:
         """Rooms (here or elsewhere) the subscribers are yet to hear of."""
         self.remote: dict[str, RemoteRoom] = {}
         """With several nodes: the other nodes' open rooms."""
-        self.outlet: Outlet = outlet if outlet is not None else Unheard()
+        self.outlet = outlet
         self._shared = self.outlet.shared
         self._bus_changed: set[str] = set()
         self._bus_removed: set[str] = set()

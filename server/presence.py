@@ -106,14 +106,14 @@ class Presence:
         clock: Clock,
         store: Store,
         rooms: Rooms,
+        shared: Shared,
         on_forget: Callable[[Session], None] = lambda session: None,
-        shared: Shared | None = None,
     ) -> None:
         """``shared`` is where sessions live beyond this process (``server.cluster``): with
         several nodes a token works on every node, and each record says which node the
-        session was last live at and its rooms; alone (the default), the store."""
+        session was last live at and its rooms; alone (``Alone``), the store."""
         self.config = config
-        self.shared: Shared = shared if shared is not None else Alone(store)
+        self.shared = shared
         self.ids = ids
         self.clock = clock
         self.store = store

@@ -84,7 +84,7 @@ def make_node(
         game_clock,
         store,
         shell.lobby.rooms,
-        shared=SharedSessions(redis, store, name, 3600.0),
+        SharedSessions(redis, store, name, 3600.0),
     )
     return node, shell
 
