@@ -13,13 +13,15 @@ import pytest
 import pytest_asyncio
 
 import protocol.client as req
+from protocol.errors import ErrorCode as WireCode
+from protocol.types import Role
 from server.cluster import NodeOutlet, SharedSessions
 from server.config import ServerConfig
 from server.directory import Cluster as Redis
 from server.lobby import Lobby
 from server.metrics import Metrics
 from server.node import Node, Spell
-from server.presence import Presence
+from server.presence import HelloRefused, Presence
 from server.room import Room
 from server.session import Ids, Session
 from server.store import MemoryStore
@@ -215,3 +217,29 @@ async def test_a_closed_room_is_final_and_its_lease_let_go(two: Two) -> None:
             break
         await asyncio.sleep(0.01)
     assert await b.cluster.directory.owner(room.id) is None
+
+
+async def test_a_resume_at_the_other_node_is_sent_where_the_room_is_played_or_takes_it_over(
+    two: Two,
+) -> None:
+    """Hello and resume across nodes, no socket: a session opened at node a is found at node b
+    (Redis), which sends it to a while a plays its room, and takes the room over once a's
+    lease has gone."""
+    (a, shell_a), (b, shell_b), _, _ = two
+    room = await claimed(a, shell_a)
+    session, token = await a.open("Aulus", "203.0.113.7", Inbox())
+    room.join(session, Role.PLAYER, None)
+    await a.presence.share(session)  # as a's renewal would, with its rooms
+    with pytest.raises(HelloRefused) as refused:
+        await b.resume(token, Inbox())
+    assert (refused.value.code, refused.value.url) == (WireCode.ROOM_ELSEWHERE, "ws://a/")
+    # Node a lets the room go (a clean hand-over, or its lease ran out): b takes it over.
+    tenure = a.tenure(room.id)
+    assert tenure is not None
+    a.drop(room.id)
+    await a.cluster.directory.handover(room.id, "a", tenure.generation)
+    resumed, old = await b.resume(token, Inbox())
+    assert old is None
+    assert (resumed.player_id, list(resumed.rooms)) == (session.player_id, [room.id])
+    assert room.id in shell_b.lobby.rooms
+    assert b.owned == {room.id: tenure.generation + 1}
