@@ -29,6 +29,7 @@ from protocol.types import AccountRole
 from server import engine, moderation
 from server.auth import AuthRefused
 from server.budget import TokenBucket, Window
+from server.cluster import MOVED
 from server.costs import (
     BASE_COST,
     IN_PROCESS,
@@ -47,12 +48,13 @@ from server.store import Fenced
 
 if TYPE_CHECKING:
     from server.auth import Replays, Verifier
+    from server.cluster import Cluster
     from server.community import Records
     from server.config import ServerConfig
     from server.lobby import Lobby
     from server.metrics import Metrics
     from server.moderation import Moderation
-    from server.node import Node, Tenure
+    from server.node import Tenure
     from server.operator import Operator
     from server.presence import Presence
     from server.ratings import Ratings
@@ -62,7 +64,6 @@ if TYPE_CHECKING:
 SERVER_VERSION = "0.1.0"
 SESSION_REPLACED = 4001  # private-use close code: the session resumed on another connection
 SERVICE_RESTART = 1012
-MOVED = "your room moved to another node"
 _ROUTED = (WireCode.ROOM_NOT_FOUND, WireCode.ROOM_ELSEWHERE)
 """Answers about a room not played here, which a node of several looks up before giving."""
 
@@ -354,7 +355,7 @@ class Host(Protocol):
     presence: Presence
     limits: msg.Limits
     request_budgets: RequestBudgets
-    node: Node | None
+    cluster: Cluster
     verifier: Verifier | None
     replays: Replays
     moderation: Moderation
@@ -607,11 +608,15 @@ class Connection:
                 self.metrics.action_seconds.observe(time.perf_counter() - received)
         except RequestError as exc:
             room = getattr(message, "room", None)
-            node = self.app.node
-            if node is not None and room is not None and exc.code in _ROUTED and not routed:
+            lookup = (
+                self.app.cluster.locate(room)
+                if room is not None and exc.code in _ROUTED and not routed
+                else None
+            )
+            if lookup is not None and room is not None:
                 # Where it is played now, from the directory, not from what the lobby last
                 # heard: what this client sends meanwhile waits its turn in the request gate.
-                task = self._loop.create_task(self._route(node, message, room, received))
+                task = self._loop.create_task(self._route(lookup, message, room, received))
                 self._gate.wait_for(task)
                 return
             self.error(exc.code, exc.message, message.id, room, url=exc.url)
@@ -675,12 +680,11 @@ class Connection:
                     WireCode.SERVER_DRAINING, "this server takes no new rooms for now"
                 )
             created = lobby.create(session, message)
-            node = self.app.node
-            if node is not None:
+            claiming = self.app.cluster.created(created)
+            if claiming is not None:
                 # Claimed before anyone hears of it: the result waits for the claim, and what
                 # this client sends meanwhile waits its turn in the request gate.
-                node.room_created(created)
-                claim = self._loop.create_task(self._claimed(node, message, created.id))
+                claim = self._loop.create_task(self._claimed(claiming, message, created.id))
                 self._gate.wait_for(claim)
                 return
             result_room = created.id
@@ -717,7 +721,7 @@ class Connection:
             self.app.moderation.chat(session, message.room, message.text)
             result_room = message.room
         elif isinstance(message, (*moderation.ROOM_REQUESTS, req.Ban)):
-            if self.app.node is not None and self._elsewhere(message):
+            if self._elsewhere(message):
                 # Moderators act anywhere: the room's node (or the player's) does it.
                 self._later(message, self.app.operator.moderate(session, message))
                 return
@@ -755,11 +759,10 @@ class Connection:
     def _elsewhere(self, message: req.ClientMessage) -> bool:
         """Whether a moderation request is about a room, or a player, another node has."""
         if isinstance(message, req.Ban):
-            return self.app.presence.session_of(message.player) is None
+            return self.app.cluster.elsewhere(None, message.player)
         if isinstance(message, req.Report):
             return False
-        room = getattr(message, "room", "")
-        return room not in self.app.lobby.rooms
+        return self.app.cluster.elsewhere(getattr(message, "room", ""), None)
 
     def _later(self, message: req.ClientMessage, work: Coroutine[Any, Any, Any]) -> None:
         """Answer ``message`` with what ``work`` returns (a reply model), once it is done; what
@@ -784,14 +787,18 @@ class Connection:
         self._gate.wait_for(self._loop.create_task(answer()))
 
     async def _route(
-        self, node: Node, message: req.ClientMessage, room: str, received: float
+        self,
+        lookup: Awaitable[str | None],
+        message: req.ClientMessage,
+        room: str,
+        received: float,
     ) -> None:
         """Answer a request about a room not played here from the directory: the room is
         played at a live node (``room_elsewhere``, its URL), or was orphaned and is played
         here now (the request is served), or is nowhere (``room_not_found``). Never a node
         whose heartbeat lapsed: ``Node.locate`` waits for its lease to run out instead."""
         try:
-            url = await node.locate(room)
+            url = await lookup
         except Exception as exc:
             self.log.warning("route_failed", room=room, error=repr(exc))
             url = None
@@ -809,11 +816,12 @@ class Connection:
             self.error(WireCode.ROOM_NOT_FOUND, f"no room {room!r}", message.id, room)
         self._outgoing.flush()
 
-    async def _claimed(self, node: Node, message: req.CreateRoom, room_id: str) -> None:
+    async def _claimed(
+        self, claiming: Awaitable[bool], message: req.CreateRoom, room_id: str
+    ) -> None:
         """The result of a room made at a node of several, once the node owns it."""
-        room = self.app.lobby.rooms.get(room_id)
         try:
-            claimed = room is not None and await node.claim_new(room)
+            claimed = await claiming
         except Exception:
             self.log.exception("room_claim_failed", room=room_id)
             claimed = False
@@ -854,13 +862,12 @@ class Connection:
                 if message.auth is None:
                     raise RequestError(WireCode.INVALID_NAME, str(exc)) from None
                 name = f"Player {self.number}"  # the token names the player
-        node = self.app.node
-        if node is None and (message.token is not None or message.auth is None):
+        if not self.app.cluster.shared and (message.token is not None or message.auth is None):
             self._welcome(message, *self._hello_here(message, name))
             return
         # Several nodes (sessions are shared, found and written over the network), or a
         # sign-in token to check: what the client sends meanwhile waits its turn.
-        task = asyncio.get_running_loop().create_task(self._hello_later(node, message, name))
+        task = asyncio.get_running_loop().create_task(self._hello_later(message, name))
         self._hello_task = task
         self._gate.wait_for(task)
 
@@ -910,7 +917,8 @@ class Connection:
         )
         return identity
 
-    async def _hello_later(self, node: Node | None, message: req.Hello, name: str | None) -> None:
+    async def _hello_later(self, message: req.Hello, name: str | None) -> None:
+        cluster = self.app.cluster
         try:
             if message.token is None:
                 assert name is not None
@@ -918,17 +926,13 @@ class Connection:
                 if self.closing:
                     return
                 address = self.peer.remote_address
-                if node is None:
-                    session, token = self.app.presence.open(name, address, self, identity)
-                else:
-                    session, token = await node.open(name, address, self, identity)
+                session, token = await cluster.open(name, address, self, identity)
                 resumed = False
             else:
-                assert node is not None
                 found = self.app.presence.local(message.token)
                 if found is not None:
                     self._refuse_banned(found.account, found.address)
-                session, old = await node.resume(message.token, self)
+                session, old = await cluster.resume(message.token, self)
                 self._refuse_banned(session.account, session.address)
                 self._take_over(old)
                 token, resumed = message.token, True
