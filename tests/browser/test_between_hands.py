@@ -92,6 +92,7 @@ async def test_the_evenings_statistics_and_chip_graph(
         await brutus.wait(lambda f: f["type"] == "hand_ended", since=mark)
         stacks.append(server.lobby.rooms[room].game.state.seats[me].stack)
     stats = page.get_by_test_id("session-stats")
+    await expect(page.get_by_text("Your evening at this table")).to_be_visible()
     await expect(stats).to_contain_text("3 hands played")
     await expect(stats).to_contain_text(f"stack {stacks[-1]}")
     graph = page.get_by_test_id("chip-line")

@@ -284,6 +284,8 @@ async def test_a_real_side_pot_flies_to_its_two_winners(
         )
         count = max(1, min(5, round(5 * frame["amount"] / total)))
         await check_flights(page, winner, count)
+    # Aulus only watches: no "Your evening at this table" for him.
+    await expect(page.get_by_text("Your evening at this table")).to_be_hidden()
     await aulus.assert_accessible()
     await aulus.screenshot(ARTIFACTS / "chips-split.png")
     assert aulus.errors == []

@@ -74,6 +74,8 @@ function renderMuted(state, render) {
 export function renderSession(state) {
   const stacks = state.history.stacks;
   const start = state.model?.settings.starting_chips ?? 0;
+  // Someone watching who has not played here has no evening at this table to show.
+  $("session").hidden = !stacks.length && state.model?.role !== "player";
   if (!stacks.length) {
     $("session-stats").textContent = "No hand played yet.";
     $("chip-graph").replaceChildren();
