@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import gc
 import itertools
 import signal
@@ -31,20 +30,19 @@ from server.admin import ADMIN, ADMIN_API, Admin
 from server.auth import Replays, verifier
 from server.bot_seats import BotSeats
 from server.clock import Clock, LoopClock, ScaledClock
+from server.cluster import MOVED, Cluster, cluster_for
 from server.community import records
 from server.config import EventLoop, ServerConfig, StoreKind
-from server.connection import MOVED, Connection, Incoming, Outgoing
+from server.connection import Connection, Incoming, Outgoing
 from server.costs import RequestBudgets
-from server.directory import Cluster, node_identity
-from server.frames import message_frame
+from server.frames import Out
 from server.http import Endpoints
 from server.httphead import HeadLimits
 from server.lobby import Lobby
 from server.logs import configure, get_logger, loop_exception
 from server.metrics import Metrics, Observed
 from server.moderation import Moderation
-from server.node import Node
-from server.operator import Bus, Local, Operator
+from server.operator import Local, Operator
 from server.presence import Presence
 from server.ratings import Ratings
 from server.recovery import summary
@@ -127,23 +125,27 @@ class TaliServer:
             self.clock if config.time_scale == 1 else ScaledClock(self.clock, config.time_scale)
         )
         clock = self.game_clock
-        self.lobby = Lobby(config, self.ids, self.metrics, clock, self.store)
+        self.cluster: Cluster = cluster_for(config, self)
+        """One node alone, or one of several (``server.cluster``): chosen once, here."""
+        self.lobby = Lobby(config, self.ids, self.metrics, clock, self.store, self.cluster.outlet)
         self.presence = Presence(
             config,
             self.ids,
             clock,
             self.store,
             self.lobby.rooms,
+            self.cluster.sessions,
             on_forget=lambda session: self.lobby.subscribe(session, False),
         )
         self.connections: set[Connection] = set()
         self.bots = BotSeats(self)
-        self.outgoing = Outgoing(self._commit, self._store_failed)
+        # With several nodes the cluster's node decides whether a room's frames may go out.
+        self.outgoing = Outgoing(self._commit, self._store_failed, self.cluster.authority)
         self.records = records(self.store)
         """Accounts, ratings, bans, the moderation log (``server.community``)."""
         self.verifier = verifier(config)
         """Checks sign-in tokens (``server.auth``); None: no sign-in, everyone a guest."""
-        self.replays = Replays(remember=self.records.use_token)
+        self.replays = Replays(remember=self.records.use_token, shared=self.cluster.first_use)
         self.moderation = Moderation(
             config, self.lobby, self.presence, self.records, clock, lambda: self.bots
         )
@@ -164,11 +166,12 @@ class TaliServer:
                 lambda: self.draining,
                 self.ratings.erase,
                 self._settle,
-            )
+                node_id=self.cluster.node_id,
+            ),
+            self.cluster.peers,
         )
         self.moderation.on_ban = self.operator.spread_ban
         self.admin = Admin(config, self.operator, self.records, self.verifier, Monotonic())
-        self.bus: Bus | None = None
         self.incoming = Incoming(self.outgoing)
         self.request_budgets = RequestBudgets(
             config.request_budget_per_second,
@@ -188,8 +191,6 @@ class TaliServer:
         """Why the store cannot be used now, if it cannot (``/readyz`` says it)."""
         self._store_tasks: set[asyncio.Task[None]] = set()
         self._committer: asyncio.TimerHandle | None = None
-        self.node: Node | None = None
-        """With ``redis_url``: this process as one node of several (``server.node``)."""
         self.phase = "starting"
         """Why the server is not ready, if it is not: starting, recovering, shutting down."""
         self.log = get_logger()
@@ -238,10 +239,7 @@ class TaliServer:
             )
             await self.metrics_transport.listen("127.0.0.1", config.metrics_port)
         self.phase = "recovering"
-        if config.redis_url is not None:
-            await self.join_cluster(config.redis_url)
-        else:
-            await self.recover()
+        await self.recover()
         self._committer = asyncio.get_running_loop().call_later(COMMIT_EVERY, self._commit_idle)
         if isinstance(self.store, Reconnecting):
             self._spawn(self._probe_store(self.store))
@@ -257,26 +255,25 @@ class TaliServer:
         return self.transport
 
     async def recover(self) -> None:
-        """Sessions and rooms as the store kept them, every room playing on from where its
-        log ends, everyone away with each room's grace counted from now (issue 15)."""
+        """Sessions and rooms as the store kept them, every room this node plays (alone:
+        every room; of several: those no live node plays, ``server.node``) playing on from
+        where its log ends, everyone away with each room's grace counted from now (issue
+        15), and the bots of those rooms back in their seats. One path, alone or not."""
         started = time.monotonic()
         recovered = await self.store.recover_async()
-        self.presence.restore(recovered.sessions)
-        for session in self.presence:
-            if session.lobby:
-                self.lobby.subscribe(session, True)
-        rooms = self.lobby.restore(recovered.rooms, self.presence.by_player)
-        for room in rooms:
-            room.resume()
         await self.load_community()
-        self.bots.recover(recovered.sessions)
+        here = await self.cluster.start(recovered)
+        for room in here.rooms:
+            room.resume()
+        self.bots.recover(here.sessions)
         self.presence.after_restart()
         await done(self.store.commit())
         self.log.info(
             "recovered",
-            **summary(rooms),
-            sessions=len(recovered.sessions),
-            entries=sum(len(r.entries) for r in recovered.rooms),
+            **summary(here.rooms),
+            node=self.cluster.node_id,
+            sessions=len(here.sessions),
+            entries=here.entries,
             seconds=round(time.monotonic() - started, 3),
         )
 
@@ -302,18 +299,18 @@ class TaliServer:
         """Drain this node (``on``) or stop: no new rooms; with several nodes, every room
         handed over at its next hand boundary (``Node.drain``)."""
         self.draining = on
-        marked = await self.node.drain(on) if self.node is not None else {}
+        marked = await self.cluster.drain(on)
         self.log.info("draining" if on else "drain_stopped", rooms_to_hand_over=len(marked))
         return {"node": self.operator.local.node_id, "draining": on, "handing_over": marked}
 
     def notice(self, text: str) -> int:
         """Tell everyone connected here ``text`` (a ``notice``): how many were told."""
         notice = msg.Notice(type="notice", text=text, at=self.clock.wall_ms(self.clock.now()))
-        frame = message_frame(notice)
+        message = Out.of(notice)
         told = 0
         for connection in list(self.connections):
             if connection.session is not None and not connection.session.bot:
-                connection.enqueue(frame, notice.type)
+                connection.enqueue(message, notice.type)
                 told += 1
         return told
 
@@ -348,51 +345,7 @@ class TaliServer:
             self.outgoing.flush()
         self._committer = asyncio.get_running_loop().call_later(COMMIT_EVERY, self._commit_idle)
 
-    async def join_cluster(self, redis_url: str) -> None:
-        """Play as one node of several: the stored rooms no live node plays, and from then
-        on the rooms of nodes that die (``server.node``)."""
-        started = time.monotonic()
-        cluster = Cluster.from_url(redis_url, self.config.redis_prefix)
-        node_id, url = node_identity(self.config, self.port)
-        self.presence.shared = cluster.sessions
-        self.presence.node = node_id
-        self.node = Node(
-            self.config,
-            cluster,
-            self.store,
-            self.lobby,
-            self.presence,
-            node_id=node_id,
-            url=url,
-            dropped=self._dropped,
-            moved=self._moved,
-            sent=self._all_sent,
-        )
-        self.operator.node = self.node
-        self.operator.local.node_id = node_id
-        self.bus = Bus(cluster.redis, self.config.redis_prefix, node_id, self.operator)
-        self.operator.bus = self.bus
-        self.bus.start()
-        self.replays.shared = functools.partial(_first_use, cluster, self.config.redis_prefix)
-        # From now on the node decides whether a room's frames may go out.
-        self.node.on_change = self.outgoing.resume
-        self.outgoing.authority = self.node
-        recovered = await self.store.recover_async()
-        await self.load_community()
-        rooms = await self.node.start(recovered)
-        for room in rooms:
-            room.resume()
-        self.presence.after_restart()
-        await done(self.store.commit())
-        self.log.info(
-            "recovered",
-            **summary(rooms),
-            node=node_id,
-            entries=sum(len(r.entries) for r in recovered.rooms if r.room in self.node.owned),
-            seconds=round(time.monotonic() - started, 3),
-        )
-
-    def _dropped(self, room: Room) -> None:
+    def dropped(self, room: Room) -> None:
         """Another node plays ``room`` now (or may): its members here go there (they
         reconnect), sent nothing more, whatever was queued for them."""
         for member in room.members.values():
@@ -400,7 +353,7 @@ class TaliServer:
             if isinstance(outbox, Connection):
                 outbox.abandon(TaliCloseCode.SERVICE_RESTART, MOVED)
 
-    def _moved(self, room: Room) -> None:
+    def moved(self, room: Room) -> None:
         """This node handed ``room`` over: its members here go to the node that plays it now
         (they reconnect), once what was queued for them is sent."""
         for member in room.members.values():
@@ -408,7 +361,11 @@ class TaliServer:
             if isinstance(outbox, Connection):
                 outbox.close(TaliCloseCode.SERVICE_RESTART, MOVED)
 
-    async def _all_sent(self) -> None:
+    def leases_changed(self) -> None:
+        """A room's spell at this node changed: frames held back for it may go (or never)."""
+        self.outgoing.resume()
+
+    async def all_sent(self) -> None:
         """Until every frame queued so far is durable and written (or never will be)."""
         sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -426,14 +383,15 @@ class TaliServer:
         else the process stops, and a restart plays on from what the store holds (recovery),
         which no client saw beyond. (A commit fenced off for some rooms is the node's
         business: ``Outgoing``.)"""
-        if self.node is not None and isinstance(self.store, Reconnecting) and self.ready:
+        if self.cluster.survives(self.store) and self.ready:
             self.log.error(
                 "store_failed",
                 error=repr(exc),
                 then="letting every room go, reconnecting",
                 within_seconds=self.config.store_reconnect_seconds,
             )
-            self._spawn(self._reconnect_store(self.node, self.store))
+            assert isinstance(self.store, Reconnecting)
+            self._spawn(self._reconnect_store(self.store))
             return False
         self.log.critical("store_failed", error=repr(exc), then="stopping")
         self.ready = False
@@ -444,7 +402,7 @@ class TaliServer:
         self.failed.set()
         return False
 
-    async def _reconnect_store(self, node: Node, store: Reconnecting) -> None:
+    async def _reconnect_store(self, store: Reconnecting) -> None:
         """The store failed under a node of several: nothing decided since may be sent, so
         every connection goes (1012: reconnect, to any node) with nothing more sent, and
         every room is let go at once for a node that reaches the store to take over from
@@ -457,7 +415,7 @@ class TaliServer:
         self.store_trouble = "store failed: reconnecting"
         for connection in list(self.connections):
             connection.abandon(TaliCloseCode.SERVICE_RESTART, "the server lost its store")
-        await node.let_go(store_down=True)
+        await self.cluster.let_go()
         self.presence.let_go()
         deadline = started + self.config.store_reconnect_seconds
         while True:
@@ -476,7 +434,7 @@ class TaliServer:
                     return
                 await asyncio.sleep(min(1.0, max(0.1, self.config.store_timeout_seconds / 4)))
         self.outgoing.reset()
-        node.store_down = False
+        self.cluster.store_back()
         self.store_trouble = None
         self.phase = "ready"
         self.ready = True
@@ -509,9 +467,7 @@ class TaliServer:
             return self.phase
         if self.store_trouble is not None:
             return self.store_trouble
-        if self.node is not None:
-            return self.node.trouble()
-        return None
+        return self.cluster.trouble()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -583,24 +539,7 @@ class TaliServer:
         transport.stop_listening()
         in_hand = sum(1 for room in self.lobby.rooms.values() if room.game.hand_in_progress)
         clients = list(self.connections)
-        node = self.node
-        if node is not None:
-            # A node of several hands its rooms over at once, between two actions: they
-            # decide nothing more, what they decided is sent, their leases expire now and
-            # the other nodes take them over; every client reconnects (1012) at once.
-            node.freeze()
-            await self._all_sent()
-            await node.hand_over()
-            if self.bus is not None:
-                await self.bus.stop()
-            for connection in clients:
-                connection.close(TaliCloseCode.SERVICE_RESTART, MOVED)
-            await node.stop()
-        else:
-            notice = message_frame(msg.ServerShutdown(type="server_shutdown", reason=reason))
-            for connection in clients:
-                connection.enqueue(notice, "server_shutdown")
-                connection.close(CloseCode.GOING_AWAY, "server shutting down")
+        await self.cluster.leave(clients, reason)
         closed = await transport.shutdown(
             CloseCode.GOING_AWAY, "server shutting down", self.config.shutdown_timeout_seconds
         )
@@ -623,8 +562,7 @@ class TaliServer:
         self.ready = False
         self.bots.close()
         self.ratings.close()
-        if self.bus is not None:
-            await self.bus.stop()
+        await self.cluster.close()
         if self.transport is not None:
             await self.transport.shutdown(
                 CloseCode.GOING_AWAY, "", self.config.shutdown_timeout_seconds
@@ -651,13 +589,6 @@ class TaliServer:
     async def _stop_metrics(self) -> None:
         if self.metrics_transport is not None:
             await self.metrics_transport.shutdown(CloseCode.GOING_AWAY, "", 1.0)
-
-
-async def _first_use(cluster: Cluster, prefix: str, jti: str, seconds: float) -> bool:
-    """Whether no node has seen sign-in token ``jti`` yet (it is marked seen, for ``seconds``)."""
-    return bool(
-        await cluster.redis.set(f"{prefix}jti:{jti}", "1", nx=True, px=round(seconds * 1000))
-    )
 
 
 class Monotonic:

@@ -211,12 +211,14 @@ class Replays:
         self,
         wall: Callable[[], float] = time.time,
         remember: Callable[[str, float], None] = lambda jti, expires: None,
+        shared: Callable[[str, float], Awaitable[bool]] | None = None,
     ) -> None:
         self._wall = wall
         self._remember = remember
         self._used: dict[str, float] = {}
-        self.shared: Callable[[str, float], Awaitable[bool]] | None = None
-        """With several nodes: ``(jti, seconds) -> first use?``, atomic for all of them."""
+        self.shared: Callable[[str, float], Awaitable[bool]] = shared or _here_alone
+        """``(jti, seconds) -> first use?``, atomic for every node (``server.cluster``); alone,
+        always True: this process decides."""
 
     def load(self, used: dict[str, float]) -> None:
         now = self._wall()
@@ -228,11 +230,15 @@ class Replays:
             self._used = {j: e for j, e in self._used.items() if e > now}
         if self._used.get(jti, 0.0) > now:
             return False
-        if self.shared is not None and not await self.shared(jti, max(1.0, expires - now)):
+        if not await self.shared(jti, max(1.0, expires - now)):
             return False
         self._used[jti] = expires
         self._remember(jti, expires)
         return True
+
+
+async def _here_alone(jti: str, seconds: float) -> bool:
+    return True
 
 
 def verifier(config: Any) -> Verifier | None:

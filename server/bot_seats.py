@@ -4,10 +4,11 @@ Theory of operation
 -------------------
 A bot is a client of this server that lives in its process. ``BotSeat`` owns
 a ``Connection``, the very class every WebSocket gets, made by the server's
-``opened`` with a ``BotPeer`` in place of the transport's peer. The frames the
-connection writes to that peer are the bytes a person's socket would carry;
-the bot decodes them (``server.frames.read_frames``) and keeps its picture of
-the table from them alone (``server.bot_view.SeatModel``): never from the
+``opened`` with a ``BotPeer`` in place of the transport's peer. The messages
+the connection writes to that peer are the very messages a person's socket
+carries, handed over as data (``server.frames.Out.data``: what the frame
+would decode to, with nothing encoded or decoded for the bot); the bot keeps
+its picture of the table from them alone (``server.bot_view.SeatModel``): never from the
 room's state, so a die its seat may not see cannot reach it. What the bot says
 goes in through ``Connection.on_message`` as JSON text, one message in the
 same queue as everyone's: hello, join, every action is parsed, checked,
@@ -155,9 +156,16 @@ class BotPeer:
     def is_open(self) -> bool:
         return self.open
 
-    def write(self, framed: bytes) -> None:
+    def deliver(self, messages: list[Message]) -> None:
+        """What the connection writes, as data (``connection.InProcessPeer``): nothing is
+        framed or encoded for a bot."""
         if self.open:
-            self._bot.received(framed)
+            self._bot.heard(messages)
+
+    def write(self, framed: bytes) -> None:
+        """Frames, should anything write bytes to the bot: decoded, then heard alike."""
+        if self.open:
+            self._bot.heard([from_json(payload) for payload in read_frames(framed)])
 
     def close(self, code: int, reason: str = "") -> None:
         if self.open:
@@ -271,12 +279,10 @@ class BotSeat:
 
     # -- hearing ----------------------------------------------------------------
 
-    def received(self, data: bytes) -> None:
-        """Frames the server wrote to this bot's connection."""
-        for payload in read_frames(data):
-            # pydantic-core's parser: a bot reads every frame of its room, and this is
-            # the bots' largest cost after deciding (benchmarks/README.md).
-            message: Message = from_json(payload)
+    def heard(self, messages: list[Message]) -> None:
+        """Messages the server wrote to this bot's connection, as data (shared with the
+        other recipients: read, never changed)."""
+        for message in messages:
             tap = self.seats.tap
             if tap is not None:
                 tap(self, message)

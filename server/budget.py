@@ -6,9 +6,13 @@ hold it back or whether to refuse it. Here: a connection's messages a second
 (``TokenBucket.take``, ``Connection``) and its refusals before it is closed (``Window``),
 each address's connections (``AddressLimits``) and HTTP requests (``Buckets``), a
 player's chat messages a minute (``Window``, ``Room.chat``), moderation acts and reports a
-minute (``Window``, ``server.moderation``). Elsewhere still, for now: the
-request budgets by cost and their hold-back allowance (``server.costs``), the transport's
-read budget and its 30 s window of time held back (``server.transport``).
+minute (``Window``, ``server.moderation``), the time a client is held back by a budget
+over ``HELD_WINDOW`` (30 s): as an allowance that refills (``HeldTime``: the request budgets
+of ``server.costs``) or as the holds within the window summed (``HeldWithin``: the
+transport's read budget, ``server.transport``); two rules, kept as they were. The request
+budgets by cost themselves (``server.costs``: a connection's and its address's buckets of
+units, the queue of connections held by their address) stay beside the connection, whose
+messages they queue.
 """
 
 from __future__ import annotations
@@ -35,6 +39,64 @@ def address_key(address: str, ipv6_prefix: int = 64) -> str:
     if ipv6_prefix >= 128:
         return str(ip)
     return str(ipaddress.IPv6Network((ip, ipv6_prefix), strict=False))
+
+
+HELD_WINDOW = 30.0
+"""Seconds over which the time a client was held back by its budget is reckoned."""
+
+
+class HeldTime:
+    """Time held back, metered in O(1): an allowance of ``allowance`` seconds that holding
+    spends (a second a second) and that refills over ``HELD_WINDOW`` seconds when not held.
+
+    Held without a break, the allowance lasts ``allowance`` seconds; with the shipped
+    allowance of a third of the window, held a quarter of the time or less, never (a third
+    of ``HELD_WINDOW`` held within any ``HELD_WINDOW``, roughly)."""
+
+    __slots__ = ("allowance", "left", "since", "stamp")
+
+    def __init__(self, allowance: float, now: float) -> None:
+        self.allowance = allowance
+        self.left = allowance
+        self.since: float | None = None
+        self.stamp = now
+
+    def start(self, now: float) -> None:
+        if self.since is None:
+            self.left = self.left_at(now)
+            self.since = now
+
+    def stop(self, now: float) -> None:
+        if self.since is not None:
+            self.left -= now - self.since
+            self.since = None
+            self.stamp = now
+
+    def left_at(self, now: float) -> float:
+        """The allowance left at ``now`` (below 0: held too long)."""
+        if self.since is not None:
+            return self.left - (now - self.since)
+        refilled = self.left + (now - self.stamp) * self.allowance / HELD_WINDOW
+        return refilled if refilled < self.allowance else self.allowance
+
+
+class HeldWithin:
+    """Time held back within the last ``window`` seconds, summed over the holds: a hold is
+    forgotten once it ended more than ``window`` seconds ago."""
+
+    __slots__ = ("_holds", "window")
+
+    def __init__(self, window: float = HELD_WINDOW) -> None:
+        self.window = window
+        self._holds: deque[tuple[float, float]] = deque()
+
+    def hold(self, now: float, seconds: float) -> float:
+        """Hold from ``now`` for ``seconds``: the time held within the window, this included."""
+        holds = self._holds
+        while holds and holds[0][1] < now - self.window:
+            holds.popleft()
+        holds.append((now, now + seconds))
+        return sum(end - start for start, end in holds)
 
 
 class Now(Protocol):

@@ -4,8 +4,9 @@
     python -m server.client_facts --check  # exit 1 if a checked-in file is stale
 
 The protocol version, the close codes, the room settings' bounds and
-defaults, the name of every roll and its exact odds against a fresh roll (the
-bots' own ``server.bots.odds``) come from the protocol models, the engine and
+defaults, the name of every roll and its exact odds against a fresh roll, and what
+one to three dice are worth on average over the dice to come (all from the bots' own
+``server.bots.odds``) come from the protocol models, the engine and
 the bots; the browser client imports them instead of copying them by hand.
 
 The page also imports the JavaScript client library (``clients/js/src``). The
@@ -28,7 +29,7 @@ from typing import Any, get_args
 from protocol.codec import PROTOCOL_VERSION
 from protocol.errors import CloseCode
 from protocol.types import SETTING_BOUNDS, HandName
-from server.bots.odds import FRESH_COUNTS, LEVEL, LOSING
+from server.bots.odds import COUNTS, FRESH_COUNTS, LEVEL, LOSING, hands
 from server.engine import Settings, evaluate
 from server.static import default_client_dir
 
@@ -57,6 +58,12 @@ def facts() -> dict[str, Any]:
         # Every roll's odds against one fresh roll of four dice, in tenths of a percent:
         # [how many it beats, how many it ties] (a losing roll beats and ties none).
         "ROLL_ODDS": {"".join(map(str, hand)): _odds(hand) for hand in sorted(LEVEL)},
+        # Every part of a roll (0..3 dice held, as in stud before the fourth street, or
+        # draw's three kept dice when one is rerolled): how many fresh rolls the four dice
+        # beat on average over the dice still to come, in tenths of a percent.
+        "PARTIAL_ODDS": {
+            "".join(map(str, held)): _average_beats(held) for n in range(4) for held in hands(n)
+        },
     }
 
 
@@ -67,6 +74,13 @@ def _odds(hand: tuple[int, ...]) -> list[int]:
         return [0, 0]
     beats = sum(FRESH_COUNTS[:level])
     return [round(1000 * beats / total), round(1000 * FRESH_COUNTS[level] / total)]
+
+
+def _average_beats(held: tuple[int, ...]) -> int:
+    total = sum(FRESH_COUNTS)
+    ways = COUNTS[held]  # how many ways of rolling the missing dice end at each level
+    beats = sum(n * sum(FRESH_COUNTS[:level]) for level, n in enumerate(ways) if level != LOSING)
+    return round(1000 * beats / (total * sum(ways)))
 
 
 def render() -> str:

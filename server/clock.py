@@ -41,6 +41,10 @@ class Clock(Protocol):
     def after(self, seconds: float) -> Deadline:
         """The deadline ``seconds`` of game time from now (``ScaledClock``: scaled)."""
 
+    def lasts(self, seconds: float) -> float:
+        """How long ``seconds`` of game time last on this clock (``ScaledClock``: scaled),
+        for what the wire says of a duration (a turn's seconds)."""
+
 
 class LoopClock:
     """The running event loop's clock."""
@@ -60,6 +64,9 @@ class LoopClock:
     def after(self, seconds: float) -> Deadline:
         at = self._loop.time() + seconds
         return Deadline(at, self.wall_ms(at))
+
+    def lasts(self, seconds: float) -> float:
+        return seconds
 
 
 class ScaledClock:
@@ -88,6 +95,9 @@ class ScaledClock:
 
     def after(self, seconds: float) -> Deadline:
         return self.clock.after(seconds * self.scale)
+
+    def lasts(self, seconds: float) -> float:
+        return self.clock.lasts(seconds) * self.scale
 
 
 class ManualClock:
@@ -120,6 +130,9 @@ class ManualClock:
     def after(self, seconds: float) -> Deadline:
         at = self._now + seconds
         return Deadline(at, self.wall_ms(at))
+
+    def lasts(self, seconds: float) -> float:
+        return seconds
 
     def call_at(self, at: float, callback: Callable[[], None]) -> Timer:
         timer = _ManualTimer(callback)

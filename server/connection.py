@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Coroutine
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from websockets.frames import CloseCode
 
@@ -29,6 +29,7 @@ from protocol.types import AccountRole
 from server import engine, moderation
 from server.auth import AuthRefused
 from server.budget import TokenBucket, Window
+from server.cluster import MOVED
 from server.costs import (
     BASE_COST,
     IN_PROCESS,
@@ -37,22 +38,23 @@ from server.costs import (
     RequestBudgets,
     cost_of,
 )
-from server.frames import data_frame, message_frame
+from server.frames import Out
 from server.logs import get_logger
 from server.names import NameRefused, normalise
 from server.presence import HelloRefused
 from server.room import RequestError
-from server.session import Identity, Session
+from server.session import Identity, Message, Session
 from server.store import Fenced
 
 if TYPE_CHECKING:
     from server.auth import Replays, Verifier
+    from server.cluster import Cluster
     from server.community import Records
     from server.config import ServerConfig
     from server.lobby import Lobby
     from server.metrics import Metrics
     from server.moderation import Moderation
-    from server.node import Node, Tenure
+    from server.node import Tenure
     from server.operator import Operator
     from server.presence import Presence
     from server.ratings import Ratings
@@ -62,7 +64,6 @@ if TYPE_CHECKING:
 SERVER_VERSION = "0.1.0"
 SESSION_REPLACED = 4001  # private-use close code: the session resumed on another connection
 SERVICE_RESTART = 1012
-MOVED = "your room moved to another node"
 _ROUTED = (WireCode.ROOM_NOT_FOUND, WireCode.ROOM_ELSEWHERE)
 """Answers about a room not played here, which a node of several looks up before giving."""
 
@@ -78,6 +79,15 @@ _ACTIONS: dict[type[Any], Any] = {
     req.Pass: lambda m: engine.Pass(),
     req.Ante: lambda m: engine.Ante(),
 }
+
+
+@runtime_checkable
+class InProcessPeer(Protocol):
+    """A peer in this process (a bot's, ``server.bot_seats``): it reads the messages as
+    data, and nothing is framed or encoded for it."""
+
+    def deliver(self, messages: list[dict[str, Any]]) -> None:
+        """The messages written to it, in order (shared with other recipients: read only)."""
 
 
 class Authority(Protocol):
@@ -161,7 +171,7 @@ class Outgoing:
                 return
             batch = _Batch([(c, c.take(), _NO_ROOMS) for c in queued])
         else:
-            frames: list[tuple[Connection, bytes, AbstractSet[str]]] = []
+            frames: list[tuple[Connection, list[Message], AbstractSet[str]]] = []
             rooms: set[str] = set()
             for connection in queued:
                 marked = connection.rooms_out
@@ -277,7 +287,7 @@ class _Batch:
     """One turn's frames (each connection's, with the rooms they tell of), waiting for its
     commit (and every earlier one) and, with several nodes, for its rooms' leases."""
 
-    frames: list[tuple[Connection, bytes, AbstractSet[str]]]
+    frames: list[tuple[Connection, list[Message], AbstractSet[str]]]
     durable: asyncio.Future[None] | None = None
     then: list[Callable[[], None]] = field(default_factory=list)
     tenures: dict[str, Tenure | None] = field(default_factory=dict)
@@ -345,7 +355,7 @@ class Host(Protocol):
     presence: Presence
     limits: msg.Limits
     request_budgets: RequestBudgets
-    node: Node | None
+    cluster: Cluster
     verifier: Verifier | None
     replays: Replays
     moderation: Moderation
@@ -378,7 +388,8 @@ class Connection:
         self.abandoned = False
         self._hello_task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
-        self._out: list[bytes] = []
+        self._out: list[Message] = []
+        self._deliver = peer.deliver if isinstance(peer, InProcessPeer) else None
         self.rooms_out: set[str] = set()
         """The rooms whose frames are among those queued (``Outgoing`` judges them)."""
         self._outgoing = app.outgoing
@@ -407,35 +418,37 @@ class Connection:
 
     # -- output --------------------------------------------------------------
     #
-    # Frames arrive already framed (server.frames), often shared by every member
-    # of a room, and are written once per event-loop turn: all the frames one
-    # action causes for this client leave in a single write. Control frames
-    # (ping, pong, close) are written by the transport.
+    # Messages arrive as data (server.frames.Out), often shared by every member of
+    # a room, and are written once per event-loop turn: all the messages one action
+    # causes for this client leave in a single write, each framed here (once, however
+    # many connections share it). Control frames (ping, pong, close) are written by
+    # the transport.
 
-    def enqueue(self, frame: bytes, kind: str, room: str | None = None) -> None:
-        """Queue ``frame`` (of type ``kind``; telling of ``room``, if it does) and count it."""
-        if self.push(frame, room):
+    def enqueue(self, message: Message, kind: str, room: str | None = None) -> None:
+        """Queue ``message`` (of type ``kind``; telling of ``room``, if it does) and count
+        it."""
+        if self.push(message, room):
             self.metrics.frames_out[kind] += 1
 
-    def push(self, frame: bytes, room: str | None = None) -> bool:
+    def push(self, message: Message, room: str | None = None) -> bool:
         # Rooms call this once per member for every event: kept to the bare minimum.
         if self.closing:
             return False
         out = self._out
         if not out:
             self._outgoing.add(self)
-        out.append(frame)
+        out.append(message)
         if room is not None:
             self.rooms_out.add(room)
         return True
 
-    def take(self) -> bytes:
-        """The frames queued, in one piece, and the queue empty."""
-        data = b"".join(self._out)
-        self._out.clear()
+    def take(self) -> list[Message]:
+        """The messages queued, and the queue empty."""
+        out = self._out
+        self._out = []
         if self.rooms_out:
             self.rooms_out = set()
-        return data
+        return out
 
     def flush(self) -> None:
         if self._out:
@@ -451,17 +464,22 @@ class Connection:
         self.rooms_out = set()
         self.peer.close(code, reason)
 
-    def write(self, data: bytes) -> None:
+    def write(self, messages: list[Message]) -> None:
         if self.abandoned:
+            return
+        deliver = self._deliver
+        if deliver is not None:
+            deliver([message.data for message in messages])
             return
         # The transport writes only while the WebSocket is open (nothing may
         # follow a close frame) and fails a client whose unsent bytes pass the
         # outbound bound (1013).
-        self.peer.write(data)
+        # ``framed or frame()``: most messages are shared, framed by an earlier writer.
+        self.peer.write(b"".join([m.framed or m.frame() for m in messages]))
 
     def reply(self, message: Any, room: str | None = None) -> None:
-        """Queue a message; ``room``: it tells of that room (a snapshot)."""
-        self.enqueue(message_frame(message), message.type, room)
+        """Queue a protocol message; ``room``: it tells of that room (a snapshot)."""
+        self.enqueue(Out.of(message), message.type, room)
 
     def error(
         self,
@@ -590,11 +608,15 @@ class Connection:
                 self.metrics.action_seconds.observe(time.perf_counter() - received)
         except RequestError as exc:
             room = getattr(message, "room", None)
-            node = self.app.node
-            if node is not None and room is not None and exc.code in _ROUTED and not routed:
+            lookup = (
+                self.app.cluster.locate(room)
+                if room is not None and exc.code in _ROUTED and not routed
+                else None
+            )
+            if lookup is not None and room is not None:
                 # Where it is played now, from the directory, not from what the lobby last
                 # heard: what this client sends meanwhile waits its turn in the request gate.
-                task = self._loop.create_task(self._route(node, message, room, received))
+                task = self._loop.create_task(self._route(lookup, message, room, received))
                 self._gate.wait_for(task)
                 return
             self.error(exc.code, exc.message, message.id, room, url=exc.url)
@@ -658,12 +680,11 @@ class Connection:
                     WireCode.SERVER_DRAINING, "this server takes no new rooms for now"
                 )
             created = lobby.create(session, message)
-            node = self.app.node
-            if node is not None:
+            claiming = self.app.cluster.created(created)
+            if claiming is not None:
                 # Claimed before anyone hears of it: the result waits for the claim, and what
                 # this client sends meanwhile waits its turn in the request gate.
-                node.room_created(created)
-                claim = self._loop.create_task(self._claimed(node, message, created.id))
+                claim = self._loop.create_task(self._claimed(claiming, message, created.id))
                 self._gate.wait_for(claim)
                 return
             result_room = created.id
@@ -700,7 +721,7 @@ class Connection:
             self.app.moderation.chat(session, message.room, message.text)
             result_room = message.room
         elif isinstance(message, (*moderation.ROOM_REQUESTS, req.Ban)):
-            if self.app.node is not None and self._elsewhere(message):
+            if self._elsewhere(message):
                 # Moderators act anywhere: the room's node (or the player's) does it.
                 self._later(message, self.app.operator.moderate(session, message))
                 return
@@ -733,16 +754,15 @@ class Connection:
             hands, current = task.result()
             reply = {"id": message.id, "type": "hand_history", "room": message.room,
                      "hands": hands, "current": current}  # fmt: skip
-            self.enqueue(data_frame(reply), "hand_history", message.room)
+            self.enqueue(Out(reply), "hand_history", message.room)
 
     def _elsewhere(self, message: req.ClientMessage) -> bool:
         """Whether a moderation request is about a room, or a player, another node has."""
         if isinstance(message, req.Ban):
-            return self.app.presence.session_of(message.player) is None
+            return self.app.cluster.elsewhere(None, message.player)
         if isinstance(message, req.Report):
             return False
-        room = getattr(message, "room", "")
-        return room not in self.app.lobby.rooms
+        return self.app.cluster.elsewhere(getattr(message, "room", ""), None)
 
     def _later(self, message: req.ClientMessage, work: Coroutine[Any, Any, Any]) -> None:
         """Answer ``message`` with what ``work`` returns (a reply model), once it is done; what
@@ -767,14 +787,18 @@ class Connection:
         self._gate.wait_for(self._loop.create_task(answer()))
 
     async def _route(
-        self, node: Node, message: req.ClientMessage, room: str, received: float
+        self,
+        lookup: Awaitable[str | None],
+        message: req.ClientMessage,
+        room: str,
+        received: float,
     ) -> None:
         """Answer a request about a room not played here from the directory: the room is
         played at a live node (``room_elsewhere``, its URL), or was orphaned and is played
         here now (the request is served), or is nowhere (``room_not_found``). Never a node
         whose heartbeat lapsed: ``Node.locate`` waits for its lease to run out instead."""
         try:
-            url = await node.locate(room)
+            url = await lookup
         except Exception as exc:
             self.log.warning("route_failed", room=room, error=repr(exc))
             url = None
@@ -792,11 +816,12 @@ class Connection:
             self.error(WireCode.ROOM_NOT_FOUND, f"no room {room!r}", message.id, room)
         self._outgoing.flush()
 
-    async def _claimed(self, node: Node, message: req.CreateRoom, room_id: str) -> None:
+    async def _claimed(
+        self, claiming: Awaitable[bool], message: req.CreateRoom, room_id: str
+    ) -> None:
         """The result of a room made at a node of several, once the node owns it."""
-        room = self.app.lobby.rooms.get(room_id)
         try:
-            claimed = room is not None and await node.claim_new(room)
+            claimed = await claiming
         except Exception:
             self.log.exception("room_claim_failed", room=room_id)
             claimed = False
@@ -809,7 +834,7 @@ class Connection:
     def _result(self, message: req.ClientMessage, room: str | None) -> None:
         # On the hot path (every action): built without a model, like room events.
         data = {"id": message.id, "type": "result", "request": message.type, "room": room}
-        self.enqueue(data_frame(data), "result", room)
+        self.enqueue(Out(data), "result", room)
 
     def hello(self, message: req.Hello) -> None:
         if self.session is not None:
@@ -837,13 +862,12 @@ class Connection:
                 if message.auth is None:
                     raise RequestError(WireCode.INVALID_NAME, str(exc)) from None
                 name = f"Player {self.number}"  # the token names the player
-        node = self.app.node
-        if node is None and (message.token is not None or message.auth is None):
+        if not self.app.cluster.shared and (message.token is not None or message.auth is None):
             self._welcome(message, *self._hello_here(message, name))
             return
         # Several nodes (sessions are shared, found and written over the network), or a
         # sign-in token to check: what the client sends meanwhile waits its turn.
-        task = asyncio.get_running_loop().create_task(self._hello_later(node, message, name))
+        task = asyncio.get_running_loop().create_task(self._hello_later(message, name))
         self._hello_task = task
         self._gate.wait_for(task)
 
@@ -893,7 +917,8 @@ class Connection:
         )
         return identity
 
-    async def _hello_later(self, node: Node | None, message: req.Hello, name: str | None) -> None:
+    async def _hello_later(self, message: req.Hello, name: str | None) -> None:
+        cluster = self.app.cluster
         try:
             if message.token is None:
                 assert name is not None
@@ -901,17 +926,13 @@ class Connection:
                 if self.closing:
                     return
                 address = self.peer.remote_address
-                if node is None:
-                    session, token = self.app.presence.open(name, address, self, identity)
-                else:
-                    session, token = await node.open(name, address, self, identity)
+                session, token = await cluster.open(name, address, self, identity)
                 resumed = False
             else:
-                assert node is not None
                 found = self.app.presence.local(message.token)
                 if found is not None:
                     self._refuse_banned(found.account, found.address)
-                session, old = await node.resume(message.token, self)
+                session, old = await cluster.resume(message.token, self)
                 self._refuse_banned(session.account, session.address)
                 self._take_over(old)
                 token, resumed = message.token, True

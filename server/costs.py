@@ -20,7 +20,7 @@ number of connections or how long they have been held:
   in turn: the address's connections are not each woken to find the budget
   spent again by the others.
 
-Time held back is metered by a leaky bucket (``HeldTime``): ``close_after``
+Time held back is metered by a leaky bucket (``server.budget.HeldTime``): ``close_after``
 seconds, refilled over ``WINDOW`` while not held. A connection held by its
 own debt past it is closed; an address whose queue stays non-empty past it
 loses its most expensive connections (the most units spent lately and
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from server.budget import TokenBucket
+from server.budget import HELD_WINDOW, HeldTime, TokenBucket
 
 COSTS: Mapping[str, int] = MappingProxyType(
     {
@@ -49,8 +49,9 @@ COSTS: Mapping[str, int] = MappingProxyType(
     }
 )
 BASE_COST = 1
-WINDOW = 30.0
-"""Seconds over which a connection's (or an address's) allowance of time held back refills."""
+WINDOW = HELD_WINDOW
+"""Seconds over which a connection's (or an address's) allowance of time held back refills
+(``server.budget.HeldTime``)."""
 MIN_WAIT = 0.02
 """Shortest hold: a connection or address just over budget is not woken every millisecond
 to take a unit, but served a few at a time."""
@@ -87,40 +88,6 @@ class CloseAfter:
 
 Received = str | bytes | CloseAfter
 """What a connection's gate lets through: a message, or the close that follows the last."""
-
-
-class HeldTime:
-    """Time held back, metered in O(1): an allowance of ``allowance`` seconds that holding
-    spends (a second a second) and that refills over ``WINDOW`` seconds when not held.
-
-    Held without a break, the allowance lasts ``allowance`` seconds; held a quarter of the
-    time or less, never (a third of ``WINDOW`` held within any ``WINDOW``, roughly)."""
-
-    __slots__ = ("allowance", "left", "since", "stamp")
-
-    def __init__(self, allowance: float, now: float) -> None:
-        self.allowance = allowance
-        self.left = allowance
-        self.since: float | None = None
-        self.stamp = now
-
-    def start(self, now: float) -> None:
-        if self.since is None:
-            self.left = self.left_at(now)
-            self.since = now
-
-    def stop(self, now: float) -> None:
-        if self.since is not None:
-            self.left -= now - self.since
-            self.since = None
-            self.stamp = now
-
-    def left_at(self, now: float) -> float:
-        """The allowance left at ``now`` (below 0: held too long)."""
-        if self.since is not None:
-            return self.left - (now - self.since)
-        refilled = self.left + (now - self.stamp) * self.allowance / WINDOW
-        return refilled if refilled < self.allowance else self.allowance
 
 
 class Pausable(Protocol):

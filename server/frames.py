@@ -1,9 +1,13 @@
-"""WebSocket text frames built once and written to many connections.
+"""Outgoing messages as data, and the WebSocket text frames they become, once.
 
-The transport negotiates no extension (no compression) and server frames are
-unmasked, so one encoded frame is byte for byte the same for every recipient:
-a room builds each distinct frame once, however many members get it, and
-hands the same bytes to each member's Peer (server.transport).
+Rooms, the lobby and presence say what goes to whom as ``Out`` messages: data
+(a dict in its model's field order, or a ``protocol.server`` model), not bytes.
+The shell frames a message when a connection writes it (``Out.frame``), once
+however many recipients share it: the transport negotiates no extension (no
+compression) and server frames are unmasked, so one encoded frame is byte for
+byte the same for every recipient. A client in this process (a bot's peer,
+``server.bot_seats``) reads the data itself (``Out.data``) and nothing is
+encoded for it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,50 @@ from server import wire
 # Headers of the short frames most messages are (< 126 bytes), and of the rest.
 _SHORT = [bytes((0x81, n)) for n in range(126)]
 _MEDIUM = struct.Struct("!BBH").pack
+
+
+class Out:
+    """One outgoing message, shared by every recipient it goes to: built once, framed at
+    most once (by the first connection that writes it: ``framed`` holds the frame from
+    then on), read as data by in-process clients. Never changed once made: recipients
+    share it."""
+
+    __slots__ = ("_data", "_model", "framed")
+
+    def __init__(self, data: dict[str, Any] | None = None, model: Any = None) -> None:
+        self._data = data
+        self._model = model
+        self.framed: bytes | None = None
+
+    @classmethod
+    def of(cls, model: Any) -> Out:
+        """A protocol message from ``protocol.server``."""
+        return cls(None, model)
+
+    @property
+    def type(self) -> str:
+        data = self._data
+        return data["type"] if data is not None else str(self._model.type)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The message as the JSON a client decodes (a model is dumped once, on demand)."""
+        data = self._data
+        if data is None:
+            data = self._data = self._model.model_dump(mode="json")
+        return data
+
+    def frame(self) -> bytes:
+        frame = self.framed
+        if frame is None:
+            model = self._model
+            frame = self.framed = (
+                message_frame(model) if model is not None else data_frame(self.data)
+            )
+        return frame
+
+    def __repr__(self) -> str:
+        return f"Out({self._data if self._data is not None else self._model!r})"
 
 
 def text_frame(text: str) -> bytes:

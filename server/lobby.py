@@ -20,7 +20,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import protocol.client as req
 import protocol.server as msg
@@ -30,7 +30,7 @@ from server import names, recovery
 from server.clock import Timer
 from server.engine import DieSource, SeededDice, Settings, SettingsError, SystemDice
 from server.engine.fair import CommittedDice
-from server.frames import message_frame
+from server.frames import Out
 from server.logs import get_logger
 from server.recovery import SessionOf
 from server.room import RequestError, Room
@@ -55,14 +55,43 @@ class RemoteRoom:
     url: str
 
 
-Publish = Callable[[dict[str, msg.RoomSummary | None]], None]
-"""Where this node's room changes go for the other nodes (None: a closed room)."""
+class Outlet(Protocol):
+    """Where this node's room changes go beyond it (``server.cluster``)."""
+
+    shared: bool
+    """Whether other nodes hear of this node's rooms: if not, a change nobody subscribed to
+    here is not even looked at (a summary after every action would cost for nothing)."""
+
+    def publish(self, rooms: dict[str, msg.RoomSummary | None]) -> None:
+        """Rooms that opened or changed (their summary), or closed (None)."""
+
+    def closed(self, room: Room) -> None:
+        """``room`` closed here."""
+
+
+class Unheard:
+    """One node: nobody beyond it hears of its rooms."""
+
+    shared = False
+
+    def publish(self, rooms: dict[str, msg.RoomSummary | None]) -> None:
+        pass
+
+    def closed(self, room: Room) -> None:
+        pass
 
 
 class Lobby:
     def __init__(
-        self, config: ServerConfig, ids: Ids, metrics: Metrics, clock: Clock, store: Store
+        self,
+        config: ServerConfig,
+        ids: Ids,
+        metrics: Metrics,
+        clock: Clock,
+        store: Store,
+        outlet: Outlet,
     ) -> None:
+        """``outlet``: where this node's room changes go beyond it (alone, ``Unheard``)."""
         self.config = config
         self.store = store
         self.clock = clock
@@ -87,9 +116,8 @@ class Lobby:
         """Rooms (here or elsewhere) the subscribers are yet to hear of."""
         self.remote: dict[str, RemoteRoom] = {}
         """With several nodes: the other nodes' open rooms."""
-        self.publish: Publish | None = None
-        """With several nodes: where this node's room changes go."""
-        self.on_close: Callable[[Room], None] = lambda room: None
+        self.outlet = outlet
+        self._shared = self.outlet.shared
         self._bus_changed: set[str] = set()
         self._bus_removed: set[str] = set()
         self._flush_timer: Timer | None = None
@@ -290,7 +318,7 @@ class Lobby:
             return
         if not room.closed:
             self.metrics.rooms.update(room.id, room.stats())
-        if room.closed or room.private or not (self.subscribers or self.publish):
+        if room.closed or room.private or not (self.subscribers or self._shared):
             return
         # Called after every action: compare a cheap key before anything else.
         key = room.summary_key()
@@ -299,7 +327,7 @@ class Lobby:
         self._told[room.id] = key
         if self.subscribers:
             self._changed.add(room.id)
-        if self.publish is not None:
+        if self._shared:
             self._bus_changed.add(room.id)
         self._schedule_flush()
 
@@ -312,11 +340,11 @@ class Lobby:
         self._forget(room)
         self.store.close_room(room.id)
         room.log.info("room_closed", hands_played=room.game.state.hands_played)
-        if self.publish is not None:
+        if self._shared:
             self._bus_changed.discard(room.id)
             self._bus_removed.add(room.id)
             self._schedule_flush()
-        self.on_close(room)
+        self.outlet.closed(room)
 
     def drop(self, room_id: str, *, moved: bool = False) -> Room | None:
         """Stop playing a room another node now plays (its lease was lost; or, ``moved``,
@@ -371,18 +399,18 @@ class Lobby:
 
     def _flush(self) -> None:
         self._flush_timer = None
-        if self.publish is not None and (self._bus_changed or self._bus_removed):
+        if self._bus_changed or self._bus_removed:
             published: dict[str, msg.RoomSummary | None] = {
                 r: self.rooms[r].summary() for r in self._bus_changed if r in self.rooms
             }
             published.update(dict.fromkeys(self._bus_removed))
             self._bus_changed.clear()
             self._bus_removed.clear()
-            self.publish(published)
+            self.outlet.publish(published)
         if not self.subscribers:
             # Nobody to tell; forget what was told, so that the next subscriber,
             # who starts from a fresh list, misses no change.
-            if self.publish is None:
+            if not self._shared:
                 self._told.clear()
             self._changed.clear()
             self._removed.clear()
@@ -400,9 +428,9 @@ class Lobby:
         self._removed.difference_update(removed)
         if summaries or removed:
             update = msg.LobbyUpdate(type="lobby_update", changed=summaries, removed=removed)
-            frame = message_frame(update)
+            message = Out.of(update)
             for session in self.subscribers:
-                session.send(frame, update.type)
+                session.send(message, update.type)
         if self._changed or self._removed:
             self._schedule_flush()
 

@@ -41,7 +41,7 @@ import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import BanScope
 from server.budget import Window
-from server.frames import message_frame
+from server.frames import Out
 from server.logs import get_logger
 from server.room import RequestError
 
@@ -249,7 +249,7 @@ class Moderation:
         self._save(room)
         room.leave(target)
         notice = msg.Kicked(type="kicked", room=room.id, reason=reason, until=until)
-        target.send(message_frame(notice), notice.type)
+        target.send(Out.of(notice), notice.type)
         self._record(actor, "kick", target, room.id, reason, until=until)
 
     def mute(
@@ -278,7 +278,7 @@ class Moderation:
         self._allowed(actor, room)
         self._spend(actor)
         notice = msg.RoomClosed(type="room_closed", room=room.id, reason=reason)
-        frame = message_frame(notice)
+        message = Out.of(notice)
         bots = self.bots()
         for player, member in list(room.members.items()):
             session = member.session
@@ -288,7 +288,7 @@ class Moderation:
                 bots.remove(room, player)
             else:
                 room.leave(session)
-                session.send(frame, notice.type)
+                session.send(message, notice.type)
         if not room.closed:
             self.lobby.close(room)
         self.room_gone(room.id)

@@ -2,7 +2,8 @@
 over the rooms of a node that died, routing players to the node that plays their room,
 and the lobby and sessions it shares with the others (``server.directory``, on Redis).
 
-Without ``redis_url`` there is no ``Node``: the server is alone and plays every room.
+Without ``redis_url`` there is no ``Node``: the server is alone and plays every room
+(``server.cluster.LocalCluster``); with it, ``server.cluster.RedisCluster`` runs one.
 
 A room is played by the node holding its lease (``Directory``), renewed every third
 of ``lease_seconds``. Each spell of this node playing a room is a ``Tenure``: the
@@ -25,10 +26,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
@@ -56,8 +57,31 @@ its lease later than we sent the call, so its expiry is later still; the rest is
 for the two clocks' rates."""
 
 
-async def _nothing() -> None:
-    pass
+class Shell(Protocol):
+    """What a node needs of the server around it (``server.app.TaliServer`` is one)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def lobby(self) -> Lobby: ...
+
+    @property
+    def presence(self) -> Presence: ...
+
+    def dropped(self, room: Room) -> None:
+        """Another node plays ``room`` now (or may): its members here go there (they
+        reconnect), with nothing more sent, whatever was queued for them."""
+
+    def moved(self, room: Room) -> None:
+        """This node handed ``room`` over: its members here go to the node that plays it now,
+        once what was queued for them is sent."""
+
+    async def all_sent(self) -> None:
+        """Until every frame queued so far is durable and written (or never will be)."""
+
+    def leases_changed(self) -> None:
+        """A spell changed (renewed, claimed, lost): frames held back may go."""
 
 
 class Spell(Enum):
@@ -95,41 +119,25 @@ class Node:
         self,
         config: ServerConfig,
         cluster: Cluster,
-        store: Store,
-        lobby: Lobby,
-        presence: Presence,
+        shell: Shell,
         *,
         node_id: str,
-        url: str,
-        dropped: Callable[[Room], None],
         clock: Callable[[], float] = time.monotonic,
-        moved: Callable[[Room], None] = lambda room: None,
-        sent: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        """``dropped`` is told of every room this node stopped playing because another
-        node plays it now (its members' connections must go, to be routed there, with
-        nothing more sent). ``moved`` is told of every room this node handed over (its
-        members' connections go once what was queued for them is sent), ``sent`` waits until
-        every frame queued so far is durable and written. ``clock`` is monotonic seconds
-        (tests give their own)."""
+        """``shell`` is the server around the node: its store, lobby and presence, and what
+        it does when a room goes (``Shell``). ``clock`` is monotonic seconds (tests give
+        their own). The node's URL is known once the server listens (``start``)."""
         self.config = config
         self.cluster = cluster
-        self.store = store
-        self.lobby = lobby
-        self.presence = presence
+        self.shell = shell
         self.id = node_id
-        self.url = url
-        self.dropped = dropped
-        self.moved = moved
-        self.sent: Callable[[], Awaitable[None]] = sent or _nothing
+        self.url = ""
         self.now = clock
         self.stopping = False
         self._leaving: dict[str, tuple[str, str]] = {}
         """Rooms to hand over at their next hand boundary: room -> (heir, its URL)."""
         self.tenures: dict[str, Tenure] = {}
         """The rooms this node plays (or is claiming), each one's spell."""
-        self.on_change: Callable[[], None] = lambda: None
-        """Told whenever a spell changed (renewed, claimed, lost): frames held back may go."""
         self.store_down = False
         """Set while the store failed and is being reconnected: nothing is taken over."""
         self.draining = False
@@ -152,6 +160,25 @@ class Node:
         self._taking: dict[str, asyncio.Task[Room | None]] = {}
         """Take-overs in progress (one per room, whoever asks)."""
         self.log = get_logger(node=node_id)
+
+    @property
+    def store(self) -> Store:
+        return self.shell.store
+
+    @property
+    def lobby(self) -> Lobby:
+        return self.shell.lobby
+
+    @property
+    def presence(self) -> Presence:
+        return self.shell.presence
+
+    def on_change(self) -> None:
+        """A spell changed (renewed, claimed, lost): frames held back may go."""
+        self.shell.leases_changed()
+
+    def dropped(self, room: Room) -> None:
+        self.shell.dropped(room)
 
     @property
     def owned(self) -> dict[str, int]:
@@ -243,9 +270,11 @@ class Node:
 
     # -- starting and stopping -------------------------------------------------------
 
-    async def start(self, recovered: Recovered) -> list[Room]:
-        """Join the cluster: play every stored room no live node holds (a restart of this
-        node, or of them all), hear the lobby; the rooms taken, to resume."""
+    async def start(self, recovered: Recovered, url: str) -> list[Room]:
+        """Join the cluster as the node at ``url``: play every stored room no live node holds
+        (a restart of this node, or of them all), hear the lobby; the rooms taken, to
+        resume."""
+        self.url = url
         await self.heartbeat()
         claimed: dict[str, tuple[int, float]] = {}
         for record in recovered.rooms:
@@ -269,8 +298,6 @@ class Node:
         for room_id, data in (await self.cluster.lobby.rooms()).items():
             if room_id not in self.tenures:
                 self._heard({room_id: data})
-        self.lobby.publish = self._publish
-        self.lobby.on_close = self._closed
         for room in rooms:
             self.lobby.announce(room)
         self._loops = [
@@ -408,7 +435,8 @@ class Node:
                 self.log.warning("room_fenced", room=room_id)
                 self.drop(room_id)
 
-    def _closed(self, room: Room) -> None:
+    def closed(self, room: Room) -> None:
+        """``room`` closed here: its lease is let go."""
         tenure = self._end(room.id, Spell.CLOSED)
         if tenure is not None and tenure.generation:
             self._spawn(self._release(room.id, tenure.generation))
@@ -722,7 +750,7 @@ class Node:
         tenure = self.tenures.get(room.id)
         if tenure is None or tenure.spell is not Spell.HELD:
             return
-        await self.sent()  # what it decided is durable and sent first
+        await self.shell.all_sent()  # what it decided is durable and sent first
         if self.tenures.get(room.id) is not tenure:
             return
         self._end(room.id, Spell.CLOSED)
@@ -731,7 +759,7 @@ class Node:
         for member in room.members.values():
             member.session.rooms.pop(room.id, None)
         await self.cluster.directory.handover(room.id, self.id, tenure.generation, heir, url)
-        self.moved(room)
+        self.shell.moved(room)
         self.log.info("room_handed_over", room=room.id, to=heir)
 
     async def _failover_loop(self) -> None:
@@ -771,7 +799,9 @@ class Node:
 
     # -- the shared lobby ------------------------------------------------------------
 
-    def _publish(self, rooms: dict[str, msg.RoomSummary | None]) -> None:
+    def publish(self, rooms: dict[str, msg.RoomSummary | None]) -> None:
+        """This node's rooms that opened or changed (their summary) or closed (None), for the
+        other nodes' lobbies."""
         data: dict[str, Any] = {
             room: None
             if summary is None

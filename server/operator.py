@@ -22,7 +22,7 @@ import json
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import protocol.client as req
 import protocol.server as msg
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.lobby import Lobby
     from server.moderation import Moderation
-    from server.node import Node
     from server.presence import Presence
     from server.room import Room
     from server.session import Session
@@ -49,6 +48,27 @@ if TYPE_CHECKING:
 
 ASK_SECONDS = 5.0
 """How long a node waits for another's answer over the bus."""
+
+
+class Peers(Protocol):
+    """The other nodes, as the operator reaches them (``server.cluster``): none for a node
+    alone; over Redis (``Bus``) for a node of several."""
+
+    async def others(self) -> list[str]:
+        """The other live nodes' ids."""
+
+    async def owner(self, room: str) -> str | None:
+        """The node that plays ``room`` by the directory (None: nowhere), for a room not
+        played here."""
+
+    async def ask(self, nodes: list[str], op: str, args: Data) -> dict[str, Any]:
+        """``op`` at each of ``nodes``: each one's answer (``OperatorError`` if refused)."""
+
+    async def tell(self, nodes: list[str], op: str, args: Data) -> None:
+        """``op`` at each of ``nodes``, not waiting for their answers."""
+
+    async def nodes(self, local: Local, rooms: list[Data]) -> list[Data]:
+        """The nodes with their rooms and those rooms' leases (``rooms``: every node's)."""
 
 
 class OperatorError(Exception):
@@ -138,10 +158,9 @@ def player_view(local: Local, session: Any) -> Data:
 class Operator:
     """The operator's view and acts (see the module's docstring)."""
 
-    def __init__(self, local: Local) -> None:
+    def __init__(self, local: Local, peers: Peers) -> None:
         self.local = local
-        self.node: Node | None = None
-        self.bus: Bus | None = None
+        self.peers = peers
         self.log = get_logger()
 
     # -- on this node ---------------------------------------------------------------
@@ -225,24 +244,22 @@ class Operator:
         """``op`` on every live node (this one included): each node's answer."""
         args = args or {}
         here = await self.act(op, args)
-        if self.bus is None or self.node is None:
-            return [here]
-        alive = [n for n in await self.node.cluster.nodes.alive() if n != self.node.id]
-        there = await self.bus.ask(alive, op, args)
+        there = await self.peers.ask(await self.peers.others(), op, args)
         return [here, *there.values()]
 
     async def at_room(self, room: str, op: str, args: Data) -> Any:
         """``op`` at the node that plays ``room``."""
-        if room in self.local.lobby.rooms or self.node is None or self.bus is None:
-            try:
-                return self.run(op, args)
-            except RequestError as exc:
-                raise _refused(exc) from None
-        owner = await self.node.cluster.directory.owner(room)
-        if owner is None:
-            raise OperatorError(404, f"no room {room!r}", WireCode.ROOM_NOT_FOUND.value)
-        answers = await self.bus.ask([owner.node], op, args)
-        return answers[owner.node]
+        if room not in self.local.lobby.rooms:
+            owner = await self.peers.owner(room)
+            if owner is None:
+                raise OperatorError(404, f"no room {room!r}", WireCode.ROOM_NOT_FOUND.value)
+            if owner != self.local.node_id:
+                answers = await self.peers.ask([owner], op, args)
+                return answers[owner]
+        try:
+            return self.run(op, args)
+        except RequestError as exc:
+            raise _refused(exc) from None
 
     async def rooms(self) -> list[Data]:
         return [room for rooms in await self.everywhere("rooms") for room in rooms]
@@ -252,52 +269,7 @@ class Operator:
 
     async def nodes(self) -> list[Data]:
         """The nodes: their rooms and the leases of those rooms (one node: itself)."""
-        local = self.local
-        if self.node is None:
-            rooms = sorted(local.lobby.rooms)
-            return [
-                {
-                    "node": local.node_id,
-                    "url": None,
-                    "draining": local.draining(),
-                    "rooms": [{"room": r, "generation": 0, "expires_in": None} for r in rooms],
-                }
-            ]
-        cluster = self.node.cluster
-        alive = await cluster.nodes.alive()
-        found: dict[str, Data] = {
-            node: {
-                "node": node,
-                "url": info.url,
-                "draining": bool(info.info.get("draining")),
-                "rooms": [],
-            }
-            for node, info in alive.items()
-        }
-        # The rooms the lobby published, and those the nodes say they play (the lobby's
-        # changes are published at most every lobby_update_seconds).
-        known = set(await cluster.lobby.rooms()) | {r["room"] for r in await self.rooms()}
-        for room in sorted(known):
-            lease = await cluster.directory.lease(room)
-            if lease is None:
-                continue
-            entry = {
-                "room": room,
-                "generation": lease.generation,
-                "expires_in": round(lease.expires_in, 2),
-            }
-            holder = found.setdefault(
-                lease.node,
-                {
-                    "node": lease.node,
-                    "url": lease.url,
-                    "draining": False,
-                    "rooms": [],
-                    "gone": True,
-                },
-            )
-            holder["rooms"].append(entry)
-        return list(found.values())
+        return await self.peers.nodes(self.local, await self.rooms())
 
     async def close_room(self, room: str, reason: str) -> None:
         await self.at_room(room, "close_room", {"room": room, "reason": reason})
@@ -311,11 +283,9 @@ class Operator:
     async def drain(self, node: str | None, on: bool) -> Data:
         """Drain ``node`` (this one if None): no new rooms; with several nodes, its rooms
         handed over, each at its next hand boundary."""
-        if self.node is None or node in (None, self.node.id, self.local.node_id):
+        if node is None or node == self.local.node_id:
             return await self.local.drain(on)
-        if self.bus is None:
-            raise OperatorError(404, f"no node {node!r}")
-        answers = await self.bus.ask([node], "drain", {"on": on})
+        answers = await self.peers.ask([node], "drain", {"on": on})
         result: Data = answers[node]
         return result
 
@@ -328,9 +298,7 @@ class Operator:
 
     async def lift(self, ban_id: str) -> Data | None:
         ban = self.local.moderation.lift(OPERATOR, ban_id)
-        if self.bus is not None and self.node is not None:
-            alive = [n for n in await self.node.cluster.nodes.alive() if n != self.node.id]
-            await self.bus.tell(alive, "lift_ban", {"id": ban_id})
+        await self.peers.tell(await self.peers.others(), "lift_ban", {"id": ban_id})
         return ban
 
     async def delete_account(self, account: str) -> Data:
@@ -390,13 +358,10 @@ class Operator:
 
     def spread_ban(self, ban: Data) -> None:
         """A ban made here: every other node applies it too (the store has it already)."""
-        if self.bus is None or self.node is None:
-            return
-        bus, node = self.bus, self.node
+        peers = self.peers
 
         async def spread() -> None:
-            alive = [n for n in await node.cluster.nodes.alive() if n != node.id]
-            await bus.tell(alive, "apply_ban", {"ban": ban})
+            await peers.tell(await peers.others(), "apply_ban", {"ban": ban})
 
         task = asyncio.get_running_loop().create_task(spread())
         task.add_done_callback(_logged)
@@ -433,12 +398,19 @@ class Bus:
     """The operator's requests between nodes, over Redis: ``P ops`` is the channel every node
     listens to; an answer goes to the list ``P ops:answer:{id}``, which the asker pops."""
 
-    def __init__(self, redis: aioredis.Redis, prefix: str, node: str, operator: Operator) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        prefix: str,
+        node: str,
+        act: Callable[[str, Data], Awaitable[Any]],
+    ) -> None:
+        """``act`` does an operator's ``op`` here (``Operator.act``) for another node."""
         self.redis = redis
         self.channel = f"{prefix}ops"
         self.prefix = prefix
         self.node = node
-        self.operator = operator
+        self.act = act
         self._task: asyncio.Task[None] | None = None
         self.log = get_logger(node=node)
 
@@ -507,7 +479,7 @@ class Bus:
     async def _serve(self, message: Data) -> None:
         answer: Data = {"node": self.node}
         try:
-            answer["result"] = await self.operator.act(message["op"], message["args"])
+            answer["result"] = await self.act(message["op"], message["args"])
         except RequestError as exc:
             refused = _refused(exc)
             answer.update(error=refused.message, status=refused.status, code=refused.code)

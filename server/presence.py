@@ -16,16 +16,15 @@ gives.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import secrets
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from protocol.errors import ErrorCode as WireCode
 from server.clock import Clock, Timer
-from server.frames import message_frame
+from server.frames import Out
 from server.logs import get_logger
 from server.session import Identity, Ids, Outbox, Session
 from server.store import Data, Store
@@ -48,13 +47,50 @@ class HelloRefused(Exception):
 
 
 class Shared(Protocol):
-    """Sessions every node can find (``server.directory.SharedSessions``), with a TTL."""
+    """Where sessions live beyond this process: the store alone (``Alone``, one node), or
+    records every node finds (``server.cluster.SharedSessions``, on Redis)."""
 
-    async def save(self, key: str, data: Data, ttl: float) -> None: ...
+    node: str
+    """This node's id, as a shared record names the node a session was last live at."""
 
-    async def get(self, key: str) -> Data | None: ...
+    def added(self, session: Session) -> None:
+        """``session`` is known here now."""
 
-    async def forget(self, key: str) -> None: ...
+    def changed(self, session: Session) -> None:
+        """``session`` changed what others must find of it (its lobby subscription)."""
+
+    async def share(self, session: Session) -> None:
+        """Write ``session``'s shared record now: live here, in these rooms."""
+
+    async def get(self, key: str) -> Data | None:
+        """The shared record of the session of token hash ``key``, if there is one."""
+
+    def forgotten(self, session: Session) -> None:
+        """``session`` is forgotten here: its records go, unless it lives on elsewhere."""
+
+
+class Alone:
+    """One node: sessions live in this process and its store, and nowhere else."""
+
+    node = "local"
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def added(self, session: Session) -> None:
+        pass
+
+    def changed(self, session: Session) -> None:
+        pass
+
+    async def share(self, session: Session) -> None:
+        pass
+
+    async def get(self, key: str) -> Data | None:
+        return None
+
+    def forgotten(self, session: Session) -> None:
+        self.store.forget_session(session.key)
 
 
 def token_key(token: str) -> str:
@@ -70,17 +106,14 @@ class Presence:
         clock: Clock,
         store: Store,
         rooms: Rooms,
+        shared: Shared,
         on_forget: Callable[[Session], None] = lambda session: None,
-        shared: Shared | None = None,
-        node: str = "",
     ) -> None:
-        """With ``shared`` (several nodes), sessions live there rather than in ``store``:
-        a token works on every node, and each record says which node the session was
-        last live at (``node``) and its rooms."""
+        """``shared`` is where sessions live beyond this process (``server.cluster``): with
+        several nodes a token works on every node, and each record says which node the
+        session was last live at and its rooms; alone (``Alone``), the store."""
         self.config = config
         self.shared = shared
-        self.node = node
-        self._sharing: set[asyncio.Task[None]] = set()
         self.ids = ids
         self.clock = clock
         self.store = store
@@ -120,8 +153,7 @@ class Presence:
     def kept(self, session: Session) -> None:
         """``session`` changed what is kept of it (its lobby subscription): write it again,
         so that a restart, or another node, finds it as it is now."""
-        if self.shared is not None:
-            self._spawn(self.share(session))
+        self.shared.changed(session)
         if not session.bot and not session.key.startswith("gone:"):
             # A bot's record holds its token as well, written by ``server.bot_seats``.
             self.store.save_session(session.key, _record(session))
@@ -129,8 +161,7 @@ class Presence:
     def _add(self, session: Session) -> None:
         self._by_key[session.key] = session
         self._by_player[session.player_id] = session
-        if self.shared is not None:
-            session.on_rooms = self._reshare
+        self.shared.added(session)
 
     # -- shared sessions (several nodes) ---------------------------------------------
 
@@ -141,34 +172,7 @@ class Presence:
 
     async def share(self, session: Session) -> None:
         """Write ``session``'s shared record: live here, in these rooms."""
-        assert self.shared is not None
-        await self.shared.save(
-            session.key,
-            {
-                "player": session.player_id,
-                "name": session.name,
-                "address": session.address,
-                "node": self.node,
-                "rooms": {room: role.value for room, role in session.rooms.items()},
-                "lobby": session.lobby,
-                **_identity(session),
-            },
-            self.shared_ttl,
-        )
-
-    def _reshare(self, session: Session) -> None:
-        if session.connected:
-            self._spawn(self.share(session))
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._sharing.add(task)
-        task.add_done_callback(self._shared_done)
-
-    def _shared_done(self, task: asyncio.Task[None]) -> None:
-        self._sharing.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            self.log.warning("session_share_failed", error=repr(task.exception()))
+        await self.shared.share(session)
 
     def local(self, token: str) -> Session | None:
         return self._by_key.get(token_key(token))
@@ -177,7 +181,7 @@ class Presence:
         """The session of ``token`` here, or made here from its shared record (or, should
         Redis have lost it, from the store's); and the shared record (None if it has none)."""
         key = token_key(token)
-        data = await self.shared.get(key) if self.shared is not None else None
+        data = await self.shared.get(key)
         session = self._by_key.get(key)
         if session is not None:
             return session, data
@@ -206,7 +210,7 @@ class Presence:
             if session.connected:
                 room.reconnected(session)
                 snapshot = room.snapshot_for(session)
-                session.send(message_frame(snapshot), snapshot.type, room.id)
+                session.send(Out.of(snapshot), snapshot.type, room.id)
             else:
                 self._hold(session, room)
                 self._schedule_forget(session, [])
@@ -304,22 +308,9 @@ class Presence:
                 room.leave(session)
         self._by_key.pop(session.key, None)
         self._by_player.pop(session.player_id, None)
-        if self.shared is None:
-            self.store.forget_session(session.key)
-        elif not session.key.startswith("gone:"):
-            self._spawn(self._unshare(session.key))
+        self.shared.forgotten(session)
         self.on_forget(session)
         self.log.debug("session_forgotten", player=session.player_id)
-
-    async def _unshare(self, key: str) -> None:
-        """Forget the shared record (and the store's), unless the session went live at
-        another node since."""
-        assert self.shared is not None
-        data = await self.shared.get(key)
-        if data is None or data.get("node") == self.node:
-            self.store.forget_session(key)
-        if data is not None and data.get("node") == self.node:
-            await self.shared.forget(key)
 
     def let_go(self) -> None:
         """Forget every session here, scheduling nothing and writing nothing (a node that
@@ -373,6 +364,19 @@ def _record(session: Session) -> Data:
         "player": session.player_id,
         "name": session.name,
         "address": session.address,
+        "lobby": session.lobby,
+        **_identity(session),
+    }
+
+
+def shared_record(session: Session, node: str) -> Data:
+    """What every node finds of a session: live at ``node``, in these rooms."""
+    return {
+        "player": session.player_id,
+        "name": session.name,
+        "address": session.address,
+        "node": node,
+        "rooms": {room: role.value for room, role in session.rooms.items()},
         "lobby": session.lobby,
         **_identity(session),
     }

@@ -249,7 +249,7 @@ class Room:
                 for p, m in self.members.items()
                 if m.session.bot_kind is not None
             },
-            seconds_per_turn=self.settings.turn_seconds * self.config.time_scale,
+            seconds_per_turn=self._clock.lasts(self.settings.turn_seconds),
             creator=self.creator or None,
             invite=self.invite,
         )

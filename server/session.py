@@ -11,21 +11,38 @@ import secrets
 import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from protocol.types import Role
 
 
+class Message(Protocol):
+    """A message to send, as data (``server.frames.Out`` is one): framed by the
+    connection that writes it, read as data by a client in this process."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+    @property
+    def framed(self) -> bytes | None:
+        """The frame, once made (``frame``)."""
+
+    def frame(self) -> bytes: ...
+
+
 class Outbox(Protocol):
-    """Where a session's frames go: the live connection, if any."""
+    """Where a session's messages go: the live connection, if any."""
 
-    def enqueue(self, frame: bytes, kind: str, room: str | None = None) -> None:
-        """Queue ``frame``, a framed message of type ``kind`` (telling of ``room``, if it
-        does), and count it."""
+    def enqueue(self, message: Message, kind: str, room: str | None = None) -> None:
+        """Queue ``message``, of type ``kind`` (telling of ``room``, if it does), and count
+        it."""
 
-    def push(self, frame: bytes, room: str | None = None) -> bool:
-        """Queue ``frame`` uncounted (the caller counts a fan-out once); False if dropped."""
+    def push(self, message: Message, room: str | None = None) -> bool:
+        """Queue ``message`` uncounted (the caller counts a fan-out once); False if dropped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +96,11 @@ class Session:
         if self.on_rooms is not None:
             self.on_rooms(self)
 
-    def send(self, frame: bytes, kind: str, room: str | None = None) -> None:
-        """Queue ``frame`` (a framed message of type ``kind``, telling of ``room`` if it
-        does) if the player is connected."""
+    def send(self, message: Message, kind: str, room: str | None = None) -> None:
+        """Queue ``message`` (of type ``kind``, telling of ``room`` if it does) if the
+        player is connected."""
         if self.outbox is not None:
-            self.outbox.enqueue(frame, kind, room)
+            self.outbox.enqueue(message, kind, room)
 
 
 class Ids:

@@ -1,10 +1,11 @@
 """A room's event stream: sequence numbers and per-recipient delivery.
 
 Every room event gets the next ``seq``; for every ``seq`` each member
-receives exactly one frame. A public event is framed once and the same bytes
-go to every member; a private one goes to its owner and its public form to
-everyone else, under the same ``seq``. Personal notices (prompts, snapshots)
-go to one member and take no ``seq``.
+receives exactly one message, as data (``server.frames.Out``): a public event
+is one ``Out`` shared by every member (framed once, by the shell, when it is
+written); a private one goes to its owner and its public form to everyone
+else, under the same ``seq``. Personal notices (prompts, snapshots) go to one
+member and take no ``seq``.
 
 This is where an event becomes final: everything the room sends passes
 ``publish``, ``publish_private`` or ``notify`` (the point a durable log
@@ -16,19 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from server.frames import data_frame
+from server.frames import Out
 
 
 class Outbox(Protocol):
-    """Where one member's frames go: its live connection."""
+    """Where one member's messages go: its live connection."""
 
-    def push(self, frame: bytes, room: str | None = None) -> bool:
-        """Queue ``frame``, telling of ``room``, uncounted (a fan-out counts once); False if
+    def push(self, message: Out, room: str | None = None) -> bool:
+        """Queue ``message``, telling of ``room``, uncounted (a fan-out counts once); False if
         dropped."""
 
 
 class Recipient(Protocol):
-    """A member as the stream sees it: where its frames go, if it is connected."""
+    """A member as the stream sees it: where its messages go, if it is connected."""
 
     @property
     def outbox(self) -> Outbox | None: ...
@@ -42,7 +43,7 @@ class RoomStream:
         count: Callable[[str, int], None],
     ) -> None:
         """``members`` is the room's own table of members, read at each send;
-        ``count(type, n)`` is told how many frames of each type went out."""
+        ``count(type, n)`` is told how many messages of each type went out."""
         self.room_id = room_id
         self.seq = 0
         self._members = members
@@ -55,12 +56,12 @@ class RoomStream:
     def publish(self, data: dict[str, Any], but: str | None = None) -> None:
         """A room event (``data`` in its model's field order, ``seq`` set) to
         every member but ``but``."""
-        frame = data_frame(data)
+        message = Out(data)
         room = self.room_id
         sent = 0
         for player, member in self._members.items():
             outbox = member.outbox
-            if player != but and outbox is not None and outbox.push(frame, room):
+            if player != but and outbox is not None and outbox.push(message, room):
                 sent += 1
         self._count(data["type"], sent)
 
@@ -70,8 +71,8 @@ class RoomStream:
         self.publish(public, but=owner)
 
     def notify(self, player: str, data: dict[str, Any]) -> None:
-        """A frame for one member alone (a personal notice, or the private face of an event)."""
+        """A message for one member alone (a personal notice, or the private face of an event)."""
         member = self._members.get(player)
         outbox = member.outbox if member is not None else None
-        if outbox is not None and outbox.push(data_frame(data), self.room_id):
+        if outbox is not None and outbox.push(Out(data), self.room_id):
             self._count(data["type"], 1)

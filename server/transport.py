@@ -58,7 +58,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -72,13 +72,21 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from server.budget import AddressLimits, Admission, TokenBucket, address_key
+from server.budget import (
+    HELD_WINDOW,
+    AddressLimits,
+    Admission,
+    HeldWithin,
+    TokenBucket,
+    address_key,
+)
 from server.httphead import ALLOWED_METHODS, HeadError, HeadLimits, RequestHead, parse_head
 
 FEED_CHUNK = 4096
 """Most bytes handed to the protocol at once: bounds the frames parsed per step."""
-THROTTLE_WINDOW = 30.0
-"""Seconds over which the time a connection was held back by its budget is summed."""
+THROTTLE_WINDOW = HELD_WINDOW
+"""Seconds over which the time a connection was held back by its budget is summed
+(``server.budget.HeldWithin``)."""
 MIN_PAUSE = 0.05
 """Shortest budget pause: a connection just over budget is not woken every millisecond."""
 DROP_WAIT = 1.0
@@ -363,7 +371,7 @@ class WsConnection(asyncio.Protocol):
         self._fragmented: Opcode = _TEXT
         self._bytes = TokenBucket(self._limits.read_bytes_per_second, 1, 0.0)
         self._frames = TokenBucket(self._limits.read_frames_per_second, 1, 0.0)
-        self._throttled: deque[tuple[float, float]] = deque()
+        self._throttled = HeldWithin(THROTTLE_WINDOW)
         self._chunk = min(FEED_CHUNK, self._limits.read_bytes_burst)
         self._ping_payload: bytes | None = None
         self._open_timer: Timer | None = None
@@ -848,11 +856,7 @@ class WsConnection(asyncio.Protocol):
 
     def _throttle(self, now: float, want: int) -> None:
         wait = max(self._bytes.wait(want), self._frames.wait(1.0), MIN_PAUSE)
-        throttled = self._throttled
-        while throttled and throttled[0][1] < now - THROTTLE_WINDOW:
-            throttled.popleft()
-        throttled.append((now, now + wait))
-        if sum(end - start for start, end in throttled) > self._limits.throttle_close_seconds:
+        if self._throttled.hold(now, wait) > self._limits.throttle_close_seconds:
             self._over_budget("over its read budget for too long")
             return
         self._server.stats["throttled"] += 1

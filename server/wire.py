@@ -210,7 +210,8 @@ def legal_data(legal: LegalActions) -> dict[str, Any]:
     if names is None:
         # At most one entry per set of action kinds: a few dozen in practice.
         names = _ACTION_NAMES[legal.actions] = tuple(sorted(a.value for a in legal.actions))
-    data: dict[str, Any] = {"actions": names}
+    # A list, as JSON reads it back: a bot in this process reads this very data.
+    data: dict[str, Any] = {"actions": list(names)}
     data.update(zip(_LEGAL_AMOUNTS, legal[2:], strict=True))
     return data
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from playwright.async_api import Browser, expect
@@ -62,8 +63,19 @@ async def test_chat_lines_carry_their_time_and_a_player_can_be_muted(
     assert aulus.errors == []
 
 
-async def test_the_evenings_statistics_and_chip_graph(server: TaliServer, browser: Browser) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus")
+# Each label of the graph: its text, its box on the page, and the graph's box.
+LABELS = """(svg) => {
+    const box = (n) => { const b = n.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+    const read = (id) => [...svg.querySelectorAll(`[data-testid=${id}]`)].map((n) => [n.textContent, box(n)]);
+    const titles = [...svg.querySelectorAll('.axis-title')].map((n) => [n.textContent, box(n)]);
+    return { hands: read('graph-hand'), chips: read('graph-chips'), titles, svg: box(svg) };
+}"""
+
+
+async def test_the_evenings_statistics_and_chip_graph(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
     await aulus.open_room("simple")
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
@@ -83,10 +95,57 @@ async def test_the_evenings_statistics_and_chip_graph(server: TaliServer, browse
     await expect(stats).to_contain_text(f"stack {stacks[-1]}")
     graph = page.get_by_test_id("chip-line")
     await expect(graph).to_have_attribute("data-points", " ".join(map(str, stacks)))
+    # Its axes: the hand numbers along the bottom, the chips up the side, each titled, all
+    # inside the drawing, none over another, and readable (12 px or more) on a phone too.
+    labels = await graph.evaluate(LABELS)
+    assert [text for text, _ in labels["hands"]] == ["1", "2", "3"]
+    chips = [int(text) for text, _ in labels["chips"]]
+    assert chips[0] == 0
+    assert chips[-1] >= max(stacks)
+    assert chips == sorted(chips)
+    assert len(chips) <= 6
+    assert sorted(text for text, _ in labels["titles"]) == ["chips", "hand"]
+    check_labels(labels)
     await aulus.assert_accessible()
-    await aulus.screenshot(ARTIFACTS / "session-graph.png")
+    await aulus.screenshot(ARTIFACTS / f"session-graph-{viewport}.png")
     await page.reload()  # kept with the room in this browser
     await expect(graph).to_have_attribute("data-points", " ".join(map(str, stacks)))
+    assert aulus.errors == []
+
+
+def check_labels(labels: dict[str, Any]) -> None:
+    """Every label inside the drawing, none over another, each a 12 px line or more."""
+    left, top, right, bottom = labels["svg"]
+    boxes = [b for group in ("hands", "chips", "titles") for _, b in labels[group]]
+    for x0, y0, x1, y1 in boxes:
+        assert left <= x0 <= x1 <= right, (x0, x1, labels["svg"])
+        assert top <= y0 <= y1 <= bottom, (y0, y1, labels["svg"])
+        assert y1 - y0 >= 12, (y0, y1)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            apart = a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+            assert apart, (a, b)
+
+
+async def test_a_long_evenings_graph_keeps_its_labels_apart_on_a_phone(
+    server: TaliServer, browser: Browser
+) -> None:
+    """Forty hands and a stack of a quarter of a million, drawn by the page's own code."""
+    aulus = await Player.open(browser, server, "Aulus", viewport="phone")
+    stacks = [100_000 + 5_000 * i for i in range(41)]
+    await aulus.page.evaluate(
+        """async ([values, hands]) => {
+            const { chipGraph } = await import('/views/panels.js');
+            document.querySelector('main').append(chipGraph(values, hands));
+        }""",
+        [stacks, list(range(41, 81))],
+    )
+    labels = await aulus.page.locator("main > svg").evaluate(LABELS)
+    hands = [text for text, _ in labels["hands"]]
+    assert hands[-1] == "80"  # the last hand always
+    assert len(hands) <= 7
+    assert [text for text, _ in labels["chips"]] == ["0", "100k", "200k", "300k"]
+    check_labels(labels)
     assert aulus.errors == []
 
 

@@ -6,17 +6,20 @@ save."""
 from __future__ import annotations
 
 import json
+import re
+from itertools import product
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, expect
 
 from server.app import TaliServer
-from server.bots.odds import FRESH_COUNTS, LEVEL, LOSING
+from server.bots.odds import FRESH_COUNTS, LEVEL, LOSING, hands
 from server.engine import evaluate
+from tests.integration.harness import Client
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, next_hand, only_room, pid
+from .players import Player, bot, is_prompt, next_hand, only_room, pid
 
 pytestmark = pytest.mark.asyncio
 
@@ -40,6 +43,38 @@ def strength(faces: list[int]) -> str:
     beats = sum(FRESH_COUNTS[:level]) / total
     ties = FRESH_COUNTS[level] / total
     return f"{name}: beats {percent(beats)} of rolls, ties {percent(ties)}"
+
+
+def average_beats(held: tuple[int, ...]) -> float:
+    """The share of fresh rolls four dice beat, on average over every way of rolling the
+    dice still to come (each ordered way once), computed here die by die."""
+    total = sum(FRESH_COUNTS)
+    shares = []
+    for rest in product(range(1, 7), repeat=4 - len(held)):
+        level = LEVEL[tuple(sorted(held + rest))]
+        shares.append(0.0 if level == LOSING else sum(FRESH_COUNTS[:level]) / total)
+    return sum(shares) / len(shares)
+
+
+TO_COME = {1: "Three dice", 2: "Two dice", 3: "One die"}
+
+
+def partial(faces: list[int]) -> str:
+    """The line the page must show for one to three dice (stud before the fourth street)."""
+    beats = percent(average_beats(tuple(sorted(faces))))
+    return f"{TO_COME[len(faces)]} to come: beats {beats} of rolls on average"
+
+
+def rerolls(faces: list[int]) -> str:
+    """The line the page must show at a draw decision: each face's reroll, on average."""
+    said = []
+    for face in sorted(set(faces)):
+        kept = list(faces)
+        kept.remove(face)
+        figure = percent(average_beats(tuple(sorted(kept))))
+        first = f"If you reroll a {face}: beats {figure} of rolls on average"
+        said.append(f"a {face}: {figure}" if said else first)
+    return "; ".join(said)
 
 
 async def test_a_first_hand_has_tips_and_the_rolls_strength_from_exact_odds(
@@ -102,6 +137,105 @@ async def test_every_rolls_strength_on_the_page_is_the_bots_exact_odds(
     )
     assert said == [strength(list(h)) for h in hands]
     assert "Venus: beats 98 % of rolls, ties 1.9 %" in said
+
+
+async def test_every_partial_hands_odds_on_the_page_are_the_bots_exact_odds(
+    server: TaliServer, browser: Browser
+) -> None:
+    """One to three dice (stud), and every four dice's rerolls (draw), as the page words
+    them, against the odds computed here over the dice still to come."""
+    aulus = await Player.open(browser, server, "Aulus")
+    partials = [list(h) for n in (0, 1, 2, 3) for h in hands(n)]
+    fours = [list(h) for h in sorted(LEVEL)]
+    said = await aulus.page.evaluate(
+        """async ([partials, fours]) => {
+            const { partialStrength, rerollStrength } = await import('/scoring.js');
+            return [partials.map((h) => partialStrength(h)), fours.map((h) => rerollStrength(h))];
+        }""",
+        [partials, fours],
+    )
+    assert len(partials) == 84
+    assert said[0] == ["" if not h else partial(h) for h in partials]
+    assert said[1] == [rerolls(h) for h in fours]
+    assert said[0][6] == "Three dice to come: beats 75 % of rolls on average"  # a 6 first
+    assert aulus.errors == []
+
+
+async def stud_street(aulus: Player, me: str, brutus: Client, room: str, street: int) -> list[int]:
+    """One stud street: both roll, Brutus pays; returns Aulus's dice (``me``) after his roll.
+    Aulus's own ante is left to the test, after it has read the page."""
+    since = len(brutus.frames)
+    await aulus.click("roll")
+    dice = aulus.dice(me)
+    await expect(dice).to_have_count(street)
+    faces = [int(v) for v in await dice.evaluate_all("nodes => nodes.map(n => n.dataset.face)")]
+    await brutus.request("roll", room=room)
+    await brutus.wait(is_prompt("stud_ante"), since=since, timeout=20)
+    await brutus.request("ante", room=room)
+    return faces
+
+
+async def test_stud_says_what_the_dice_so_far_are_worth(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    await aulus.open_room("stud")
+    room = only_room(server)
+    me = pid(server, "Aulus")
+    brutus = await bot(server, "Brutus", room)
+    await next_hand(server, room)
+    page = aulus.page
+    line = page.get_by_test_id("hand-strength")
+    for street in (1, 2, 3):
+        faces = await stud_street(aulus, me, brutus, room, street)
+        await expect(line).to_have_text(partial(faces))
+        if street == 1:  # the first hand's tip says it too, at the ante
+            await expect(page.get_by_test_id("coach")).to_contain_text(partial(faces))
+        if street == 2:
+            await aulus.assert_accessible()
+            await aulus.screenshot(ARTIFACTS / f"odds-stud-{viewport}.png")
+        await aulus.click("ante")
+    faces = await stud_street(aulus, me, brutus, room, 4)
+    await expect(line).to_have_text(strength(faces))  # four dice: the roll's own odds
+    await aulus.click("ante")
+    await aulus.wait_result()
+    assert aulus.errors == []
+
+
+async def test_draw_says_what_each_reroll_would_make_of_the_dice(
+    server: TaliServer, browser: Browser, viewport: str
+) -> None:
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    await aulus.open_room("draw", max_draw_rounds=1)
+    room = only_room(server)
+    me = pid(server, "Aulus")
+    brutus = await bot(server, "Brutus", room)
+    await next_hand(server, room)
+    page = aulus.page
+    since = len(brutus.frames)
+    await aulus.click("roll")
+    await brutus.request("roll", room=room)
+    await brutus.wait(is_prompt("draw"), since=since, timeout=20)
+    await brutus.request("pass", room=room)
+    await page.get_by_test_id("reroll-0").wait_for()
+    faces = await aulus.faces(me)
+    await expect(page.get_by_test_id("hand-strength")).to_have_text(strength(faces))
+    await expect(page.get_by_test_id("reroll-odds")).to_have_text(rerolls(faces))
+    await expect(page.get_by_test_id("coach")).to_contain_text(rerolls(faces))
+    kept = faces[1:]
+    figure = percent(average_beats(tuple(sorted(kept))))
+    await expect(page.get_by_test_id("reroll-0")).to_have_attribute(
+        "aria-label", re.compile(rf": then beats {re.escape(figure)} of rolls on average$")
+    )
+    await aulus.assert_accessible()
+    await aulus.screenshot(ARTIFACTS / f"odds-draw-{viewport}.png")
+    await page.get_by_test_id("reroll-0").click()
+    # After the reroll: the new four dice's own odds; no choice is left, nor its line.
+    await expect(page.get_by_test_id("reroll-odds")).to_have_count(0)
+    await aulus.wait_result()
+    after = await aulus.faces(me)
+    await expect(page.get_by_test_id("hand-strength")).to_have_text(strength(after))
+    assert aulus.errors == []
 
 
 async def test_no_more_tips_at_once(server: TaliServer, browser: Browser) -> None:

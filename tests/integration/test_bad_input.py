@@ -14,7 +14,7 @@ from websockets.frames import CloseCode, Frame, Opcode
 import protocol.server as msg
 from server.app import TaliServer
 from server.connection import Connection
-from server.frames import message_frame
+from server.frames import Out
 from server.transport import WsConnection
 
 from .bots import Bot, run_bots
@@ -413,9 +413,9 @@ async def test_a_failure_escaping_one_write_does_not_strand_other_clients_frames
         # Queued in one turn, the broken one between the two others, so that
         # one of them comes after it whichever way the writes are ordered.
         pong = msg.Pong(type="pong", id=7, data="delivered")
-        fine.enqueue(message_frame(pong), "pong")
-        broken.enqueue(message_frame(pong), "pong")
-        connection_of(server, third).enqueue(message_frame(pong), "pong")
+        fine.enqueue(Out.of(pong), "pong")
+        broken.enqueue(Out.of(pong), "pong")
+        connection_of(server, third).enqueue(Out.of(pong), "pong")
         for client in (other, third):
             assert (await client.wait(lambda f: f.get("id") == 7))["data"] == "delivered"
     assert any(isinstance(e, RuntimeError) for e in escaped)

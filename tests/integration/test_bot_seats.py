@@ -20,12 +20,14 @@ from typing import Any
 
 import pytest
 
+from server import bot_seats
 from server.app import TaliServer
 from server.bot_seats import TURN_SHARE, BotSeat
 from server.engine import view
 from server.engine.actions import Action, ActionKind
 from server.engine.game import LegalActions
 from server.engine.view import TableView
+from server.frames import Out
 
 from .bots import Bot
 from .conftest import BOTS, advance, config, make_server, running
@@ -151,6 +153,40 @@ async def test_a_bot_sits_down_marked_and_plays_against_a_person(server: TaliSer
             "room": room,
             "speed": bot.speed.value,
         }
+
+
+async def test_bots_hear_messages_as_data_and_nothing_is_encoded_for_them_alone(
+    server: TaliServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_frames(data: bytes) -> list[bytes]:
+        raise AssertionError("a bot was written frames")
+
+    monkeypatch.setattr(bot_seats, "read_frames", no_frames)
+    framed: list[dict[str, Any]] = []
+    frame = Out.frame
+
+    def framing(message: Out) -> bytes:
+        framed.append(message.data)
+        return frame(message)
+
+    monkeypatch.setattr(Out, "frame", framing)
+    heard: list[tuple[BotSeat, dict[str, Any]]] = []
+    server.bots.tap = lambda bot, message: heard.append((bot, message))
+    room, aulus = await seated(server, "Aulus", variant="liars", next_hand_delay_seconds=1)
+    await add_bot(aulus, room)
+    await add_bot(aulus, room, level="beginner")
+    await play(Bot(server, aulus, room, seed=2), hands=3)
+    assert server.bots.stats.errors == {}
+    assert server.bots.stats.decisions >= 6
+    # A bot's prompts and its own dice are for it alone: never framed, never encoded.
+    alone = [m for _, m in heard if m["type"] in ("your_turn", "dice_rolled")]
+    assert alone
+    encoded = {id(data) for data in framed}
+    assert not any(id(m) in encoded for m in alone)
+    # What everyone hears is the very data framed once for the person.
+    shared = [m for _, m in heard if m["type"] == "hand_started"]
+    assert shared
+    assert all(id(m) in encoded for m in shared)
 
 
 async def test_refusals_have_stable_codes(server: TaliServer) -> None:

@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the shell's edges: a clock moved by hand, outboxes that keep frames."""
+"""In-memory stand-ins for the shell's edges: a clock moved by hand, outboxes that keep messages."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server.clock import Deadline
+from server.frames import Out
 
 START = 1000.0
 START_MS = 1_800_000_000_000
@@ -45,6 +46,9 @@ class FakeClock:
         at = self.time + seconds
         return Deadline(at, self.wall_ms(at))
 
+    def lasts(self, seconds: float) -> float:
+        return seconds
+
     def advance(self, seconds: float) -> None:
         """Move time on by ``seconds``, running every callback due on the way, in order."""
         end = self.time + seconds
@@ -74,12 +78,13 @@ class Inbox:
     def __init__(self) -> None:
         self.frames: list[dict[str, Any]] = []
 
-    def push(self, frame: bytes, room: str | None = None) -> bool:
-        self.frames.append(decode(frame))
+    def push(self, message: Out, room: str | None = None) -> bool:
+        # Framed and decoded as a client would: what reaches the wire, not the data.
+        self.frames.append(decode(message.frame()))
         return True
 
-    def enqueue(self, frame: bytes, kind: str, room: str | None = None) -> None:
-        self.push(frame)
+    def enqueue(self, message: Out, kind: str, room: str | None = None) -> None:
+        self.push(message)
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [f for f in self.frames if f["type"] == kind]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import protocol.client as req
 from server.config import ServerConfig
-from server.lobby import Lobby, RemoteRoom
+from server.lobby import Lobby, RemoteRoom, Unheard
 from server.metrics import Metrics
 from server.session import Ids, Session
 from server.store import MemoryStore
@@ -13,7 +13,7 @@ from .fakes import FakeClock, Inbox
 
 
 def lobby(store: MemoryStore, seed: int) -> Lobby:
-    return Lobby(ServerConfig(store="memory"), Ids(seed), Metrics(), FakeClock(), store)
+    return Lobby(ServerConfig(store="memory"), Ids(seed), Metrics(), FakeClock(), store, Unheard())
 
 
 def creator(name: str) -> Session:

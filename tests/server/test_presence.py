@@ -6,7 +6,7 @@ import pytest
 
 from protocol.types import Role
 from server.config import ServerConfig
-from server.presence import HelloRefused, Presence, token_key
+from server.presence import Alone, HelloRefused, Presence, token_key
 from server.session import Ids, Session
 
 from .fakes import START_MS, Inbox
@@ -31,6 +31,7 @@ class Seats:
             self.table.clock,
             self.table.store,
             {self.table.room.id: self.table.room},
+            Alone(self.table.store),
             on_forget=self.forgotten.append,
         )
 

@@ -52,6 +52,8 @@ def test_a_room_on_a_scaled_clock_runs_every_game_timer_at_its_scale() -> None:
     assert room.game.hand_in_progress
     prompt = inboxes["Aulus"].of_type("your_turn")[-1]
     assert prompt["deadline"] == inner.wall_ms(START + 1.0 + 3.0)  # 30 s at 0.1
+    # What the wire says a turn lasts comes from the clock too.
+    assert room.snapshot_for(room.members["p_Aulus"].session).seconds_per_turn == 3.0
     for member in list(room.members.values()):
         room.leave(member.session)
     assert room.empty_timer is not None
@@ -59,3 +61,20 @@ def test_a_room_on_a_scaled_clock_runs_every_game_timer_at_its_scale() -> None:
     assert not room.idle_expired
     inner.advance(1)
     assert room.idle_expired
+
+
+def test_the_room_knows_no_scale_but_its_clocks() -> None:
+    """The same room and settings on a clock scaled by a half and on a plain one: what a
+    turn lasts (``seconds_per_turn``) follows the clock, whatever the setting says."""
+    assert ScaledClock(FakeClock(), 0.5).lasts(30) == 15.0
+    assert FakeClock().lasts(30) == 30
+    for clock, lasts in ((ScaledClock(FakeClock(), 0.5), 15.0), (FakeClock(), 30.0)):
+        store = MemoryStore()
+        settings = Settings.create("simple", turn_seconds=30)
+        # The setting is left at 1: only the clock scales.
+        room = Room("r_scaled", settings, SeededDice(1), ServerConfig(store="memory"),
+                    lambda r: None, Metrics(), clock, store)  # fmt: skip
+        store.open_room("r_scaled", room.meta())
+        session = Session(player_id="p_Aulus", key="k" * 64, name="Aulus", outbox=Inbox())
+        room.join(session, Role.PLAYER, None)
+        assert room.snapshot_for(session).seconds_per_turn == lasts

@@ -5,7 +5,7 @@
 import { $, el } from "../dom.js";
 import { promptHint } from "../describe.js";
 import { currentPrompt, promptKey, turnMs } from "../state.js";
-import { rollStrength } from "../scoring.js";
+import { partialStrength, rerollStrength, rollStrength } from "../scoring.js";
 
 let shownKey = null;
 
@@ -22,15 +22,17 @@ export function coachTip(state, prompt) {
   const m = state.model;
   const mine = m.seats.find((s) => s.player === m.you)?.dice ?? [];
   const strength = mine.length === 4 ? ` Your roll: ${rollStrength(mine)}.` : "";
+  const rerolls = mine.length === 4 ? ` ${rerollStrength(mine)}.` : "";
+  const sofar = mine.length && mine.length < 4 ? ` Your dice so far: ${partialStrength(mine)}.` : "";
   switch (prompt.phase) {
     case "roll":
       return "Roll your four dice: the best roll at the table takes the pot. Venus (6, 4, 3, 1) beats all; then any roll with a 6 (Senio), the higher its sum the better. The Rules button shows every roll.";
     case "betting":
       return `Check to stay in for free, or bet if your roll is strong; call to match a bet, fold to give up the hand (your chips in the pot stay there).${strength}`;
     case "draw":
-      return `Click one of your dice to roll it again for the ante, or pass to keep them. 2s and 5s count for nothing: they are the dice to reroll.${strength}`;
+      return `Click one of your dice to roll it again for the ante, or pass to keep them. 2s and 5s count for nothing: they are the dice to reroll.${strength}${rerolls}`;
     case "stud_ante":
-      return "Every die is public in stud: pay the ante to see your next die, or fold if the others are well ahead.";
+      return `Every die is public in stud: pay the ante to see your next die, or fold if the others are well ahead.${sofar}`;
     default:
       return "";
   }

@@ -85,24 +85,66 @@ export function renderSession(state) {
   const change = last - start;
   $("session-stats").textContent =
     `${stacks.length} hand${stacks.length === 1 ? "" : "s"} played, ${won} won · stack ${last} (${change >= 0 ? "+" : ""}${change} since you sat down with ${start})${biggest ? ` · biggest pot won ${biggest}` : ""}`;
-  $("chip-graph").replaceChildren(chipGraph([start, ...stacks.map(([, s]) => s)]));
+  $("chip-graph").replaceChildren(chipGraph([start, ...stacks.map(([, s]) => s)], stacks.map(([hand]) => hand)));
 }
 
-/** A line of the stack after each hand, drawn as SVG (no style attributes: the page's CSP). */
-function chipGraph(values) {
+/** A tick's label: whole numbers, thousands as "k" from ten thousand. */
+function tickLabel(n) {
+  return n >= 10000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
+}
+
+/** A round step for about `count` ticks from 0 to `top`: 1, 2 or 5 times a power of ten. */
+function tickStep(top, count) {
+  const raw = top / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * power).find((step) => step >= raw);
+}
+
+/**
+ * A line of the stack after each hand, drawn as SVG with its axes: the hand numbers
+ * along the bottom, the chips up the side (no style attributes: the page's CSP). The
+ * labels are text of the drawing, sized by the stylesheet in its units, so they scale
+ * with it and stay readable on a phone. `hands[i]` is the hand after which
+ * `values[i + 1]` was the stack (`values[0]`: the stack sat down with).
+ */
+export function chipGraph(values, hands) {
   const ns = "http://www.w3.org/2000/svg";
-  const width = 300;
-  const height = 80;
-  const top = Math.max(1, ...values);
-  const step = values.length > 1 ? width / (values.length - 1) : width;
-  const points = values.map((v, i) => `${(i * step).toFixed(1)},${(height - (v / top) * (height - 4) - 2).toFixed(1)}`).join(" ");
-  const svg = document.createElementNS(ns, "svg");
-  for (const [k, v] of Object.entries({ viewBox: `0 0 ${width} ${height}`, role: "img", class: "chips-svg", "data-testid": "chip-line", "data-points": values.join(" "),
-    "aria-label": `Your stack after each hand: ${values.join(", ")}` })) svg.setAttribute(k, v);
-  const line = document.createElementNS(ns, "polyline");
-  line.setAttribute("points", points);
-  line.setAttribute("class", "chips-line");
-  svg.append(line);
+  const node = (tag, attrs, text) => {
+    const made = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) made.setAttribute(k, String(v));
+    if (text !== undefined) made.textContent = text;
+    return made;
+  };
+  const width = 320;
+  const height = 158;
+  const step = tickStep(Math.max(1, ...values), 3);
+  const top = Math.ceil(Math.max(1, ...values) / step) * step;
+  const yTicks = Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
+  const left = 12 + 6.6 * Math.max(...yTicks.map((t) => tickLabel(t).length));
+  const [right, upper, bottom] = [10, 26, height - 42];
+  const x = (i) => left + (values.length > 1 ? (i * (width - left - right)) / (values.length - 1) : 0);
+  const y = (v) => bottom - (v / top) * (bottom - upper);
+  const svg = node("svg", {
+    viewBox: `0 0 ${width} ${height}`, role: "img", class: "chips-svg", "data-testid": "chip-line",
+    "data-points": values.join(" "),
+    "aria-label": `Your stack after each hand: ${values.join(", ")}`,
+  });
+  for (const t of yTicks) {
+    svg.append(node("line", { x1: left, x2: width - right, y1: y(t), y2: y(t), class: t ? "grid" : "axis" }));
+    svg.append(node("text", { x: left - 5, y: y(t) + 4, "text-anchor": "end", class: "tick", "data-testid": "graph-chips" }, tickLabel(t)));
+  }
+  svg.append(node("line", { x1: left, x2: left, y1: upper, y2: bottom, class: "axis" }));
+  // Every hand's number while they fit (about six), else every few, always the last.
+  const every = Math.ceil(hands.length / 6);
+  hands.forEach((hand, i) => {
+    if ((hands.length - 1 - i) % every) return;
+    svg.append(node("line", { x1: x(i + 1), x2: x(i + 1), y1: bottom, y2: bottom + 4, class: "axis" }));
+    svg.append(node("text", { x: x(i + 1), y: bottom + 16, "text-anchor": "middle", class: "tick", "data-testid": "graph-hand" }, String(hand)));
+  });
+  svg.append(node("text", { x: left, y: 12, "text-anchor": "end", class: "axis-title" }, "chips"));
+  svg.append(node("text", { x: (left + width - right) / 2, y: height - 5, "text-anchor": "middle", class: "axis-title" }, "hand"));
+  const points = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+  svg.append(node("polyline", { points, class: "chips-line" }));
   return svg;
 }
 

@@ -5,14 +5,16 @@ import { $, coveredDie, die, diceWithName, el, lineNode, nameNode } from "../dom
 import { between, busted, live, myStanding, tableWinner, variantLabel } from "../describe.js";
 import { currentPrompt, failedHands, inviteLink, mayModerate, msLeft, turnMs } from "../state.js";
 import { potLabel } from "../room-model.js";
-import { rollLabel, rollStrength } from "../scoring.js";
+import { partialStrength, rerollStrength, rerollWords, rollLabel, rollStrength } from "../scoring.js";
 import { play } from "../alerts.js";
+import { chipCount, flyChips, notePot, takeOff } from "../chips.js";
 
 // What each seat's dice were when last drawn ("hand:player" -> faces), to animate the
 // dice that just changed (a roll, a reroll) and to sound a roll; and the hands whose
 // win was already celebrated.
 const drawnDice = new Map();
 let celebrated = "";
+let flight = null; // the chips of the last hand won here, flying from the pot: [key, flight]
 
 export function renderTable(state, handlers) {
   const m = state.model;
@@ -84,7 +86,8 @@ function renderHead(state, handlers) {
   const me = m.seats.find((s) => s.player === m.you);
   const facts = [];
   if (hand) facts.push(live(m) ? `Hand ${hand.number} · ${phaseWords(m)}` : `Hand ${hand.number} is over`);
-  if (live(m)) facts.push(el("span", { "data-testid": "pot" }, `pot ${hand.pot}`));
+  const pot = live(m) ? el("span", { class: "pot", "data-testid": "pot" }, `pot ${hand.pot}`) : null;
+  if (pot) facts.push(pot);
   if (m.spectators) facts.push(`${m.spectators} watching`);
   if (m.role === "spectator") facts.push("you are watching");
   $("table-head").replaceChildren(
@@ -108,6 +111,7 @@ function renderHead(state, handlers) {
     inviteBox(state, handlers),
     botControls(state, handlers),
   );
+  notePot(pot); // where the chips fly from when the hand is won
 }
 
 /** A private room's invite link, for its members to share, and a button that copies it. */
@@ -181,10 +185,14 @@ function renderSeats(state, handlers) {
   let rolled = false;
   const winners = !isLive && hand ? new Set(hand.winners ?? []) : new Set();
   const winKey = winners.size ? `${m.room}:${hand.number}` : "";
-  if (winKey && winKey !== celebrated) {
-    celebrated = winKey;
-    if (hand.won) play("win"); // seen live (a snapshot's winners come without it): not after a reload
+  // Seen live (a snapshot's winners come without `won`): not celebrated again after a reload.
+  const celebrate = winKey && winKey !== celebrated && Boolean(hand.won);
+  if (winKey) celebrated = winKey;
+  if (celebrate) {
+    play("win");
+    flight = [winKey, takeOff()];
   }
+  const total = Object.values(hand?.won ?? {}).reduce((a, b) => a + b, 0);
   seats.replaceChildren(...m.seats.map((seat) => {
     const mine = seat.player === m.you;
     const turn = isLive && hand.to_act.includes(seat.player);
@@ -204,7 +212,7 @@ function renderSeats(state, handlers) {
         if (rerollable) {
           dice.append(el("button", {
             type: "button", class: "reroll", "data-testid": `reroll-${i}`,
-            "aria-label": `Reroll die ${i + 1}, now ${face}, for ${prompt.legal.reroll_cost}`,
+            "aria-label": `Reroll die ${i + 1}, now ${face}, for ${prompt.legal.reroll_cost}${state.showStrength !== false ? `: ${rerollWords(seat.dice, i)}` : ""}`,
             onclick: () => handlers.act("reroll", { die: i }),
           }, die(face, attrs)));
         } else dice.append(die(face, attrs));
@@ -237,16 +245,15 @@ function renderSeats(state, handlers) {
       ),
       winners.has(seat.player)
         ? el("div", { class: "win-badge", "data-testid": `winner-${seat.player}` },
-          el("span", { class: "chip", "aria-hidden": "true" }), hand.won?.[seat.player] === undefined ? " wins the pot" : ` wins ${hand.won[seat.player]}`)
+          wonChips(seat.player, chipCount(hand.won?.[seat.player] ?? 0, total)),
+          hand.won?.[seat.player] === undefined ? " wins the pot" : ` wins ${hand.won[seat.player]}`)
         : "",
       el("div", { class: "stack" }, `stack ${seat.stack}`),
       notes.length ? el("div", { class: "state", "data-testid": `state-${seat.player}` }, notes.join(" · ")) : "",
       turn ? timer(state, seat, hand, prompt) : "",
       dice,
       name ? el("div", { class: "hand-name", "data-testid": `roll-name-${seat.player}` }, name) : "",
-      mine && name && state.showStrength !== false
-        ? el("div", { class: "strength", "data-testid": "hand-strength" }, rollStrength(seat.dice))
-        : "",
+      mine && state.showStrength !== false ? strength(seat.dice, rerollable) : "",
       moderating && !mine && !seat.bot ? el("div", { class: "moderate" },
         el("button", { type: "button", "data-testid": `kick-${seat.player}`, onclick: () => handlers.moderate("kick", seat.player) }, "Remove"),
         el("button", { type: "button", "data-testid": `mute-${seat.player}`, onclick: () => handlers.moderate("mute", seat.player) }, "Mute"),
@@ -254,6 +261,27 @@ function renderSeats(state, handlers) {
     );
   }));
   if (rolled) play("roll");
+  if (flight && flight[0] === winKey) flyChips(seats.querySelectorAll(".won-chips"), flight[1]);
+}
+
+/** A winner's share as a row of chips (the ones that fly in from the pot). */
+function wonChips(player, count) {
+  const chips = Array.from({ length: count }, () => el("span", { class: "chip" }));
+  return el("span", { class: "won-chips", "data-testid": `won-chips-${player}`, "data-count": String(count), "aria-hidden": "true" }, chips);
+}
+
+/**
+ * Your dice's odds: four dice's name and share of rolls beaten; fewer (stud), what they
+ * are worth on average over the dice to come; at a reroll (draw), what each face would
+ * make of them.
+ */
+function strength(dice, rerollable) {
+  const line = dice?.length === 4 ? rollStrength(dice) : partialStrength(dice);
+  if (!line) return "";
+  return [
+    el("div", { class: "strength", "data-testid": "hand-strength" }, line),
+    rerollable ? el("div", { class: "strength", "data-testid": "reroll-odds" }, rerollStrength(dice)) : "",
+  ];
 }
 
 /** "computer", with its level and speed when the server says them. */
