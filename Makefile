@@ -27,8 +27,20 @@ WEBSOCKETS_TESTS := tests/server/test_transport.py tests/server/test_http.py \
 	tests/integration/test_transport.py tests/integration/test_bad_input.py \
 	tests/integration/test_sessions.py tests/integration/test_costs.py \
 	tests/integration/test_operations.py tests/clients/test_python.py
-# Tests run on every core (pytest-xdist); the slowest are listed at the end of a run.
-PYTEST_PARALLEL := -n auto --dist worksteal
+# `make test`: one pytest-xdist worker per core (4 workers on 2 cores failed 7 real-time
+# tests with `stress-ng --cpu 2` beside them); tests are handed out one at a time, longest
+# first (tests/conftest.py orders them), so that no worker starts a long test when the
+# others are nearly done. The slowest are listed at the end.
+TEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist load --maxschedchunk 1
+# `make check`'s unit tests compute: one worker per core.
+UNIT_PARALLEL := -n auto --dist worksteal
+
+# Bytecode, and pytest's rewritten test modules, are cached (in .venv) even where the
+# environment turns that off (PYTHONDONTWRITEBYTECODE): otherwise every pytest worker
+# compiles every module again, some 20 s of CPU per worker process.
+export PYTHONDONTWRITEBYTECODE :=
+export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 
 .PHONY: run test check lint typecheck pytest unit test-websockets-min system-packages bench bench-capacity bench-bots transcripts clean
 
@@ -93,7 +105,7 @@ pytest: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
 	$(BIN)/pytest $(PYTEST_PARALLEL) --durations=25
 
 unit: $(STAMP) $(NODE_STAMP)
-	$(BIN)/pytest $(PYTEST_PARALLEL) -q -m unit
+	$(BIN)/pytest $(UNIT_PARALLEL) -q -m unit
 
 # The transport and connection tests again, and the Python client library's, on the
 # lowest websockets release supported, in a second environment (the test extra only).

@@ -114,7 +114,7 @@ def attacker(n: int) -> str:
 class Server:
     """``python -m server`` on a free loopback port, shipped defaults but for ``env``."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], core: int = 0) -> None:
         self.data = tempfile.mkdtemp(prefix="tali-abuse-")
         self.log_path = Path(self.data) / "server.log"
         settings = {
@@ -132,7 +132,7 @@ class Server:
                 stdout=subprocess.DEVNULL,
                 stderr=log,
             )
-        pin(self.proc.pid, 0, favoured=True)
+        pin(self.proc.pid, core, favoured=True)
         self.port = 0
 
     async def started(self) -> int:
@@ -191,14 +191,14 @@ class Server:
 class CanaryProcess:
     """benchmarks.canary in its own process, asked for its figures with ``mark``."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, core: int = 0) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.canary", str(port), CANARY],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
-        pin(self.proc.pid, 0, favoured=True)
+        pin(self.proc.pid, core, favoured=True)
         self.room = ""
 
     def _line(self) -> dict[str, Any]:
@@ -1616,18 +1616,22 @@ async def run(
     seconds: float | None = None,
     header: Callable[[dict[str, Any]], None] | None = None,
     retry: bool = True,
+    core: int = 0,
 ) -> tuple[list[Row], dict[str, Any]]:
-    """Start the server and the canary, measure the baseline, run each attack; the rows."""
+    """Start the server and the canary, measure the baseline, run each attack; the rows.
+
+    The server and the canary run on ``core``, this process (the attackers) on the next: two
+    runs at once (the test suite's shards) each take a core of their own for their server."""
     window = seconds or (2.0 if quick else 10.0)
-    pin(0, 1)
-    server = Server(env or {})
+    pin(0, (core + 1) % (os.cpu_count() or 1))
+    server = Server(env or {}, core)
     canary: CanaryProcess | None = None
     poller: HealthPoller | None = None
     rows: list[Row] = []
     summary: dict[str, Any] = {}
     try:
         port = await server.started()
-        canary = CanaryProcess(port)
+        canary = CanaryProcess(port, core)
         await canary.ready()
         poller = HealthPoller(port)
         poller.start()

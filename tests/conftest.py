@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -57,6 +58,37 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         ):
             kind = "integration"
         item.add_marker(kind)
+    items[:] = longest_first(items)
+
+
+_FIRST = ("abuse", "cluster", "durability", "slow")
+"""The tests that take tens of seconds each, most of it waiting on real processes."""
+
+
+def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The long tests first, then browser, integration and unit tests (each group in the
+    order collected). ``make test`` hands tests out one at a time (``--dist load
+    --maxschedchunk 1``), so this is longest-first scheduling: no worker starts a long test
+    when the others are nearly done. The long tests take turns by file (the first of each
+    file, then the second, ...), so that two of one file (the attack suite's shards, which
+    take a core each) do not all start at once."""
+
+    def rank(item: pytest.Item) -> int:
+        marks = {m.name for m in item.iter_markers()}
+        if marks & set(_FIRST):
+            return 0
+        return 1 if "browser" in marks else 2 if "integration" in marks else 3
+
+    long: dict[Path, list[pytest.Item]] = {}
+    rest: list[pytest.Item] = []
+    for item in items:
+        if rank(item) == 0:
+            long.setdefault(item.path, []).append(item)
+        else:
+            rest.append(item)
+    turns = itertools.zip_longest(*long.values())
+    ordered = [item for turn in turns for item in turn if item is not None]
+    return ordered + sorted(rest, key=rank)
 
 
 def _on_a_service(item: pytest.Item) -> bool:
@@ -66,6 +98,23 @@ def _on_a_service(item: pytest.Item) -> bool:
     return callspec is not None and any(
         value in ("postgres", "redis") for value in callspec.params.values()
     )
+
+
+# -- Every test starts on every core the run was given --------------------------------------
+
+_CORES = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+"""The cores this process (an xdist worker, or pytest itself) may run on when it starts."""
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Give the process its cores back after each test. The benchmarks a test runs
+    (``benchmarks.abuse``, ``benchmarks.compare``) pin their own process to core 1, so that
+    the server they measure has core 0 to itself; in a test that process is the xdist
+    worker, which kept the pin for the rest of the run: every later test of that worker, and
+    every server, node and browser it started, ran on one core of the two (seen on both
+    workers of a ``make test`` run: ``Cpus_allowed_list: 1``)."""
+    if _CORES is not None and os.sched_getaffinity(0) != _CORES:
+        os.sched_setaffinity(0, _CORES)
 
 
 # -- Real Redis and PostgreSQL servers (tests.services), started when a test asks ---------

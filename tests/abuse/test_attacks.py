@@ -6,7 +6,10 @@ Each check is against the canary's own quiet figures, taken just before (noise o
 adds latency, and an attack whose canary p99 missed is tried again after a fresh quiet
 window); the CPU shares checked (``CPU_CHECKED``: at most 30 % of a core over the canary's,
 where this branch measured 3-8 % and the code before it 51-62 %) are the server process's
-own CPU time, which another job on the box does not add to."""
+own CPU time, which another job on the box does not add to.
+
+Each test holds a core of its own for its server and canary (``conftest.core``): two of them
+on two xdist workers at once pinned both servers to core 0 before."""
 
 from __future__ import annotations
 
@@ -19,8 +22,8 @@ from benchmarks.abuse import ATTACKS, format_row, run
 pytestmark = pytest.mark.abuse
 
 
-def test_every_attack_is_cut_off_and_the_canary_plays_on() -> None:
-    rows, summary = asyncio.run(run(quick=True))
+def test_every_attack_is_cut_off_and_the_canary_plays_on(core: int) -> None:
+    rows, summary = asyncio.run(run(quick=True, core=core))
     report = "\n".join(format_row(row) for row in rows)
     assert [row.name for row in rows] == list(ATTACKS), report
     assert not [row.name for row in rows if row.failures], (
@@ -52,7 +55,9 @@ REQUESTS_UNBUDGETED = {
         ("bots_from_one_address", {"TALI_MAX_BOTS_PER_ADDRESS": "1000"}),
     ],
 )
-def test_with_its_defence_off_the_attack_gets_through(attack: str, env: dict[str, str]) -> None:
-    rows, _ = asyncio.run(run(quick=True, only=[attack], env=env, retry=False))
+def test_with_its_defence_off_the_attack_gets_through(
+    attack: str, env: dict[str, str], core: int
+) -> None:
+    rows, _ = asyncio.run(run(quick=True, only=[attack], env=env, retry=False, core=core))
     (row,) = rows
     assert row.failures, format_row(row)

@@ -55,8 +55,8 @@ async def visits(port: int, first: int, count: int) -> None:
         )
 
 
-async def soak() -> tuple[float, float, float]:
-    server = Server({"TALI_EMPTY_ROOM_SECONDS": "1", "TALI_SESSION_SECONDS": "0"})
+async def soak(core: int) -> tuple[float, float, float]:
+    server = Server({"TALI_EMPTY_ROOM_SECONDS": "1", "TALI_SESSION_SECONDS": "0"}, core)
     try:
         port = await server.started()
         start = server.rss_mib()
@@ -71,8 +71,8 @@ async def soak() -> tuple[float, float, float]:
         await server.stop()
 
 
-def test_rss_is_flat_over_thousands_of_visits() -> None:
-    start, warm, end = asyncio.run(soak())
+def test_rss_is_flat_over_thousands_of_visits(core: int) -> None:
+    start, warm, end = asyncio.run(soak(core))
     assert end - warm <= SLACK_MIB, (
         f"RSS {start:.1f} MiB at start, {warm:.1f} after {WARM_UP} visits, "
         f"{end:.1f} after {VISITS} more"

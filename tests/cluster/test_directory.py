@@ -199,17 +199,22 @@ async def test_a_session_saved_on_one_node_is_found_on_another(
 
 async def test_many_sessions_are_renewed_in_batches(node_a: Cluster, node_b: Cluster) -> None:
     """touch_many keeps every session it names alive for one more TTL, past one script
-    call's batch, and makes none that did not exist."""
+    call's batch, and makes none that did not exist. Read from each key's time to live in
+    Redis, not by waiting for an expiry: a machine that stalls must not expire a session
+    between two renewals here."""
     count = TOUCH_BATCH * 2 + 7
-    ttl = 1.5  # saving a thousand sessions one by one takes longer than TTL
+    saved, renewed = 60.0, 3600.0
     data = {"key": "h", "player": "p_1", "name": "Aulus", "rooms": {}}
     for n in range(count):
-        await node_a.sessions.save(f"m{n}", data, ttl)
-    for _ in range(3):
-        await asyncio.sleep(ttl / 2)
-        await node_b.sessions.touch_many([f"m{n}" for n in range(count)] + ["gone"], ttl)
-    assert all([await node_a.sessions.get(f"m{n}") == data for n in range(count)])
-    assert await node_a.sessions.get("gone") is None
+        await node_a.sessions.save(f"m{n}", data, saved)
+    await node_b.sessions.touch_many([f"m{n}" for n in range(count)] + ["gone"], renewed)
+    sessions = node_a.sessions
+    left = [await sessions.redis.pttl(sessions.keys.session(f"m{n}")) for n in range(count)]
+    # Every one renewed (past the TTL it was saved with), none beyond the renewal.
+    assert all(saved * 1000 < ms <= renewed * 1000 for ms in left), (min(left), max(left))
+    assert all([await sessions.get(f"m{n}") == data for n in range(count)])
+    assert await sessions.get("gone") is None
+    assert await sessions.redis.pttl(sessions.keys.session("gone")) == -2  # no such key
 
 
 # -- the lobby -----------------------------------------------------------------------------
