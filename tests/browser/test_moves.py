@@ -50,14 +50,14 @@ async def test_dice_tumble_the_winner_glows_and_both_sound(
     me = pid(server, "Aulus")
     first = page.get_by_test_id(f"die-{me}-0")
     await expect(first).to_have_class(re.compile(r"\bfresh\b"))
-    assert await first.evaluate(ANIMATION) == "tumble"
+    await expect(first).to_have_css("animation-name", "tumble")
     await expect(sound).to_have_attribute("data-played", "roll 2")
     await brutus.request("roll", room=room)
     await aulus.wait_result()
     won = await brutus.wait(lambda f: f["type"] == "pot_awarded")
     winner = page.get_by_test_id(f"seat-{won['player']}")
     await expect(winner).to_have_class(re.compile(r"\bwinner\b"))
-    assert await winner.evaluate(ANIMATION) == "glow"
+    await expect(winner).to_have_css("animation-name", "glow")
     # The chips won go to the winner's seat: its badge says how many.
     await expect(page.get_by_test_id(f"winner-{won['player']}")).to_have_text(
         f"wins {won['amount']}"
