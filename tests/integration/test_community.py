@@ -595,6 +595,20 @@ async def test_operator_sees_rooms_and_acts() -> None:
 # -- ratings ----------------------------------------------------------------------------
 
 
+async def a_hand_ends(server: TaliServer, person: Client) -> None:
+    """Move game time on until the next hand has ended: a second at a time, each followed by
+    a short real wait for it (bounded: 60 game seconds). One fixed step followed by one long
+    wait lost the race on a loaded machine: a step taken before the bots' timers were armed
+    moved nothing, and the wait timed out."""
+    since = len(person.frames)
+    for _ in range(60):
+        advance(server, 1)
+        with contextlib.suppress(TimeoutError):
+            await person.wait(lambda f: f["type"] == "hand_ended", since=since, timeout=0.5)
+            return
+    raise AssertionError("no hand ended in 60 s of game time")
+
+
 async def test_leaderboard_and_profile() -> None:
     async with serving(rating_hands=2) as server:
         person, _welcome = await signed_in(server, tokens.hs256("acct-1", "Aurelia"))
@@ -605,8 +619,7 @@ async def test_leaderboard_and_profile() -> None:
             assert (await person.request("add_bot", room=room, level=level))["type"] == "result"
         await person.request("set_ready", room=room, ready=False)
         for _ in range(8):
-            advance(server, 2)
-            await person.wait(lambda f: f["type"] == "hand_ended", since=len(person.frames))
+            await a_hand_ends(server, person)
         await server.ratings.settled()
         server.outgoing.flush()
         board = await person.request("leaderboard", variant="stud")
