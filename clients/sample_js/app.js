@@ -126,18 +126,25 @@ function checkCurrent() {
   if (hand?.ended) checkDice(state.room, hand.number, hand.events, hand.opening, "live");
 }
 
-/** Ask the server for the room's latest hands, as we saw them, for the panel; check their dice too. */
-async function loadHistory(hands) {
+/**
+ * Ask the server for the room's latest hands, as we saw them, for the panel; check their dice
+ * too. An answer that counted past a hand we lack (more hands ended before the server
+ * answered) is followed by another question, a few at most.
+ */
+async function loadHistory(hands, retries = 3) {
   const room = state.room;
+  if (!hands || !state.model) return;
+  const asked = { count: hands, ended: state.model.hands_played ?? 0 };
   // Arrived mid-hand (a reload): the hand so far too, as we saw it (protocol 2.2).
   const current = state.arrivedMidHand ? { current: true } : {};
   const reply = await client.request("hand_history", { room, hands, ...current }).catch(() => null);
   if (!reply || room !== state.room || !state.model) return;
-  state.history.fill(reply.hands, { room, you: state.model.you, settings: state.model.settings });
+  const counted = state.history.fill(reply.hands, { room, you: state.model.you, settings: state.model.settings }, asked);
   store.restoreLastHand(state);
   store.restoreCurrentHand(state, reply.current);
   render();
   for (const h of reply.hands) checkDice(room, h.hand, h.events, h.opening, "history");
+  if (counted && retries > 0) loadHistory(state.history.toAsk(state.model.hands_played ?? 0), retries - 1);
 }
 
 // -- from the server -------------------------------------------------------------
@@ -218,7 +225,7 @@ client.on("room_event", (event) => {
   }
   if (what && event.type === "hand_ended") {
     checkCurrent();
-    loadHistory(state.history.toAsk(event.hand));
+    loadHistory(state.history.toAsk(Math.max(event.hand, state.model?.hands_played ?? 0)));
   }
 });
 client.on("dice_opened", (message) => {

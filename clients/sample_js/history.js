@@ -26,6 +26,7 @@ export class HandHistory {
     this.failures = {}; // hand number -> a failed dice check of what this page saw
     this.stacks = []; // [hand, your stack after it, pot you won]: this evening at the table
     this.hands = []; // records, oldest first: { room, you, settings, names, hand, events, opening }
+    this.gone = new Set(); // hands the server no longer keeps (older than the oldest it sent)
   }
 
   /** Start on `room` for `player`, loading what this browser kept of it. */
@@ -34,6 +35,7 @@ export class HandHistory {
     if (key === this.key) return;
     this.key = key;
     this.hands = [];
+    this.gone = new Set();
     let kept;
     try {
       kept = JSON.parse(this.storage?.getItem(key) ?? "{}") ?? {};
@@ -61,6 +63,7 @@ export class HandHistory {
     this.failures = {};
     this.stacks = [];
     this.hands = [];
+    this.gone = new Set();
   }
 
   /** Forget what was kept of every room but these (called with the rooms a session is in). */
@@ -152,22 +155,43 @@ export class HandHistory {
   /**
    * Take hands from the server's `hand_history` (`[{hand, events, opening}]`),
    * replacing any shown for the same hands. `context` gives the room, who we
-   * are and the settings.
+   * are and the settings; `asked`, the request: `{count, ended}` (hands over when asked).
+   * Returns true when a hand we lack was counted past: the server counts "the last
+   * `count` hands" back from the room's newest when it answers, and more hands may have
+   * ended by then than when we asked, so the answer can start after a hand we wanted.
    */
-  fill(hands, { room, you, settings }) {
+  fill(hands, { room, you, settings }, asked = null) {
     const byHand = new Map(this.hands.map((r) => [r.hand, r]));
     for (const h of hands) {
       byHand.set(h.hand, { room, you, settings, names: { ...this.names }, hand: h.hand, events: h.events, opening: h.opening ?? null });
     }
     this.hands = [...byHand.values()].sort((a, b) => a.hand - b.hand).slice(-LIMIT);
+    if (!asked || !hands.length) return false;
+    const oldest = Math.min(...hands.map((h) => h.hand));
+    const newest = Math.max(asked.ended, ...hands.map((h) => h.hand));
+    const first = newest - asked.count + 1; // the oldest hand the answer could hold
+    // Asked for but older than the oldest sent: the server no longer keeps them.
+    for (let hand = Math.max(1, first); hand < oldest; hand += 1) if (!byHand.has(hand)) this.gone.add(hand);
+    return this.lacking(newest).some((hand) => hand < first);
+  }
+
+  /** The hands of the room's latest LIMIT (`ended` are over) that we lack and may still get. */
+  lacking(ended) {
+    const held = new Set(this.hands.map((r) => r.hand));
+    const lacking = [];
+    for (let hand = Math.max(1, ended - LIMIT + 1); hand <= ended; hand += 1) {
+      if (!held.has(hand) && !this.gone.has(hand)) lacking.push(hand);
+    }
+    return lacking;
   }
 
   /**
-   * How many of the room's latest hands to ask for now that `hand` has ended: it and
-   * every hand since the newest held, as more than one can end before an answer comes.
+   * How many of the room's latest hands to ask for, now that `ended` are over: back to
+   * the oldest we lack (not only to the newest held: an answer can leave a gap), or 0.
    */
-  toAsk(hand) {
-    return Math.min(LIMIT, Math.max(1, hand - (this.hands.at(-1)?.hand ?? 0)));
+  toAsk(ended) {
+    const lacking = this.lacking(ended);
+    return lacking.length ? Math.min(LIMIT, ended - lacking[0] + 1) : 0;
   }
 
   /** The hands to show, newest first. */

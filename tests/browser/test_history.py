@@ -152,3 +152,80 @@ async def test_hands_that_end_before_the_page_asks_for_the_first_are_all_kept(
     await expect(history.locator("[data-testid^=history-hand-]")).to_have_count(2)
     await history.get_by_test_id("history-hand-1").get_by_text("Hand 1:").wait_for()
     assert aulus.errors == []
+
+
+async def test_a_hand_counted_past_by_a_late_answer_is_asked_for_again(
+    server: TaliServer, browser: Browser
+) -> None:
+    """A spectator's page asks for "the last k hands" when each hand ends; the server counts
+    them back from the room's newest hand when it answers. An answer that comes after a later
+    hand has ended starts after the hand the page wanted: the page asks again, and every
+    hand is listed once, in order. (Here: the question after hand 1 is answered after hand 2
+    ended, so it holds hand 2 only; the one after hand 2 is answered after hand 3 ended, so
+    it holds hands 2 and 3. The page asked after hand 3 for what it lacked above hand 2.)"""
+    held: list[tuple[WebSocketRoute, str | bytes]] = []
+    hold = False
+    answers: list[list[int]] = []  # the hands of each hand_history the page received
+
+    async def setup(page: Page) -> None:
+        def route(ws: WebSocketRoute) -> None:
+            upstream = ws.connect_to_server()
+
+            def up(message: str | bytes) -> None:
+                if hold and json.loads(message).get("type") == "hand_history":
+                    held.append((upstream, message))
+                else:
+                    upstream.send(message)
+
+            def down(message: str | bytes) -> None:
+                frame = json.loads(message)
+                if frame.get("type") == "hand_history":
+                    answers.append([h["hand"] for h in frame["hands"]])
+                ws.send(message)
+
+            ws.on_message(up)
+            upstream.on_message(down)
+
+        await page.route_web_socket(re.compile(".*"), route)
+
+    async def until(condition: object) -> None:
+        async with asyncio.timeout(TIMEOUT / 1000):
+            while not condition():  # type: ignore[operator]
+                await asyncio.sleep(0.01)
+
+    aulus = await Player.arrive(browser, server, "Aulus", setup=setup)
+    page = aulus.page
+    brutus = await bot(server, "Brutus")
+    created = await brutus.request("create_room", settings={"variant": "simple", "turn_seconds": 5})
+    room = created["room"]
+    joined = await brutus.request("join_room", room=room, role="player")
+    assert joined["type"] == "result", joined
+    await bot(server, "Cassia", room)
+    await aulus.join(room, role="spectator")
+    await until(lambda: len(answers) == 1)  # on entering: no hand yet
+    hold = True
+
+    async def hand(number: int) -> None:
+        await next_hand(server, room)
+        advance(server, 5)  # the timer rolls for both
+        await page.get_by_test_id("log").get_by_text(f"Hand {number} is over").wait_for()
+
+    await hand(1)
+    await until(lambda: len(held) == 1)  # the question after hand 1, unanswered
+    await hand(2)
+    await until(lambda: len(held) == 2)  # the question after hand 2
+    upstream, message = held.pop(0)
+    upstream.send(message)  # the first question reaches the server after hand 2 ended
+    await until(lambda: len(answers) == 2)
+    assert answers[1] == [2], answers  # counted from hand 2: hand 1 is not in it
+    await hand(3)
+    hold = False
+    for upstream, message in held:  # the question after hand 2, after hand 3 ended
+        upstream.send(message)
+    history = page.get_by_test_id("history")
+    items = history.locator("[data-testid^=history-hand-]")
+    await expect(items).to_have_count(3)
+    ids = await items.evaluate_all("nodes => nodes.map(n => n.dataset.testid)")
+    assert ids == ["history-hand-3", "history-hand-2", "history-hand-1"], ids
+    await history.get_by_test_id("history-hand-1").get_by_text("Hand 1:").wait_for()
+    assert aulus.errors == []
