@@ -615,9 +615,12 @@ async def test_leaderboard_and_profile() -> None:
         created = await person.request("create_room", settings={"variant": "stud"})
         room = created["room"]
         await person.request("join_room", room=room, role="player")
+        # Sitting out before the bots come: once two are seated a hand may start by itself
+        # (its pause is within the clock's auto_seconds), and would deal Aurelia in.
+        sat_out = await person.request("set_ready", room=room, ready=False)
+        assert sat_out["type"] == "result", sat_out
         for level in ("expert", "beginner"):
             assert (await person.request("add_bot", room=room, level=level))["type"] == "result"
-        await person.request("set_ready", room=room, ready=False)
         for _ in range(8):
             await a_hand_ends(server, person)
         await server.ratings.settled()
