@@ -28,6 +28,35 @@ class Deadline(NamedTuple):
     ms: int
 
 
+class Instant(NamedTuple):
+    """Now, as a room is given it (``Room.handle``): the monotonic time, the same instant
+    on the wall clock, and the rate of game time (``ScaledClock``'s scale). A room reads no
+    clock: every deadline it sets is reckoned from here, by ``after``."""
+
+    at: float
+    ms: int
+    scale: float = 1.0
+
+    def wall_ms(self, at: float) -> int:
+        """Monotonic time ``at`` on the wall clock, in whole Unix milliseconds."""
+        return self.ms + round((at - self.at) * 1000)
+
+    def after(self, seconds: float) -> Deadline:
+        """The deadline ``seconds`` of game time from now (scaled)."""
+        at = self.at + seconds * self.scale
+        return Deadline(at, self.wall_ms(at))
+
+    def lasts(self, seconds: float) -> float:
+        """How long ``seconds`` of game time last."""
+        return seconds * self.scale
+
+
+def instant(clock: Clock) -> Instant:
+    """``clock``'s now, as an ``Instant``."""
+    now = clock.now()
+    return Instant(now, clock.wall_ms(now), clock.lasts(1.0))
+
+
 class Clock(Protocol):
     def now(self) -> float:
         """Monotonic seconds."""
