@@ -52,7 +52,12 @@ class Instant(NamedTuple):
 
 
 def instant(clock: Clock) -> Instant:
-    """``clock``'s now, as an ``Instant``."""
+    """``clock``'s now, as an ``Instant`` (read once per command: the server's clocks have
+    a shortcut, ``instant``, a quarter of the cost of the three calls)."""
+    fast = getattr(clock, "instant", None)
+    if fast is not None:
+        made: Instant = fast()
+        return made
     now = clock.now()
     return Instant(now, clock.wall_ms(now), clock.lasts(1.0))
 
@@ -97,6 +102,9 @@ class LoopClock:
     def lasts(self, seconds: float) -> float:
         return seconds
 
+    def instant(self, scale: float = 1.0) -> Instant:
+        return Instant(self._loop.time(), max(0, round(time.time() * 1000)), scale)
+
 
 class ScaledClock:
     """Game time at ``scale`` (the ``time_scale`` setting, below 1 only for tests and
@@ -127,6 +135,13 @@ class ScaledClock:
 
     def lasts(self, seconds: float) -> float:
         return self.clock.lasts(seconds) * self.scale
+
+    def instant(self) -> Instant:
+        inner = self.clock
+        if isinstance(inner, LoopClock):
+            return inner.instant(self.scale)
+        now = inner.now()
+        return Instant(now, inner.wall_ms(now), inner.lasts(1.0) * self.scale)
 
 
 class ManualClock:

@@ -12,7 +12,7 @@ the messages leave (``connection.Outgoing``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -27,9 +27,11 @@ if TYPE_CHECKING:
 
 
 # -- commands ---------------------------------------------------------------------------
+# Plain slotted dataclasses, not frozen: one is made for every action, and a frozen one
+# costs three times as much to make (0.75 against 0.25 us).
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Join:
     session: Session
     role: Role
@@ -37,30 +39,30 @@ class Join:
     invite: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Leave:
     session: Session
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SetReady:
     session: Session
     ready: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Act:
     session: Session
     action: Action
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Chat:
     session: Session
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Disconnected:
     """The member's connection is gone; their place is held until ``grace_until`` (unix ms)."""
 
@@ -68,22 +70,22 @@ class Disconnected:
     grace_until: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reconnected:
     session: Session
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Resume:
     """After a restart or a failover: the room goes on in this process's time."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Close:
     """The room decides nothing more."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Opened:
     """A room just made: nobody joined yet, so it closes like an emptied one unless
     someone does."""
@@ -101,7 +103,7 @@ class TimerKey(StrEnum):
     """The table hears how many watch, at most once a second."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TimerFired:
     key: TimerKey
 
@@ -171,18 +173,27 @@ class Membership(NamedTuple):
     created: bool = False
 
 
-@dataclass(slots=True, eq=False)
 class Effects:
     """What one command did, for the shell to carry out."""
 
-    stories: list[tuple[int, Data]] = field(default_factory=list)
-    """Hands that ended: their stories (``server.history``), to keep."""
-    entries: list[Record] = field(default_factory=list)
-    messages: list[Send] = field(default_factory=list)
-    timers: list[TimerRequest] = field(default_factory=list)
-    membership: list[Membership] = field(default_factory=list)
-    changed: bool = False
-    """The lobby (and whoever watches the room) should look again."""
+    __slots__ = ("changed", "entries", "membership", "messages", "stories", "timers")
+
+    def __init__(self) -> None:
+        # Made for every action: by hand, a third cheaper than a dataclass's factories.
+        self.stories: list[tuple[int, Data]] = []
+        """Hands that ended: their stories (``server.history``), to keep."""
+        self.entries: list[Record] = []
+        self.messages: list[Send] = []
+        self.timers: list[TimerRequest] = []
+        self.membership: list[Membership] = []
+        self.changed = False
+        """The lobby (and whoever watches the room) should look again."""
+
+    def __repr__(self) -> str:
+        return (
+            f"Effects(entries={self.entries!r}, messages={len(self.messages)},"
+            f" timers={self.timers!r}, membership={self.membership!r}, changed={self.changed})"
+        )
 
     # For tests and logs: who gets what.
 

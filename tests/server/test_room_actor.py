@@ -3,7 +3,7 @@ loop, no clock, no store (the room is given ones that fail the test if touched).
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 import pytest
 
@@ -13,7 +13,7 @@ from server.clock import Instant
 from server.config import ServerConfig
 from server.engine import Roll, SeededDice, Settings
 from server.metrics import Metrics
-from server.room import RequestError, Room
+from server.room import HANDLERS, RequestError, Room
 from server.room_effects import (
     Act,
     Chat,
@@ -298,3 +298,7 @@ def test_a_chat_line_goes_to_everyone_stamped_with_the_time_it_was_given() -> No
     assert said.to(A) == said.to(B)
     (line,) = said.to(B)
     assert (line["text"], line["at"]) == ("ave", START_MS + 7500)
+
+
+def test_every_command_has_its_handler() -> None:
+    assert set(HANDLERS) == set(get_args(Command))
