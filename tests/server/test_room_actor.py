@@ -30,8 +30,10 @@ from server.room_effects import (
     TimerRequest,
 )
 from server.session import Session
+from server.store import MemoryStore
 
-from .fakes import START, START_MS
+from .fakes import START, START_MS, Inbox
+from .tables import Table
 
 A, B, W = "p_Aulus", "p_Brutus", "p_Watcher"
 
@@ -302,3 +304,26 @@ def test_a_chat_line_goes_to_everyone_stamped_with_the_time_it_was_given() -> No
 
 def test_every_command_has_its_handler() -> None:
     assert set(HANDLERS) == set(get_args(Command))
+
+
+def test_the_shell_writes_the_entries_down_before_it_hands_out_the_messages() -> None:
+    """``RoomShell.run``: the store's batch has the command's entry before any member's
+    queue has its messages, and the timers it asked for are armed on the clock."""
+    seen: list[tuple[int, int]] = []
+    inboxes: list[Inbox] = []
+
+    class Store(MemoryStore):
+        def append(self, room: str, n: int, entry: dict[str, Any]) -> int:
+            seen.append((n, sum(len(inbox.frames) for inbox in inboxes)))
+            return super().append(room, n, entry)
+
+    table = Table("simple", store=Store(), next_hand_delay_seconds=3)
+    inboxes.append(table.join("Aulus"))
+    before = len(inboxes[0].frames)
+    inboxes.append(table.join("Brutus"))
+    assert seen[-1] == (2, before)  # Brutus's entry: nobody had heard of him yet
+    assert sum(len(inbox.frames) for inbox in inboxes) > before
+    assert set(table.room.shell.timers) == {TimerKey.NEXT_HAND}
+    table.clock.advance(3)
+    assert set(table.room.shell.timers) == {TimerKey.TURN}
+    assert table.room.game.hand_in_progress
