@@ -28,6 +28,40 @@ class Deadline(NamedTuple):
     ms: int
 
 
+class Instant(NamedTuple):
+    """Now, as a room is given it (``Room.handle``): the monotonic time, the same instant
+    on the wall clock, and the rate of game time (``ScaledClock``'s scale). A room reads no
+    clock: every deadline it sets is reckoned from here, by ``after``."""
+
+    at: float
+    ms: int
+    scale: float = 1.0
+
+    def wall_ms(self, at: float) -> int:
+        """Monotonic time ``at`` on the wall clock, in whole Unix milliseconds."""
+        return self.ms + round((at - self.at) * 1000)
+
+    def after(self, seconds: float) -> Deadline:
+        """The deadline ``seconds`` of game time from now (scaled)."""
+        at = self.at + seconds * self.scale
+        return Deadline(at, self.wall_ms(at))
+
+    def lasts(self, seconds: float) -> float:
+        """How long ``seconds`` of game time last."""
+        return seconds * self.scale
+
+
+def instant(clock: Clock) -> Instant:
+    """``clock``'s now, as an ``Instant`` (read once per command: the server's clocks have
+    a shortcut, ``instant``, a quarter of the cost of the three calls)."""
+    fast = getattr(clock, "instant", None)
+    if fast is not None:
+        made: Instant = fast()
+        return made
+    now = clock.now()
+    return Instant(now, clock.wall_ms(now), clock.lasts(1.0))
+
+
 class Clock(Protocol):
     def now(self) -> float:
         """Monotonic seconds."""
@@ -68,6 +102,9 @@ class LoopClock:
     def lasts(self, seconds: float) -> float:
         return seconds
 
+    def instant(self, scale: float = 1.0) -> Instant:
+        return Instant(self._loop.time(), max(0, round(time.time() * 1000)), scale)
+
 
 class ScaledClock:
     """Game time at ``scale`` (the ``time_scale`` setting, below 1 only for tests and
@@ -98,6 +135,13 @@ class ScaledClock:
 
     def lasts(self, seconds: float) -> float:
         return self.clock.lasts(seconds) * self.scale
+
+    def instant(self) -> Instant:
+        inner = self.clock
+        if isinstance(inner, LoopClock):
+            return inner.instant(self.scale)
+        now = inner.now()
+        return Instant(now, inner.wall_ms(now), inner.lasts(1.0) * self.scale)
 
 
 class ManualClock:

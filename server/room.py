@@ -1,12 +1,18 @@
-"""A room: one authoritative table and its members.
+"""A room: one authoritative table and its members, as an actor.
 
-Every entry point is a plain (non-async) method, so a room is changed by one
-call at a time and no two coroutines can interleave inside it. A room drives
-the engine and says what happened through its ``RoomStream`` (sequenced,
-per-recipient frames); whom it waits for and until when is its
-``TurnClock``'s business; time comes from an injected ``Clock``. It knows no
-sockets: a member's frames go to whatever outbox its session holds, so a
-room is tested with a fake clock and in-memory outboxes.
+Theory of operation
+-------------------
+A room is changed by one thing only: ``Room.handle(command, now) -> Effects``
+(``server.room_effects``): a command in, with the time now as a plain value,
+and out what the world must be told: the typed log entries to commit, the
+messages for each member (data, never bytes), the timers to arm or cancel,
+whose membership changed. Inside, it drives the engine, says what happened
+through its ``RoomStream`` (sequenced, per-recipient messages) and leaves
+whom it waits for and until when to its ``TurnClock``. It reads no clock,
+calls no store, holds no timer handle and knows no socket, so it is tested
+with plain values. Its shell (``server.room_shell.RoomShell``, made with the
+room) is the one path into it: ``Room.join``, ``act``... are the commands,
+run through the shell, which commits, then delivers, then arms the timers.
 
 Visibility was decided by the engine: the fan-out only follows each event's
 ``visible_to`` and ``public`` form, building each distinct frame once.
@@ -14,7 +20,6 @@ Visibility was decided by the engine: the fan-out only follows each event's
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 from collections import deque
 from collections.abc import Callable
@@ -25,8 +30,9 @@ import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import MAX_ROOMS_PER_SESSION, Role, RoomState
 from server import journal, names, wire
+from server import room_effects as fx
 from server.budget import Window
-from server.clock import Clock, Timer
+from server.clock import Clock, Instant
 from server.engine import Game, Settings, view
 from server.engine import events as ev
 from server.engine.actions import Action
@@ -34,19 +40,21 @@ from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import History, hand_history, private, told
+from server.history import private, told
 from server.journal import RecordingDice
 from server.logs import get_logger
 from server.metrics import RoomStats
+from server.room_effects import Effects, TimerKey
+from server.room_shell import HistoryTask, RoomShell
 from server.store import Data, Store
-from server.stream import Outbox, RoomStream
+from server.stream import RoomStream
 from server.turns import TurnClock
 
 if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.engine.dice import DieSource
     from server.metrics import Metrics
-    from server.session import Session
+    from server.session import Outbox, Session
 
 
 SNAPSHOT_EVERY = 4
@@ -137,7 +145,6 @@ class Room:
         # drawn; committed dice are made again from the hand's secrets.
         self.tape = None if isinstance(dice, CommittedDice) else RecordingDice(dice)
         self.game = Game(settings, self.tape or dice)
-        self.store = store
         self.log_n = 0
         """The number of the room's last log entry."""
         self.logged = 0
@@ -153,26 +160,34 @@ class Room:
         self.config = config
         self.members: dict[str, Member] = {}
         self._spectator_count: int | None = 0
-        self.stream = RoomStream(room_id, self.members, metrics.count_sent)
-        self.turns = TurnClock(clock, lambda: self._guarded(self._on_turn_timer))
+        self.stream = RoomStream(room_id, self.members)
+        self.turns = TurnClock(lambda at: self._timer(TimerKey.TURN, at))
         self.closed = False
-        self._on_change = on_change
         self.metrics = metrics
-        self._clock = clock
-        self._start_timer: Timer | None = None
+        self._hand_due = False
+        """Whether the next hand is scheduled (``TimerKey.NEXT_HAND`` armed)."""
         self._next_hand_ms: int | None = None
-        self._spectators_timer: Timer | None = None
+        self._spectators_due = False
         self.spectators_told = 0
-        self.empty_timer: Timer | None = None
+        self._empty_due = False
         self.idle_expired = False
         """Set when the room stayed empty for ``empty_room_seconds``: the lobby closes it."""
         self.log = get_logger(room=room_id)
+        self.effects = Effects()
+        """What the command being handled (or the last one) did."""
+        self._now = Instant(0.0, 0)
+        self.shell = RoomShell(self, store, clock, metrics, on_change)
+        """The one path into the room: commands in, effects carried out."""
 
     # -- what others ask of the room -------------------------------------
 
     @property
     def settings(self) -> Settings:
         return self.game.settings
+
+    @property
+    def hands_played(self) -> int:
+        return self.game.state.hands_played
 
     @property
     def seq(self) -> int:
@@ -192,6 +207,7 @@ class Room:
     def members_changed(self) -> None:
         """Someone joined, left, or sat down from watching: the count is taken again."""
         self._spectator_count = None
+        self.stream.members_changed()
 
     @property
     def private(self) -> bool:
@@ -227,10 +243,11 @@ class Room:
         """What ``session`` may see of the room; refused if it is not a member."""
         member = self._member(session)
         player = session.player_id
+        now = self.shell.now()
         table = view(self.game.state, player if member.role is Role.PLAYER else None)
         # A bot waited for in a hand's first roll phase is not asked: its roll is made for it.
         asked = player in self.turns.deadlines and self.game.legal_actions(player).actions
-        prompt = self._your_turn(player) if asked else None
+        prompt = self._your_turn(player, now) if asked else None
         return wire.snapshot_message(
             table,
             room=self.id,
@@ -249,7 +266,7 @@ class Room:
                 for p, m in self.members.items()
                 if m.session.bot_kind is not None
             },
-            seconds_per_turn=self._clock.lasts(self.settings.turn_seconds),
+            seconds_per_turn=now.lasts(self.settings.turn_seconds),
             creator=self.creator or None,
             invite=self.invite,
         )
@@ -284,35 +301,101 @@ class Room:
             meta["invite"] = self.invite
         return meta
 
-    def history_task(
-        self, session: Session, count: int, *, current: bool = False
-    ) -> asyncio.Task[History]:
+    def history_task(self, session: Session, count: int, *, current: bool = False) -> HistoryTask:
         """The last ``count`` complete hands as ``session`` saw them (``server.history``), read
-        in a task (a store may read asynchronously); with ``current``, also the hand in play
-        so far, as they saw it, from its story (taken now: up to the room's seq of now)."""
+        in a task by the shell (a store may read asynchronously); with ``current``, also the
+        hand in play so far, as they saw it (taken now: up to the room's seq of now)."""
+        return self.shell.history_task(session, count, current=current)
+
+    def history_view(
+        self, session: Session, current: bool
+    ) -> tuple[str | None, dict[str, Any] | None, int]:
+        """Who ``session`` is to a hand's story (a player, or None: a spectator), the hand in
+        play so far as they saw it (with ``current``), and the hands played."""
         member = self._member(session)
         viewer = session.player_id if member.role is Role.PLAYER else None
         in_play = None
         if current and self.story is not None and self.game.hand_in_progress:
             # Nothing is opened before a hand ends (a leaver's own opening went to them).
             in_play = {**told(self.story.copy().data(), viewer), "opening": None}
-        hands_played = self.game.state.hands_played
-
-        async def both() -> History:
-            hands = await hand_history(self.store, self.id, hands_played, viewer, count)
-            return hands, in_play
-
-        return asyncio.get_running_loop().create_task(both())
+        return viewer, in_play, self.game.state.hands_played
 
     def chips_conserved(self) -> bool:
         state = self.game.state
         return state.chips_on_table() == state.chips_in_play
 
-    # -- requests ----------------------------------------------------------
+    # -- commands: what others ask of the room, through its shell ----------------
 
     def join(
         self, session: Session, role: Role, seat: int | None, invite: str | None = None
     ) -> None:
+        self.shell.run(fx.Join(session, role, seat, invite))
+
+    def leave(self, session: Session) -> None:
+        self.shell.run(fx.Leave(session))
+
+    def set_ready(self, session: Session, ready: bool) -> None:
+        self.shell.run(fx.SetReady(session, ready))
+
+    def act(self, session: Session, action: Action) -> None:
+        self.shell.run(fx.Act(session, action))
+
+    def chat(self, session: Session, text: str) -> None:
+        self.shell.run(fx.Chat(session, text))
+
+    def disconnected(self, session: Session, grace_until: int) -> None:
+        """The member's connection is gone; ``server.presence`` holds their place until
+        ``grace_until`` (unix ms), then makes them leave."""
+        self.shell.run(fx.Disconnected(session, grace_until))
+
+    def reconnected(self, session: Session) -> None:
+        self.shell.run(fx.Reconnected(session))
+
+    def resume(self) -> None:
+        """After a restart (``server.recovery``): every member is away (``server.presence``
+        holds their places from now); whoever the table waits for gets a full turn from
+        now, and a next hand due is scheduled from now."""
+        self.shell.run(fx.Resume())
+
+    def close(self) -> None:
+        self.shell.run(fx.Close())
+
+    def schedule_empty_close(self) -> None:
+        """A room just made closes like an emptied one unless someone joins."""
+        self.shell.run(fx.Opened())
+
+    # -- the actor ---------------------------------------------------------------
+
+    def handle(self, command: fx.Command, now: Instant) -> Effects:
+        """Apply ``command`` at ``now``; what it did, for the shell to carry out. Raises
+        ``RequestError`` for a request refused (nothing changed, no effects)."""
+        effects = self.effects = Effects()
+        self.stream.sends = effects.messages
+        self._now = now
+        HANDLERS[type(command)](self, command)
+        return effects
+
+    def _fired(self, key: TimerKey) -> None:
+        if key is TimerKey.TURN:
+            self._on_turn_timer()
+        elif key is TimerKey.NEXT_HAND:
+            self._start_hand()
+        elif key is TimerKey.SPECTATORS:
+            self._tell_spectators()
+        else:
+            self._empty_expired()
+
+    def _timer(self, key: TimerKey, at: float | None) -> None:
+        self.effects.timers.append(fx.TimerRequest(key, at))
+
+    def _changed(self) -> None:
+        self.effects.changed = True
+
+    def _joined(self, session: Session, role: Role) -> None:
+        self.members_changed()
+        self.effects.membership.append(fx.Membership(session, role))
+
+    def _join(self, session: Session, role: Role, seat: int | None, invite: str | None) -> None:
         player = session.player_id
         current = self.members.get(player)
         if current is not None and (current.role is role or role is Role.SPECTATOR):
@@ -345,9 +428,7 @@ class Room:
                 self.members[player] = Member(session, role)
             else:
                 current.role = Role.PLAYER
-            self.members_changed()
-            session.rooms[self.id] = role
-            session.rooms_changed()
+            self._joined(session, role)
             self._cancel_empty_timer()
             self._publish(events)
             self._maybe_schedule_hand()
@@ -360,19 +441,13 @@ class Room:
                 )
             # A spectator comes unannounced: the table hears of the count, at most once a second.
             self.members[player] = Member(session, role)
-            self.members_changed()
-            session.rooms[self.id] = role
-            session.rooms_changed()
+            self._joined(session, role)
             self._cancel_empty_timer()
             self._record(journal.Watched(player, session.name))
         self._spectators_moved()
-        self._on_change(self)
+        self._changed()
 
-    def leave(self, session: Session) -> None:
-        member = self._member(session)
-        self._remove(member)
-
-    def set_ready(self, session: Session, ready: bool) -> None:
+    def _set_ready(self, session: Session, ready: bool) -> None:
         member = self._member(session)
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators have no seat to sit out of")
@@ -382,7 +457,7 @@ class Room:
             self._maybe_schedule_hand()
             self._record(journal.ReadySet(session.player_id, ready))
 
-    def act(self, session: Session, action: Action) -> None:
+    def _act(self, session: Session, action: Action) -> None:
         member = self._member(session)
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators cannot act")
@@ -392,12 +467,12 @@ class Room:
         self._after(events)
         self._record(journal.Acted(player, action))
 
-    def chat(self, session: Session, text: str) -> None:
+    def _chat(self, session: Session, text: str) -> None:
         member = self._member(session)
         if member.role is not Role.PLAYER:
             # A crowd of spectators must not be able to flood the table.
             raise RequestError(WireCode.NOT_SEATED, "spectators watch in silence")
-        now = self._clock.now()
+        now = self._now.at
         if member.chats.count(now) >= self.config.chat_per_minute:
             raise RequestError(WireCode.RATE_LIMITED, "too many chat messages; wait a little")
         member.chats.add(now)
@@ -408,16 +483,14 @@ class Room:
                 session.player_id,
                 session.name,
                 text,
-                self._clock.wall_ms(now),
+                self._now.ms,
             )
         )
         self._record(journal.Chatted())
 
     # -- presence ------------------------------------------------------------
 
-    def disconnected(self, session: Session, grace_until: int) -> None:
-        """The member's connection is gone; ``server.presence`` holds their place until
-        ``grace_until`` (unix ms), then makes them leave."""
+    def _disconnected(self, session: Session, grace_until: int) -> None:
         member = self.members.get(session.player_id)
         if member is None or not member.connected:
             return
@@ -429,9 +502,9 @@ class Room:
                 )
             )
             self._record(journal.WentAway(session.player_id))
-            self._on_change(self)
+            self._changed()
 
-    def reconnected(self, session: Session) -> None:
+    def _reconnected(self, session: Session) -> None:
         member = self.members.get(session.player_id)
         if member is None:
             return
@@ -443,28 +516,25 @@ class Room:
                     wire.player_reconnected(self.id, self.stream.next_seq(), session.player_id)
                 )
                 self._record(journal.CameBack(session.player_id))
-                self._on_change(self)
+                self._changed()
 
-    def resume(self) -> None:
-        """After a restart (``server.recovery``): every member is away (``server.presence``
-        holds their places from now); whoever the table waits for gets a full turn from
-        now, and a next hand due is scheduled from now."""
+    def _resume(self) -> None:
         for member in self.members.values():
             member.connected = False
         if not self.members:
-            self.schedule_empty_close()
+            self._schedule_empty_close()
         before = self.stream.seq
         self._refresh_turns()
         self._maybe_schedule_hand()
         if self.stream.seq != before:
             self._record(journal.Resumed())
 
-    def close(self) -> None:
+    def _close(self) -> None:
         self.closed = True
         self.turns.cancel()
-        for handle in (self._start_timer, self.empty_timer, self._spectators_timer):
-            if handle is not None:
-                handle.cancel()
+        for key in (TimerKey.NEXT_HAND, TimerKey.EMPTY, TimerKey.SPECTATORS):
+            self._timer(key, None)
+        self._hand_due = self._empty_due = self._spectators_due = False
 
     # -- internals -------------------------------------------------------------
 
@@ -480,15 +550,6 @@ class Room:
             return call()
         except RuleError as exc:
             raise RequestError(wire.ENGINE_ERRORS[exc.code], exc.message) from None
-
-    def _guarded(self, call: Callable[[], None]) -> None:
-        """Run a timer callback; a failure is logged and stays inside this room."""
-        if self.closed:
-            return
-        try:
-            call()
-        except Exception:
-            self.log.exception("room_timer_failed")
 
     def _remove(self, member: Member) -> None:
         player = member.session.player_id
@@ -511,17 +572,16 @@ class Room:
             self._publish([*opened, left])
         del self.members[player]
         self.members_changed()
-        member.session.rooms.pop(self.id, None)
-        member.session.rooms_changed()
-        if player == self.creator:
-            # The creator's room cap counts the rooms they made and are still in.
-            member.session.created_rooms.discard(self.id)
+        # The creator's room cap counts the rooms they made and are still in.
+        self.effects.membership.append(
+            fx.Membership(member.session, None, created=player == self.creator)
+        )
         self._maybe_schedule_hand()
         self._record(journal.Left(player))
         self._spectators_moved()
         if not self.members:
-            self.schedule_empty_close()
-        self._on_change(self)
+            self._schedule_empty_close()
+        self._changed()
 
     def _after(self, events: list[ev.Event]) -> None:
         """Publish what an engine call did and move the table on."""
@@ -552,7 +612,7 @@ class Room:
     def _move_on(self) -> None:
         self._refresh_turns()
         self._maybe_schedule_hand()
-        self._on_change(self)
+        self._changed()
 
     def _publish(self, events: list[ev.Event]) -> None:
         stream = self.stream
@@ -592,11 +652,9 @@ class Room:
             self._tell(story)
 
     def _tell(self, story: Story) -> None:
-        """The hand is over: its story goes to the store, and the oldest stories beyond
-        ``history_hands`` or ``history_bytes`` (but the latest) are forgotten."""
+        """The hand is over: its story goes to the store (the shell keeps it: ``keep``)."""
         self.story = None
-        size = self.store.hand_story(self.id, story.hand, story.data())
-        self.keep(story.hand, size)
+        self.effects.stories.append((story.hand, story.data()))
 
     def replayed(self, events: list[ev.Event], seq: int) -> None:
         """Events applied again after a restart (``server.recovery``), the entry before them
@@ -624,8 +682,9 @@ class Room:
                     private(owner, own, wire.event_data(event.public, self.id, seq))
                 )
 
-    def keep(self, hand: int, size: int) -> None:
-        """A story kept: the oldest go beyond the room's share."""
+    def keep(self, hand: int, size: int) -> int | None:
+        """A story kept (``size`` bytes in the store): the oldest go beyond the room's share;
+        the hands numbered below the one returned are to be forgotten, if any."""
         kept = self.kept
         kept.append((hand, size))
         self.kept_bytes += size
@@ -637,8 +696,7 @@ class Room:
             _, gone = kept.popleft()
             self.kept_bytes -= gone
             forgotten = True
-        if forgotten:
-            self.store.forget_hands(self.id, kept[0][0])
+        return kept[0][0] if forgotten else None
 
     def _data(self, event: ev.Event, seq: int) -> dict[str, Any]:
         if isinstance(event, ev.PlayerSeated):
@@ -664,7 +722,7 @@ class Room:
 
     # timers
 
-    def _your_turn(self, player: str) -> dict[str, Any]:
+    def _your_turn(self, player: str, now: Instant) -> dict[str, Any]:
         """The prompt for ``player``, whom the table waits for."""
         hand = self.game.hand
         assert hand is not None
@@ -675,12 +733,13 @@ class Room:
             hand.phase,
             self.game.legal_actions(player),
             deadline,
-            (deadline - self._clock.wall_ms(self._clock.now())) / 1000,
+            (deadline - now.ms) / 1000,
         )
 
     def _refresh_turns(self) -> None:
         """Announce whom the table now waits for, and prompt them (see ``TurnClock.update``)."""
-        prompts = self.turns.update(self.game, self.settings.turn_seconds)
+        now = self._now
+        prompts = self.turns.update(self.game, self.settings.turn_seconds, now)
         if prompts is None:
             return
         # Everyone learns whose turn it is and until when; the actors get their prompts.
@@ -690,11 +749,11 @@ class Room:
             )
         )
         for player in prompts.prompted:
-            self.stream.notify(player, self._your_turn(player))
+            self.stream.notify(player, self._your_turn(player, now))
 
     def _on_turn_timer(self) -> None:
         timed_out = []
-        for player in self.game.timeout_order(self.turns.due()):
+        for player in self.game.timeout_order(self.turns.due(self._now.at)):
             if player not in self.game.to_act():
                 continue
             self.turns.done(player)
@@ -712,25 +771,24 @@ class Room:
         if self.game.hand_in_progress:
             return
         can_start = self.game.can_start_hand()
-        if self._start_timer is not None:
+        if self._hand_due:
             if can_start:
                 return
-            self._start_timer.cancel()
-            self._start_timer = None
+            self._timer(TimerKey.NEXT_HAND, None)
+            self._hand_due = False
             self._next_hand_ms = None
         elif can_start:
-            start = self._clock.after(self.settings.next_hand_delay_seconds)
+            start = self._now.after(self.settings.next_hand_delay_seconds)
             self._next_hand_ms = start.ms
-            self._start_timer = self._clock.call_at(
-                start.at, lambda: self._guarded(self._start_hand)
-            )
+            self._hand_due = True
+            self._timer(TimerKey.NEXT_HAND, start.at)
         else:
             return
         if announce:
             self.stream.publish(wire.next_hand(self.id, self.stream.next_seq(), self._next_hand_ms))
 
     def _start_hand(self) -> None:
-        self._start_timer = None
+        self._hand_due = False
         self._next_hand_ms = None
         if self.game.hand_in_progress or not self.game.can_start_hand():
             return
@@ -745,18 +803,16 @@ class Room:
             self._record(journal.Dealt(tuple(hand.fair.secret(p).hex() for p in hand.fair.players)))
         else:
             self._record(journal.Dealt())
-        self._on_change(self)
+        self._changed()
 
     def _spectators_moved(self) -> None:
         """The number watching may have changed: tell the table within a second, once."""
-        if self._spectators_timer is None and self.spectators != self.spectators_told:
-            at = self._clock.after(1.0).at
-            self._spectators_timer = self._clock.call_at(
-                at, lambda: self._guarded(self._tell_spectators)
-            )
+        if not self._spectators_due and self.spectators != self.spectators_told:
+            self._spectators_due = True
+            self._timer(TimerKey.SPECTATORS, self._now.after(1.0).at)
 
     def _tell_spectators(self) -> None:
-        self._spectators_timer = None
+        self._spectators_due = False
         count = self.spectators
         if count != self.spectators_told:
             self.spectators_told = count
@@ -764,27 +820,25 @@ class Room:
             self._record(journal.SpectatorsTold(count))
 
     def _record(self, entry: journal.Entry) -> None:
-        """Write down what just changed the room (see ``server.journal``), and at the end
-        of every ``SNAPSHOT_EVERY``-th hand the whole room."""
+        """Write down what just changed the room (see ``server.journal``): the last change a
+        command makes to the room, so that a snapshot after it (``snapshot_due``) is the
+        room as the entry left it."""
         self.log_n += 1
         faces = self.tape.take() if self.tape is not None else []
         data = entry.encode(self.stream.seq, faces)
-        self.logged_bytes += self.store.append(self.id, self.log_n, data)
-        self.logged += 1
-        hands = self.game.state.hands_played
-        if self._hand_over:
-            self._hand_over = False
-            if hands % SNAPSHOT_EVERY == 0:
-                self._snapshot(hands)
-                return
-        if self.logged >= LOG_ENTRIES or self.logged_bytes >= LOG_BYTES:
-            # A log growing without a hand played (sitting in and out, chat, spectators
-            # coming and going): a snapshot, mid-hand or not, ends it there.
-            self._snapshot(hands)
+        ends_hand = self._hand_over
+        self._hand_over = False
+        self.effects.entries.append(fx.Record(self.log_n, entry, data, ends_hand))
 
-    def _snapshot(self, hands: int) -> None:
-        self.store.snapshot(self.id, self.log_n, hands, self.state())
-        self.logged = self.logged_bytes = 0
+    def snapshot_due(self, ends_hand: bool) -> bool:
+        """Whether the room is to be snapshot after an entry just written (``logged`` and
+        ``logged_bytes`` counted it): at the end of every ``SNAPSHOT_EVERY``-th hand, and
+        whenever its log grew by ``LOG_ENTRIES`` entries or ``LOG_BYTES`` since the last."""
+        if ends_hand and self.game.state.hands_played % SNAPSHOT_EVERY == 0:
+            return True
+        # A log growing without a hand played (sitting in and out, chat, spectators
+        # coming and going): a snapshot, mid-hand or not, ends it there.
+        return self.logged >= LOG_ENTRIES or self.logged_bytes >= LOG_BYTES
 
     def state(self) -> Data:
         """The whole room as plain data: a snapshot."""
@@ -798,18 +852,36 @@ class Room:
             None if self.story is None else self.story.copy().data(),
         ).encode()
 
-    def schedule_empty_close(self) -> None:
-        self._cancel_empty_timer()
-        at = self._clock.now() + self.config.empty_room_seconds
-        self.empty_timer = self._clock.call_at(at, lambda: self._guarded(self._empty_expired))
+    def _schedule_empty_close(self) -> None:
+        # Not game time: an empty room closes after the same wait at every scale.
+        self._empty_due = True
+        self._timer(TimerKey.EMPTY, self._now.at + self.config.empty_room_seconds)
 
     def _empty_expired(self) -> None:
-        self.empty_timer = None
+        self._empty_due = False
         if not self.members:
             self.idle_expired = True
-            self._on_change(self)
+            self._changed()
 
     def _cancel_empty_timer(self) -> None:
-        if self.empty_timer is not None:
-            self.empty_timer.cancel()
-            self.empty_timer = None
+        if self._empty_due:
+            self._empty_due = False
+            self._timer(TimerKey.EMPTY, None)
+
+
+HANDLERS: dict[type[Any], Callable[[Room, Any], None]] = {
+    fx.Act: lambda room, c: room._act(c.session, c.action),
+    fx.Join: lambda room, c: room._join(c.session, c.role, c.seat, c.invite),
+    fx.Leave: lambda room, c: room._remove(room._member(c.session)),
+    fx.SetReady: lambda room, c: room._set_ready(c.session, c.ready),
+    fx.Chat: lambda room, c: room._chat(c.session, c.text),
+    fx.Disconnected: lambda room, c: room._disconnected(c.session, c.grace_until),
+    fx.Reconnected: lambda room, c: room._reconnected(c.session),
+    fx.TimerFired: lambda room, c: room._fired(c.key),
+    fx.Resume: lambda room, c: room._resume(),
+    fx.Close: lambda room, c: room._close(),
+    fx.Opened: lambda room, c: room._schedule_empty_close(),
+}
+"""Each command's handler, by its type (a dict: a ``match`` over the commands cost ten
+times as much on every action); ``tests/server/test_room_actor.py`` checks every command
+has one."""

@@ -1,4 +1,4 @@
-"""A room's event stream: sequence numbers and per-recipient delivery.
+"""A room's event stream: sequence numbers and per-recipient messages, as data.
 
 Every room event gets the next ``seq``; for every ``seq`` each member
 receives exactly one message, as data (``server.frames.Out``): a public event
@@ -8,46 +8,33 @@ else, under the same ``seq``. Personal notices (prompts, snapshots) go to one
 member and take no ``seq``.
 
 This is where an event becomes final: everything the room sends passes
-``publish``, ``publish_private`` or ``notify`` (the point a durable log
-hooks into).
+``publish``, ``publish_private`` or ``notify``, which say it as a ``Send`` in
+the effects of the command being handled (``sends``); the shell delivers them
+once the command's log entries are in the store's batch (``server.room_shell``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
 from server.frames import Out
-
-
-class Outbox(Protocol):
-    """Where one member's messages go: its live connection."""
-
-    def push(self, message: Out, room: str | None = None) -> bool:
-        """Queue ``message``, telling of ``room``, uncounted (a fan-out counts once); False if
-        dropped."""
-
-
-class Recipient(Protocol):
-    """A member as the stream sees it: where its messages go, if it is connected."""
-
-    @property
-    def outbox(self) -> Outbox | None: ...
+from server.room_effects import Recipient, Send
 
 
 class RoomStream:
-    def __init__(
-        self,
-        room_id: str,
-        members: Mapping[str, Recipient],
-        count: Callable[[str, int], None],
-    ) -> None:
-        """``members`` is the room's own table of members, read at each send;
-        ``count(type, n)`` is told how many messages of each type went out."""
+    def __init__(self, room_id: str, members: Mapping[str, Recipient]) -> None:
+        """``members`` is the room's own table of members, read at each message (and again
+        only after ``members_changed``)."""
         self.room_id = room_id
         self.seq = 0
         self._members = members
-        self._count = count
+        self._to: tuple[Recipient, ...] | None = None
+        self.sends: list[Send] = []
+        """Where messages go: the effects of the command being handled."""
+
+    def members_changed(self) -> None:
+        self._to = None
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -56,14 +43,10 @@ class RoomStream:
     def publish(self, data: dict[str, Any], but: str | None = None) -> None:
         """A room event (``data`` in its model's field order, ``seq`` set) to
         every member but ``but``."""
-        message = Out(data)
-        room = self.room_id
-        sent = 0
-        for player, member in self._members.items():
-            outbox = member.outbox
-            if player != but and outbox is not None and outbox.push(message, room):
-                sent += 1
-        self._count(data["type"], sent)
+        to = self._to
+        if to is None:
+            to = self._to = tuple(self._members.values())
+        self.sends.append(Send(Out(data), to, but))
 
     def publish_private(self, owner: str, private: dict[str, Any], public: dict[str, Any]) -> None:
         """One ``seq``: ``private`` to ``owner``, ``public`` to everyone else."""
@@ -73,6 +56,5 @@ class RoomStream:
     def notify(self, player: str, data: dict[str, Any]) -> None:
         """A message for one member alone (a personal notice, or the private face of an event)."""
         member = self._members.get(player)
-        outbox = member.outbox if member is not None else None
-        if outbox is not None and outbox.push(Out(data), self.room_id):
-            self._count(data["type"], 1)
+        if member is not None:
+            self.sends.append(Send(Out(data), (member,)))

@@ -1,10 +1,11 @@
 """The turn clock: whom a room waits for, until when, and what each was last offered.
 
 It keeps one deadline per player waited for (shared by everyone in a roll
-phase), remembers the legal actions each was last prompted with, and runs
-one timer for the earliest deadline. The room asks it what changed after
-every move (``update``) and sends what it says; it knows no sockets and no
-wire format.
+phase), remembers the legal actions each was last prompted with, and asks
+for one timer, at the earliest deadline (``arm``: the room turns it into a
+timer request, ``TimerKey.TURN``). The room asks it what changed after every
+move (``update``, with the time now) and sends what it says; it knows no
+clock, no sockets and no wire format.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from server.clock import Clock, Deadline, Timer
+from server.clock import Deadline, Instant
 from server.engine import Game, LegalActions, Phase
 from server.engine.state import HandState
 
@@ -28,22 +29,22 @@ class Prompts(NamedTuple):
 
 
 class TurnClock:
-    def __init__(self, clock: Clock, on_due: Callable[[], None]) -> None:
-        self._clock = clock
-        self._on_due = on_due
+    def __init__(self, arm: Callable[[float | None], None]) -> None:
+        """``arm(at)``: the one timer is wanted at monotonic time ``at`` (None: not at all)."""
+        self._arm_timer = arm
         self.deadlines: dict[str, Deadline] = {}
         """Who the table waits for, each with their deadline."""
         self._offered: dict[str, LegalActions] = {}
         self._roll_deadline: tuple[tuple[int, int], Deadline] | None = None
-        self._timer: Timer | None = None
-        self._timer_at = 0.0
+        self._armed: float | None = None
+        """When the timer asked for fires, if one is."""
 
     def done(self, player: str) -> None:
         """``player`` acted (or left): their decision is over."""
         self.deadlines.pop(player, None)
         self._offered.pop(player, None)
 
-    def update(self, game: Game, seconds: float) -> Prompts | None:
+    def update(self, game: Game, seconds: float, now: Instant) -> Prompts | None:
         """Deadlines for whoever ``game`` now waits for; what to prompt, if anything.
 
         A player newly waited for gets a deadline ``seconds`` away and a prompt;
@@ -62,7 +63,7 @@ class TurnClock:
             for player in waiting:
                 legal = game.legal_actions(player)
                 if player not in deadlines:
-                    deadlines[player] = self._new_deadline(hand, seconds)
+                    deadlines[player] = self._new_deadline(hand, seconds, now)
                 elif self._offered.get(player) == legal:
                     continue
                 self._offered[player] = legal
@@ -74,24 +75,23 @@ class TurnClock:
         self._arm()
         return prompts
 
-    def due(self) -> list[str]:
-        """The players waited for whose deadline has passed (the timer fired)."""
-        self._timer = None
-        now = self._clock.now()
+    def due(self, now: float) -> list[str]:
+        """The players waited for whose deadline has passed at ``now`` (the timer fired)."""
+        self._armed = None
         return [p for p, d in self.deadlines.items() if d.at <= now + 0.001]
 
     def cancel(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        if self._armed is not None:
+            self._armed = None
+            self._arm_timer(None)
 
-    def _new_deadline(self, hand: HandState, seconds: float) -> Deadline:
+    def _new_deadline(self, hand: HandState, seconds: float, now: Instant) -> Deadline:
         if hand.phase is not Phase.ROLL:
-            return self._clock.after(seconds)
+            return now.after(seconds)
         # Everyone rolling in one phase shares one deadline.
         key = (hand.number, hand.street)
         if self._roll_deadline is None or self._roll_deadline[0] != key:
-            self._roll_deadline = (key, self._clock.after(seconds))
+            self._roll_deadline = (key, now.after(seconds))
         return self._roll_deadline[1]
 
     def _arm(self) -> None:
@@ -102,7 +102,6 @@ class TurnClock:
         # A timer already due no later stays: when it fires with nothing due, it is
         # set again for the earliest deadline then. Most moves only push the earliest
         # deadline later, so this saves a new timer each.
-        if self._timer is None or self._timer_at > at:
-            self.cancel()
-            self._timer = self._clock.call_at(at, self._on_due)
-            self._timer_at = at
+        if self._armed is None or self._armed > at:
+            self._armed = at
+            self._arm_timer(at)

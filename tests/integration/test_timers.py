@@ -1,7 +1,9 @@
 """Turn timers: on expiry the server takes the default action of RULES §5.
 
 Game time is the test's (``advance``): a turn runs out when the test moves the clock past
-it, never because the machine was slow.
+it, never because the machine was slow. The timers' rules without a server (a draw's
+passes, a stud's folds, the next hand by itself) are tested on the room alone, its timers
+fired by hand: ``tests/server/test_room_actor.py``.
 """
 
 from __future__ import annotations
@@ -72,43 +74,3 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
     folded = await watcher.wait(lambda f: f["type"] == "folded")
     assert folded["reason"] == "timeout"
     assert folded["player"] not in (client.player_id, first)
-
-
-async def test_draw_passes_on_timeout(server: TaliServer) -> None:
-    _, _, watcher = await room_with(server, ["Aulus", "Brutus"], fast("draw"))
-    assert watcher is not None
-    advance(server, 60 + 4 * 5)  # the pause, then four turns: two rolls and two passes
-    await watcher.wait(lambda f: f["type"] == "hand_ended")
-    actions = [e["type"] for _, e in after_timeouts(watcher)]
-    assert actions.count("dice_rolled") == 2
-    assert actions.count("passed") == 2  # one round of passes ends the draw phase
-    assert watcher.of_type("rerolled") == []
-
-
-async def test_stud_folds_on_timeout(server: TaliServer) -> None:
-    _, _, watcher = await room_with(server, ["Aulus", "Brutus", "Cassia"], fast("stud"))
-    assert watcher is not None
-    advance(server, 60 + 3 * 5)  # the pause, the rolls' turn, then two antes' turns
-    await watcher.wait(lambda f: f["type"] == "hand_ended")
-    actions = [e["type"] for _, e in after_timeouts(watcher)]
-    assert actions == ["dice_rolled"] * 3 + ["folded"] * 2
-    award = watcher.of_type("pot_awarded")[0]
-    assert (award["amount"], award["hand_name"]) == (0, None)
-
-
-async def test_the_next_hand_starts_by_itself(server: TaliServer) -> None:
-    _, (aulus, _), watcher = await room_with(
-        server, ["Aulus", "Brutus"], fast("simple", next_hand_delay_seconds=10)
-    )
-    assert watcher is not None
-    announced = await aulus.wait(lambda f: f["type"] == "next_hand")
-    assert announced["at"] == server.clock.wall_ms(server.clock.now() + 10)
-    advance(server, 10 + 5)  # the pause, then the rolls' turn
-    first = await watcher.wait(lambda f: f["type"] == "hand_started")
-    ended = await watcher.wait(lambda f: f["type"] == "hand_ended" and f["hand"] == first["hand"])
-    assert ended["next_hand_at"] == server.clock.wall_ms(server.clock.now() + 10)
-    advance(server, 10)
-    second = await watcher.wait(
-        lambda f: f["type"] == "hand_started" and f["hand"] == first["hand"] + 1
-    )
-    assert second["button"] != first["button"]

@@ -84,7 +84,7 @@ def history_of(table: Table, name: str, count: int) -> list[dict[str, Any]]:
     room = table.room
     viewer = None if room.members[f"p_{name}"].role is Role.SPECTATOR else f"p_{name}"
     played = room.game.state.hands_played
-    return asyncio.run(hand_history(room.store, room.id, played, viewer, count))
+    return asyncio.run(hand_history(room.shell.store, room.id, played, viewer, count))
 
 
 def check(table: Table, name: str, history: list[dict[str, Any]], played: int) -> None:

@@ -81,7 +81,7 @@ def play_on(room: Room) -> dict[str, Any]:
     room.resume()
     for member in list(room.members.values()):
         room.reconnected(member.session)
-    clock = room._clock
+    clock = room.shell.clock
     assert isinstance(clock, FakeClock)
     for _ in range(6):
         clock.advance(11)

@@ -108,7 +108,7 @@ def test_a_restarted_room_gives_a_full_turn_to_whoever_it_waits_for() -> None:
         table.join(name)
     table.clock.advance(1)
     room = rebuilt(table)
-    clock = room._clock  # the restarted process's own clock (a fake here)
+    clock = room.shell.clock  # the restarted process's own clock (a fake here)
     assert isinstance(clock, FakeClock)
     seq = room.stream.seq
     room.resume()

@@ -8,6 +8,7 @@ from server.config import ServerConfig
 from server.engine import SeededDice, Settings
 from server.metrics import Metrics
 from server.room import Room
+from server.room_effects import TimerKey
 from server.session import Session
 from server.store import MemoryStore
 
@@ -56,7 +57,7 @@ def test_a_room_on_a_scaled_clock_runs_every_game_timer_at_its_scale() -> None:
     assert room.snapshot_for(room.members["p_Aulus"].session).seconds_per_turn == 3.0
     for member in list(room.members.values()):
         room.leave(member.session)
-    assert room.empty_timer is not None
+    assert TimerKey.EMPTY in room.shell.timers
     inner.advance(config.empty_room_seconds - 0.5)
     assert not room.idle_expired
     inner.advance(1)

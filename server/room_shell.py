@@ -1,0 +1,176 @@
+"""The one path into a room: a command in, its effects carried out, in order.
+
+``RoomShell.run(command)`` reads the injected clock once (``clock.instant``), asks the
+room (``Room.handle``) and carries out what it answered:
+
+1. the stories of hands that ended, then the log entries, into the store's open batch
+   (and a snapshot when the room says one is due): the room's writes of this command;
+2. the membership changes, onto the members' sessions (``Session.rooms``);
+3. the messages, pushed to each recipient's outbox (a connection's queue), each marked
+   with the room it tells of;
+4. the timers, armed or cancelled on the clock (one per ``TimerKey``; a timer firing is
+   one more command, ``TimerFired``, through ``run``);
+5. the lobby told the room changed.
+
+Nothing of step 3 reaches a socket here: a connection's queue is written by
+``connection.Outgoing`` at the end of the event-loop turn, only once the store has
+committed the batch of step 1, and (several nodes) only if the room's lease is still
+held in the spell the batch was committed under. Store failure, fencing and lease loss
+are decided there, once, for every room and every caller alike: this module is what
+puts every room's writes and messages in front of that gate, in that order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from server.clock import Clock, Instant, Timer, instant
+from server.history import History, hand_history
+from server.room_effects import Command, Effects, TimerFired, TimerKey
+from server.store import Data
+
+if TYPE_CHECKING:
+    from server.metrics import Metrics
+    from server.session import Session
+    from server.store import Store
+
+HistoryTask = asyncio.Task[History]
+
+
+class Actor(Protocol):
+    """What the shell needs of a room (``server.room.Room``)."""
+
+    id: str
+    closed: bool
+    effects: Effects
+    logged: int
+    logged_bytes: int
+    log: Any
+
+    def handle(self, command: Command, now: Instant) -> Effects: ...
+
+    def keep(self, hand: int, size: int) -> int | None: ...
+
+    def snapshot_due(self, ends_hand: bool) -> bool: ...
+
+    @property
+    def hands_played(self) -> int: ...
+
+    def state(self) -> Data: ...
+
+    def history_view(
+        self, session: Session, current: bool
+    ) -> tuple[str | None, dict[str, Any] | None, int]: ...
+
+
+class RoomShell:
+    """One room's shell: its store, its clock, its timers, whom to tell of a change."""
+
+    __slots__ = ("_on_change", "clock", "metrics", "room", "store", "timers")
+
+    def __init__(
+        self,
+        room: Actor,
+        store: Store,
+        clock: Clock,
+        metrics: Metrics,
+        on_change: Callable[[Any], None],
+    ) -> None:
+        self.room = room
+        self.store = store
+        self.clock = clock
+        self.metrics = metrics
+        self._on_change = on_change
+        self.timers: dict[TimerKey, Timer] = {}
+
+    def now(self) -> Instant:
+        return instant(self.clock)
+
+    def run(self, command: Command) -> None:
+        """Handle ``command`` and carry out its effects; a refused request raises
+        ``RequestError`` with nothing to carry out. Should the room fail midway, what it
+        did before failing is carried out all the same, then the failure raised."""
+        room = self.room
+        try:
+            effects = room.handle(command, instant(self.clock))
+        except BaseException:
+            self.apply(room.effects)
+            raise
+        self.apply(effects)
+
+    def apply(self, effects: Effects) -> None:
+        room = self.room
+        room_id = room.id
+        store = self.store
+        for hand, story in effects.stories:
+            before = room.keep(hand, store.hand_story(room_id, hand, story))
+            if before is not None:
+                store.forget_hands(room_id, before)
+        for record in effects.entries:
+            room.logged_bytes += store.append(room_id, record.n, record.data)
+            room.logged += 1
+            if room.snapshot_due(record.ends_hand):
+                store.snapshot(room_id, record.n, room.hands_played, room.state())
+                room.logged = room.logged_bytes = 0
+        for change in effects.membership:
+            session = change.session
+            if change.role is None:
+                session.rooms.pop(room_id, None)
+                if change.created:
+                    session.created_rooms.discard(room_id)
+            else:
+                session.rooms[room_id] = change.role
+            session.rooms_changed()
+        if effects.messages:
+            self._deliver(effects)
+        for request in effects.timers:
+            self._timer(request.key, request.at)
+        if effects.changed:
+            self._on_change(room)
+
+    def _deliver(self, effects: Effects) -> None:
+        # Hot: every message of every action, once per recipient.
+        room_id = self.room.id
+        count = self.metrics.count_sent
+        for out, to, but in effects.messages:
+            sent = 0
+            for member in to:
+                session = member.session
+                outbox = session.outbox
+                if outbox is not None and session.player_id != but and outbox.push(out, room_id):
+                    sent += 1
+            count(out.type, sent)
+
+    def _timer(self, key: TimerKey, at: float | None) -> None:
+        timers = self.timers
+        armed = timers.pop(key, None)
+        if armed is not None:
+            armed.cancel()
+        if at is not None:
+            timers[key] = self.clock.call_at(at, functools.partial(self._fired, key))
+
+    def _fired(self, key: TimerKey) -> None:
+        """A room's timer: one more command; a failure is logged and stays in this room."""
+        self.timers.pop(key, None)
+        room = self.room
+        if room.closed:
+            return
+        try:
+            self.run(TimerFired(key))
+        except Exception:
+            room.log.exception("room_timer_failed")
+
+    def history_task(self, session: Session, count: int, *, current: bool = False) -> HistoryTask:
+        """The last ``count`` complete hands as ``session`` saw them, read from the store in
+        a task; with ``current``, the hand in play so far (``Room.history_view``)."""
+        viewer, in_play, hands_played = self.room.history_view(session, current)
+        store, room_id = self.store, self.room.id
+
+        async def both() -> History:
+            hands = await hand_history(store, room_id, hands_played, viewer, count)
+            return hands, in_play
+
+        return asyncio.get_running_loop().create_task(both())
