@@ -400,6 +400,9 @@ class Connection:
         however many connections share it), messages for a peer in this process."""
         self.rooms_out: set[str] = set()
         """The rooms whose frames are among those queued (``Outgoing`` judges them)."""
+        self._marking = app.outgoing.authority is not None
+        """Whether ``rooms_out`` is kept: only an ``Outgoing`` with an authority (several
+        nodes) reads it, and a room event is queued once per member."""
         self._outgoing = app.outgoing
         self._tokens = TokenBucket(
             self.config.rate_per_second, float(self.config.rate_burst), self._loop.time()
@@ -447,7 +450,7 @@ class Connection:
             self._outgoing.add(self)
         # ``framed or frame()``: most messages are shared, framed by an earlier member.
         out.append(message if self._deliver else message.framed or message.frame())
-        if room is not None:
+        if room is not None and self._marking:
             self.rooms_out.add(room)
         return True
 
@@ -460,8 +463,13 @@ class Connection:
         return out
 
     def flush(self) -> None:
-        if self._out:
-            self.write(self.take())
+        # ``take`` inlined: every connection with frames queued is flushed every turn.
+        out = self._out
+        if out:
+            self._out = []
+            if self.rooms_out:
+                self.rooms_out = set()
+            self.write(out)
 
     def abandon(self, code: int, reason: str) -> None:
         """Close at once, sending nothing more: what is queued may not be sent (its commit

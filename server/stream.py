@@ -28,11 +28,19 @@ class Outbox(Protocol):
         dropped."""
 
 
-class Recipient(Protocol):
-    """A member as the stream sees it: where its messages go, if it is connected."""
+class Addressee(Protocol):
+    """A member's session: where its messages go, if it is connected."""
 
     @property
     def outbox(self) -> Outbox | None: ...
+
+
+class Recipient(Protocol):
+    """A member as the stream sees it: its session, read at each send (``session.outbox``,
+    two attribute reads and no call: a room event is sent once per member)."""
+
+    @property
+    def session(self) -> Addressee: ...
 
 
 class RoomStream:
@@ -60,7 +68,7 @@ class RoomStream:
         room = self.room_id
         sent = 0
         for player, member in self._members.items():
-            outbox = member.outbox
+            outbox = member.session.outbox
             if player != but and outbox is not None and outbox.push(message, room):
                 sent += 1
         self._count(data["type"], sent)
@@ -73,6 +81,6 @@ class RoomStream:
     def notify(self, player: str, data: dict[str, Any]) -> None:
         """A message for one member alone (a personal notice, or the private face of an event)."""
         member = self._members.get(player)
-        outbox = member.outbox if member is not None else None
+        outbox = member.session.outbox if member is not None else None
         if outbox is not None and outbox.push(Out(data), self.room_id):
             self._count(data["type"], 1)
