@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+from math import nan
 from pathlib import Path
 
 from benchmarks import capacity
@@ -78,7 +79,8 @@ async def main() -> None:
                 "game", args.rooms, args.warmup, args.seconds, pace, root=root, settings=settings
             )
             # Server CPU per action: the figure a busy or idle core does not change.
-            result["cpu_us"] = result["server_cpu"] / 100 / result["actions_s"] * 1e6
+            actions = result["actions_s"]
+            result["cpu_us"] = result["server_cpu"] / 100 / actions * 1e6 if actions else nan
             results[name].append(result)
             print(capacity.row(f"{name} #{run}", result), flush=True)
     medians = {
