@@ -4,6 +4,7 @@
     python -m benchmarks.compare ../tali-before --rooms 100 --runs 6
     python -m benchmarks.compare ../tali-before --env TALI_STORE=memory --env TALI_FAIR_DICE=false
     python -m benchmarks.compare ../tali-a --this ../tali-b     # two other checkouts
+    python -m benchmarks.compare ../tali-before --human --rooms 1000   # players at human pace
 
 Make the other checkout with, say, `git worktree add ../tali-before HEAD~3`.
 This machine's speed drifts by several per cent over minutes, so figures from
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+from math import nan
 from pathlib import Path
 
 from benchmarks import capacity
@@ -40,6 +42,12 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument(
+        "--human",
+        action="store_true",
+        help="players answer at human pace (benchmarks.capacity.HUMAN_PACE), not at once: "
+        "actions/s is then the players', and p99 and CPU per action are the figures",
+    )
+    parser.add_argument(
         "--env",
         action="append",
         default=[],
@@ -56,8 +64,11 @@ async def main() -> None:
     capacity.pin(0, 1)
     trees = {"this": this, "other": other}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    pace = capacity.HUMAN_PACE if args.human else 0.0
     print(
-        f"game server at {args.rooms} rooms, closed loop; this = {this}, other = {other}"
+        f"game server at {args.rooms} rooms, "
+        + (f"human pace ({pace} s a prompt on average)" if pace else "closed loop")
+        + f"; this = {this}, other = {other}"
         + (f"; settings {settings}" if settings else "")
     )
     print(f"{'server':<14}{'actions/s':>10}{'frames/s':>12}{'p50 ms':>8}{'p90':>8}{'p99':>8}"
@@ -65,10 +76,11 @@ async def main() -> None:
     for run in range(1, args.runs + 1):
         for name, root in trees.items():
             result = await capacity.measure(
-                "game", args.rooms, args.warmup, args.seconds, root=root, settings=settings
+                "game", args.rooms, args.warmup, args.seconds, pace, root=root, settings=settings
             )
             # Server CPU per action: the figure a busy or idle core does not change.
-            result["cpu_us"] = result["server_cpu"] / 100 / result["actions_s"] * 1e6
+            actions = result["actions_s"]
+            result["cpu_us"] = result["server_cpu"] / 100 / actions * 1e6 if actions else nan
             results[name].append(result)
             print(capacity.row(f"{name} #{run}", result), flush=True)
     medians = {

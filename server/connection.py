@@ -90,6 +90,12 @@ class InProcessPeer(Protocol):
         """The messages written to it, in order (shared with other recipients: read only)."""
 
 
+Queued = list[Any]
+"""A connection's queue, read by its ``write`` alone: frames (``bytes``) for a socket,
+``Message``s for an ``InProcessPeer``. Framed as queued, a turn's write is one join,
+with no call a message (``benchmarks/README.md``, the send path)."""
+
+
 class Authority(Protocol):
     """With several nodes, who decides whether a room's frames may go out (``server.node``)."""
 
@@ -171,7 +177,7 @@ class Outgoing:
                 return
             batch = _Batch([(c, c.take(), _NO_ROOMS) for c in queued])
         else:
-            frames: list[tuple[Connection, list[Message], AbstractSet[str]]] = []
+            frames: list[tuple[Connection, Queued, AbstractSet[str]]] = []
             rooms: set[str] = set()
             for connection in queued:
                 marked = connection.rooms_out
@@ -287,7 +293,7 @@ class _Batch:
     """One turn's frames (each connection's, with the rooms they tell of), waiting for its
     commit (and every earlier one) and, with several nodes, for its rooms' leases."""
 
-    frames: list[tuple[Connection, list[Message], AbstractSet[str]]]
+    frames: list[tuple[Connection, Queued, AbstractSet[str]]]
     durable: asyncio.Future[None] | None = None
     then: list[Callable[[], None]] = field(default_factory=list)
     tenures: dict[str, Tenure | None] = field(default_factory=dict)
@@ -388,10 +394,15 @@ class Connection:
         self.abandoned = False
         self._hello_task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
-        self._out: list[Message] = []
         self._deliver = peer.deliver if isinstance(peer, InProcessPeer) else None
+        self._out: Queued = []
+        """What is queued: frames for a socket (each message framed as it is queued, once
+        however many connections share it), messages for a peer in this process."""
         self.rooms_out: set[str] = set()
         """The rooms whose frames are among those queued (``Outgoing`` judges them)."""
+        self._marking = app.outgoing.authority is not None
+        """Whether ``rooms_out`` is kept: only an ``Outgoing`` with an authority (several
+        nodes) reads it, and a room event is queued once per member."""
         self._outgoing = app.outgoing
         self._tokens = TokenBucket(
             self.config.rate_per_second, float(self.config.rate_burst), self._loop.time()
@@ -420,9 +431,9 @@ class Connection:
     #
     # Messages arrive as data (server.frames.Out), often shared by every member of
     # a room, and are written once per event-loop turn: all the messages one action
-    # causes for this client leave in a single write, each framed here (once, however
-    # many connections share it). Control frames (ping, pong, close) are written by
-    # the transport.
+    # causes for this client leave in a single write, each framed as it is queued
+    # here (once, however many connections share it). Control frames (ping, pong,
+    # close) are written by the transport.
 
     def enqueue(self, message: Message, kind: str, room: str | None = None) -> None:
         """Queue ``message`` (of type ``kind``; telling of ``room``, if it does) and count
@@ -437,13 +448,14 @@ class Connection:
         out = self._out
         if not out:
             self._outgoing.add(self)
-        out.append(message)
-        if room is not None:
+        # ``framed or frame()``: most messages are shared, framed by an earlier member.
+        out.append(message if self._deliver else message.framed or message.frame())
+        if room is not None and self._marking:
             self.rooms_out.add(room)
         return True
 
-    def take(self) -> list[Message]:
-        """The messages queued, and the queue empty."""
+    def take(self) -> Queued:
+        """What is queued (for ``write``), and the queue empty."""
         out = self._out
         self._out = []
         if self.rooms_out:
@@ -451,8 +463,13 @@ class Connection:
         return out
 
     def flush(self) -> None:
-        if self._out:
-            self.write(self.take())
+        # ``take`` inlined: every connection with frames queued is flushed every turn.
+        out = self._out
+        if out:
+            self._out = []
+            if self.rooms_out:
+                self.rooms_out = set()
+            self.write(out)
 
     def abandon(self, code: int, reason: str) -> None:
         """Close at once, sending nothing more: what is queued may not be sent (its commit
@@ -464,18 +481,18 @@ class Connection:
         self.rooms_out = set()
         self.peer.close(code, reason)
 
-    def write(self, messages: list[Message]) -> None:
+    def write(self, queued: Queued) -> None:
+        """Write what ``take`` gave."""
         if self.abandoned:
             return
         deliver = self._deliver
         if deliver is not None:
-            deliver([message.data for message in messages])
+            deliver([message.data for message in queued])
             return
         # The transport writes only while the WebSocket is open (nothing may
         # follow a close frame) and fails a client whose unsent bytes pass the
         # outbound bound (1013).
-        # ``framed or frame()``: most messages are shared, framed by an earlier writer.
-        self.peer.write(b"".join([m.framed or m.frame() for m in messages]))
+        self.peer.write(b"".join(queued))
 
     def reply(self, message: Any, room: str | None = None) -> None:
         """Queue a protocol message; ``room``: it tells of that room (a snapshot)."""

@@ -2,7 +2,7 @@
 
 Rooms, the lobby and presence say what goes to whom as ``Out`` messages: data
 (a dict in its model's field order, or a ``protocol.server`` model), not bytes.
-The shell frames a message when a connection writes it (``Out.frame``), once
+The shell frames a message when a connection queues it (``Out.frame``), once
 however many recipients share it: the transport negotiates no extension (no
 compression) and server frames are unmasked, so one encoded frame is byte for
 byte the same for every recipient. A client in this process (a bot's peer,
@@ -25,9 +25,9 @@ _MEDIUM = struct.Struct("!BBH").pack
 
 class Out:
     """One outgoing message, shared by every recipient it goes to: built once, framed at
-    most once (by the first connection that writes it: ``framed`` holds the frame from
-    then on), read as data by in-process clients. Never changed once made: recipients
-    share it."""
+    most once (by the first socket's connection that queues it: ``framed`` holds the
+    frame from then on), read as data by in-process clients. Never changed once made:
+    recipients share it."""
 
     __slots__ = ("_data", "_model", "framed")
 
@@ -57,9 +57,10 @@ class Out:
     def frame(self) -> bytes:
         frame = self.framed
         if frame is None:
-            model = self._model
+            # Room events, most messages, are data: framed with no call but the framing's.
+            model, data = self._model, self._data
             frame = self.framed = (
-                message_frame(model) if model is not None else data_frame(self.data)
+                data_frame(data) if model is None and data is not None else message_frame(model)
             )
         return frame
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 class Message(Protocol):
     """A message to send, as data (``server.frames.Out`` is one): framed by the
-    connection that writes it, read as data by a client in this process."""
+    connection that queues it for a socket, read as data by a client in this process."""
 
     @property
     def type(self) -> str: ...

@@ -45,6 +45,38 @@ async def test_compare_runs_two_checkouts_in_turn(
     assert "this/other: actions/s" in out
 
 
+async def test_compare_runs_at_human_pace(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import compare
+
+    here = str(capacity.ROOT)
+    # Twenty rooms act about twenty times a second: enough to measure in two seconds.
+    argv = ["compare", here, "--human", "--rooms", "20", "--runs", "1", "--seconds", "2",
+            "--warmup", "1"]  # fmt: skip
+    monkeypatch.setattr("sys.argv", argv)
+    await compare.main()
+    out = capsys.readouterr().out
+    assert "human pace" in out
+    assert "this/other: actions/s" in out
+
+
+async def test_the_send_path_benchmark_runs_two_checkouts_in_turn(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import sendpath
+
+    here = str(capacity.ROOT)
+    argv = ["sendpath", "--other", here, "--rooms", "3", "--warmup", "20", "--actions", "200",
+            "--runs", "1"]  # fmt: skip
+    monkeypatch.setattr("sys.argv", argv)
+    sendpath.main()
+    out = capsys.readouterr().out
+    assert "this #1" in out
+    assert "other #1" in out
+    assert "this/other: CPU per action" in out
+
+
 async def test_compare_refuses_a_directory_that_is_not_a_checkout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -131,3 +131,76 @@ def test_a_models_data_is_its_json_and_its_frame_its_encoding() -> None:
     assert message.frame() == frames.text_frame(encode(notice))
     assert message.data == json.loads(encode(notice))
     assert plain(message.data)
+
+
+class SocketPeer:
+    """A transport's peer: what the connection writes, as bytes."""
+
+    remote_address = "127.0.0.1"
+    is_open = True
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, framed: bytes) -> None:
+        self.written.append(framed)
+
+    def close(self, code: int, reason: str = "") -> None:
+        pass
+
+    def pause(self, seconds: float) -> None:
+        pass
+
+    def resume(self) -> None:
+        pass
+
+
+class DataPeer(SocketPeer):
+    """A peer in this process (``connection.InProcessPeer``): it reads the data."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delivered: list[dict[str, Any]] = []
+
+    def deliver(self, messages: list[dict[str, Any]]) -> None:
+        self.delivered.extend(messages)
+
+
+@pytest.mark.asyncio
+async def test_a_shared_message_is_framed_once_as_it_is_queued_and_written_in_one_piece(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from server.app import TaliServer
+    from server.config import ServerConfig
+    from server.connection import Connection
+
+    app = TaliServer(ServerConfig(store="memory", seed=7))
+    try:
+        first, second, bot = SocketPeer(), SocketPeer(), DataPeer()
+        connections = [app.opened(peer) for peer in (first, second, bot)]
+        assert all(isinstance(c, Connection) for c in connections)
+        a, b, c = (c for c in connections if isinstance(c, Connection))
+        encoded: list[dict[str, Any]] = []
+        data_frame = frames.data_frame
+
+        def counting(data: dict[str, Any]) -> bytes:
+            encoded.append(data)
+            return data_frame(data)
+
+        monkeypatch.setattr(frames, "data_frame", counting)
+        event = Out({"type": "checked", "room": "r_1", "seq": 4, "player": "p_1"})
+        result = Out({"id": 2, "type": "result", "request": "check", "room": "r_1"})
+        for connection in (a, b, c):
+            assert connection.push(event, "r_1")
+        # Framed as the first socket's connection queued it, once for all three.
+        assert event.framed == data_frame(event.data)
+        assert len(encoded) == 1
+        a.push(result, "r_1")
+        app.outgoing.flush()
+        assert len(encoded) == 2
+        assert first.written == [data_frame(event.data) + data_frame(result.data)]
+        assert second.written == [event.framed]
+        assert bot.written == []
+        assert bot.delivered == [event.data]
+    finally:
+        await app.close()
