@@ -104,8 +104,10 @@ system-packages:
 pytest: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
 	$(BIN)/pytest $(PYTEST_PARALLEL) --durations=25
 
+# At check strength (tests/strength.py): every unit test, on fewer examples; `make test`
+# runs them all at full strength.
 unit: $(STAMP) $(NODE_STAMP)
-	$(BIN)/pytest $(UNIT_PARALLEL) -q -m unit
+	TALI_TEST_STRENGTH=check $(BIN)/pytest $(UNIT_PARALLEL) -q -m unit
 
 # The transport and connection tests again, and the Python client library's, on the
 # lowest websockets release supported, in a second environment (the test extra only).
