@@ -28,7 +28,7 @@ def after_timeouts(watcher: Client) -> list[tuple[str, Frame]]:
 
 async def test_the_prompt_carries_a_deadline(server: TaliServer) -> None:
     _, (aulus, _), _ = await room_with(server, ["Aulus", "Brutus"], fast("liars"), spectator=False)
-    advance(server, 60)  # the next-hand pause
+    await advance(server, 60)  # the next-hand pause
     prompt = await aulus.wait(lambda f: f["type"] == "your_turn")
     assert prompt["phase"] == "roll"
     assert prompt["legal"]["actions"] == ["roll"]
@@ -43,9 +43,9 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
         server, ["Aulus", "Brutus", "Cassia"], fast("liars")
     )
     assert watcher is not None
-    advance(server, 60)  # the next-hand pause
+    await advance(server, 60)  # the next-hand pause
     await watcher.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "roll")
-    advance(server, 5)  # nobody rolls
+    await advance(server, 5)  # nobody rolls
     betting = await watcher.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "betting")
     # Nobody rolled: the timer rolled for all three, in secret.
     rolled = after_timeouts(watcher)
@@ -55,7 +55,7 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
     # Betting: the first in turn times out with nothing to call: a check.
     (first,) = betting["players"]
     since = len(watcher.frames)
-    advance(server, 5)
+    await advance(server, 5)
     await watcher.wait(lambda f: f["type"] == "checked", since=since)
     checked = [e for p, e in after_timeouts(watcher) if e["type"] == "checked"]
     assert [e["player"] for e in checked] == [first]
@@ -68,7 +68,7 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
     await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "betting")
     assert (await client.request("bet", room=room, amount=5))["type"] == "result"
     await watcher.wait(lambda f: f["type"] == "bet_placed")
-    advance(server, 5)
+    await advance(server, 5)
     folded = await watcher.wait(lambda f: f["type"] == "folded")
     assert folded["reason"] == "timeout"
     assert folded["player"] not in (client.player_id, first)
@@ -77,7 +77,7 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
 async def test_draw_passes_on_timeout(server: TaliServer) -> None:
     _, _, watcher = await room_with(server, ["Aulus", "Brutus"], fast("draw"))
     assert watcher is not None
-    advance(server, 60 + 4 * 5)  # the pause, then four turns: two rolls and two passes
+    await advance(server, 60 + 4 * 5)  # the pause, then four turns: two rolls and two passes
     await watcher.wait(lambda f: f["type"] == "hand_ended")
     actions = [e["type"] for _, e in after_timeouts(watcher)]
     assert actions.count("dice_rolled") == 2
@@ -88,7 +88,7 @@ async def test_draw_passes_on_timeout(server: TaliServer) -> None:
 async def test_stud_folds_on_timeout(server: TaliServer) -> None:
     _, _, watcher = await room_with(server, ["Aulus", "Brutus", "Cassia"], fast("stud"))
     assert watcher is not None
-    advance(server, 60 + 3 * 5)  # the pause, the rolls' turn, then two antes' turns
+    await advance(server, 60 + 3 * 5)  # the pause, the rolls' turn, then two antes' turns
     await watcher.wait(lambda f: f["type"] == "hand_ended")
     actions = [e["type"] for _, e in after_timeouts(watcher)]
     assert actions == ["dice_rolled"] * 3 + ["folded"] * 2
@@ -103,11 +103,11 @@ async def test_the_next_hand_starts_by_itself(server: TaliServer) -> None:
     assert watcher is not None
     announced = await aulus.wait(lambda f: f["type"] == "next_hand")
     assert announced["at"] == server.clock.wall_ms(server.clock.now() + 10)
-    advance(server, 10 + 5)  # the pause, then the rolls' turn
+    await advance(server, 10 + 5)  # the pause, then the rolls' turn
     first = await watcher.wait(lambda f: f["type"] == "hand_started")
     ended = await watcher.wait(lambda f: f["type"] == "hand_ended" and f["hand"] == first["hand"])
     assert ended["next_hand_at"] == server.clock.wall_ms(server.clock.now() + 10)
-    advance(server, 10)
+    await advance(server, 10)
     second = await watcher.wait(
         lambda f: f["type"] == "hand_started" and f["hand"] == first["hand"] + 1
     )
