@@ -35,7 +35,7 @@ def schema_of(direction: str, kind: str) -> dict[str, Any]:
 
 CLIENT_TYPES = [generate.message_type(m) for m in CLIENT_MESSAGES]
 SERVER_TYPES = [generate.message_type(m) for m in SERVER_MESSAGES]
-RANDOM = settings(max_examples=scaled(25, 5), suppress_health_check=list(HealthCheck))
+RANDOM = settings(max_examples=scaled(25, 3), suppress_health_check=list(HealthCheck))
 
 
 @pytest.mark.parametrize("kind", CLIENT_TYPES)
