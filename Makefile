@@ -102,10 +102,12 @@ system-packages:
 	scripts/ensure-system-packages
 
 pytest: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
-	$(BIN)/pytest $(PYTEST_PARALLEL) --durations=25
+	TALI_TEST_STRENGTH=full $(BIN)/pytest $(PYTEST_PARALLEL) --durations=25
 
+# At check strength (tests/strength.py): every unit test, on fewer examples; `make test`
+# runs them all at full strength (whatever TALI_TEST_STRENGTH the environment has).
 unit: $(STAMP) $(NODE_STAMP)
-	$(BIN)/pytest $(UNIT_PARALLEL) -q -m unit
+	TALI_TEST_STRENGTH=check $(BIN)/pytest $(UNIT_PARALLEL) -q -m unit
 
 # The transport and connection tests again, and the Python client library's, on the
 # lowest websockets release supported, in a second environment (the test extra only).
@@ -117,7 +119,7 @@ $(MIN_STAMP): pyproject.toml clients/python/pyproject.toml
 
 test-websockets-min: $(MIN_STAMP) system-packages $(NODE_STAMP)
 	$(MIN_VENV)/bin/python -c 'import websockets; assert websockets.__version__ == "$(WEBSOCKETS_MIN)"'
-	$(MIN_VENV)/bin/pytest $(PYTEST_PARALLEL) -q $(WEBSOCKETS_TESTS)
+	TALI_TEST_STRENGTH=full $(MIN_VENV)/bin/pytest $(PYTEST_PARALLEL) -q $(WEBSOCKETS_TESTS)
 
 # Record protocol/transcripts/*.json again from the real server (after a protocol change).
 transcripts: $(STAMP)

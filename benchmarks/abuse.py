@@ -454,14 +454,32 @@ def cut(outcome: Outcome, started: float, how: str) -> None:
         outcome.how = how
 
 
+FLOOD_BYTES = 16_000_000
+"""What a flood writes before it may be judged not cut off: four times what every flood of
+the quick mode had written when it was cut off (3-4 MB, most of it into the sockets'
+buffers: the server's read budget takes 128 KB at once, then 32 KB a second), at load 9. A count, not a window:
+on a busy machine the attacker writes slower, and a 2 s window ended after 1.8-2.4 MB, before
+the buffers were full, so that a flood the server had stopped reading was judged not cut off."""
+FLOOD_CAP_SECONDS = 60.0
+"""The longest a flood goes on for its ``FLOOD_BYTES`` (if not written by then: not cut off)."""
+
+
 async def flood(ctx: Context, blob: bytes, *, prefix: bytes = b"", reads: bool = True) -> Outcome:
     """Write ``blob`` over and over on a WebSocket until the server closes it or stops reading
     it (a write that does not drain within a second); a closed attacker connects again (as
-    its address's connection rate allows) until the window ends."""
+    its address's connection rate allows) until the window ends, and, if it has not been cut
+    off by then, until it has written ``FLOOD_BYTES``."""
     out = Outcome()
     started = time.monotonic()
     connections = 0
-    while time.monotonic() - started < ctx.seconds:
+
+    def going_on() -> bool:
+        elapsed = time.monotonic() - started
+        if elapsed >= FLOOD_CAP_SECONDS:
+            return False
+        return elapsed < ctx.seconds or (out.cut_off is None and out.sent < FLOOD_BYTES)
+
+    while going_on():
         try:
             reader, writer = await ws_open(ctx.port, attacker(ctx.base))
         except (Refused, OSError, TimeoutError):
@@ -474,7 +492,7 @@ async def flood(ctx: Context, blob: bytes, *, prefix: bytes = b"", reads: bool =
         eof = asyncio.ensure_future(reader.read(-1)) if reads else None
         writer.write(prefix)
         try:
-            while time.monotonic() - started < ctx.seconds:
+            while going_on():
                 if eof is not None and eof.done():
                     cut(out, started, "closed")
                     break

@@ -158,7 +158,7 @@ async def play(
                 break
             if time.perf_counter() - started > WALL_SECONDS:
                 raise TimeoutError(f"{variant}: {room.game.state.hands_played} hands in time")
-            clock.advance(2)
+            await clock.elapse(2)
             await asyncio.sleep(0.002)
         # The last round, short or not, is rated when the room closes.
         closed = await person.request("close_room", room=room_id, reason="done")

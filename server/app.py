@@ -29,7 +29,7 @@ from protocol.errors import ErrorCode as WireCode
 from server.admin import ADMIN, ADMIN_API, Admin
 from server.auth import Replays, verifier
 from server.bot_seats import BotSeats
-from server.clock import Clock, LoopClock, ScaledClock
+from server.clock import Clock, LoopClock, LoopFace, ScaledClock
 from server.cluster import MOVED, Cluster, cluster_for
 from server.community import records
 from server.config import EventLoop, ServerConfig, StoreKind
@@ -230,7 +230,8 @@ class TaliServer:
         config = self.config
         await self.store.start()
         limits = transport_limits(config)
-        self.transport = WsServer(self, limits)
+        # The keepalive on the server's own clock, unscaled (a 20 s ping is no game duration).
+        self.transport = WsServer(self, limits, keepalive=LoopFace(self.clock))
         await self.transport.listen(config.host, config.port, ssl=ssl)
         if config.metrics_port is not None:
             endpoints = self._endpoints(static=None, metrics=True)

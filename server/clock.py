@@ -106,6 +106,25 @@ class LoopClock:
         return Instant(self._loop.time(), max(0, round(time.time() * 1000)), scale)
 
 
+class LoopFace:
+    """A ``Clock`` as the event loop shows its time (``time``, ``call_later``), for code
+    written against the loop: the transport's keepalive runs on the server's clock so."""
+
+    __slots__ = ("clock",)
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+
+    def time(self) -> float:
+        return self.clock.now()
+
+    def call_later(self, delay: float, callback: Callable[[], object], /) -> Timer:
+        def call() -> None:
+            callback()
+
+        return self.clock.call_at(self.clock.now() + delay, call)
+
+
 class ScaledClock:
     """Game time at ``scale`` (the ``time_scale`` setting, below 1 only for tests and
     demos), applied once, here: ``after`` takes the game's seconds (a turn, a reconnect
@@ -144,6 +163,12 @@ class ScaledClock:
         return Instant(now, inner.wall_ms(now), inner.lasts(1.0) * self.scale)
 
 
+SETTLE_TURNS = 20
+"""Event loop turns ``ManualClock.elapse`` gives peers before each instant: a client of this
+process needs about 3 to answer a ping and be read (the server writes it; the client reads it
+and writes its pong; the server reads that)."""
+
+
 class ManualClock:
     """Game time that moves only when told: the clock of tests that run the real server.
 
@@ -157,9 +182,12 @@ class ManualClock:
     by itself. Its wall clock starts at the real time it was made.
     """
 
-    def __init__(self, *, auto_seconds: float = 1.0, speed: float = 0.01) -> None:
+    def __init__(
+        self, *, auto_seconds: float = 1.0, speed: float = 0.01, settle_turns: int = SETTLE_TURNS
+    ) -> None:
         self.auto_seconds = auto_seconds
         self.speed = speed
+        self.settle_turns = settle_turns
         self._now = 0.0
         self._epoch_ms = round(time.time() * 1000)
         self._queue: list[tuple[float, int, _ManualTimer]] = []
@@ -190,13 +218,37 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         """Move time on by ``seconds``, running every timer due on the way, in order (those a
-        timer sets on the way included)."""
+        timer sets on the way included), without letting the event loop run: for code that
+        does no I/O (a room, the presence). With sockets, ``elapse``."""
         end = self._now + seconds
         queue = self._queue
         while queue and queue[0][0] <= end:
             at, _, timer = heapq.heappop(queue)
             self._now = max(self._now, at)
             timer.fire()
+        self._now = end
+
+    async def elapse(self, seconds: float) -> None:
+        """``advance``, for a server with peers: before each instant on the way at which
+        timers are due, the event loop turns ``settle_turns`` times, so that what the timers
+        before wrote is read and answered by peers in this process, as in real time: a
+        keepalive's ping fired on the way gets its pong before the pong timeout is judged
+        (one ``advance`` judged it at once, and every client of a 60 s step was failed).
+        Timers due at one instant fire together, as with ``advance``. A peer in another
+        process (a browser) cannot be waited for so: its tests keep the keepalive longer
+        than any step they take."""
+        end = self._now + seconds
+        queue = self._queue
+        while True:
+            for _ in range(self.settle_turns):
+                await asyncio.sleep(0)
+            while queue and queue[0][2].done:
+                heapq.heappop(queue)
+            if not queue or queue[0][0] > end:
+                break
+            self._now = max(self._now, queue[0][0])
+            while queue and queue[0][0] <= self._now:
+                heapq.heappop(queue)[2].fire()
         self._now = end
 
     def next_due(self) -> float | None:

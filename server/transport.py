@@ -33,7 +33,8 @@ plain HTTP request or one WebSocket, never more:
    (a close the application has not started within ``close_timeout`` is
    forced). Pings are
    answered by the library; ours go out every ``ping_interval`` and a pong
-   missing for ``ping_timeout`` fails the connection with 1011.
+   missing for ``ping_timeout`` fails the connection with 1011, both on the
+   server's clock (``WsServer``'s ``keepalive``).
 3. **Out.** ``Peer.write`` takes bytes that are already whole, unmasked
    server frames (a room frames a message once for all its members) and
    writes them only while the WebSocket is open; the library's own output
@@ -213,11 +214,21 @@ class WsServer:
     """Listens, admits connections by client address, and stops them all gracefully."""
 
     def __init__(
-        self, listener: Listener, limits: Limits | None = None, *, clock: Clock | None = None
+        self,
+        listener: Listener,
+        limits: Limits | None = None,
+        *,
+        clock: Clock | None = None,
+        keepalive: Clock | None = None,
     ) -> None:
+        """``clock`` times what is about the peer's real pace (the read budgets, the opening
+        and closing handshakes); ``keepalive`` the ping interval and the pong timeout, which
+        are the server's time (a test's ``ManualClock``: a stalled machine cannot fail a
+        keepalive, and a test can). Both are the event loop's unless given."""
         self.listener = listener
         self.limits = limits or Limits()
         self._clock = clock
+        self._keepalive = keepalive
         self.connections: set[WsConnection] = set()
         self.stats: Counter[str] = Counter()
         """Refusals, throttles and closes by kind, for metrics."""
@@ -234,6 +245,10 @@ class WsServer:
         if self._clock is None:
             self._clock = asyncio.get_running_loop()
         return self._clock
+
+    @property
+    def keepalive(self) -> Clock:
+        return self._keepalive or self.clock
 
     @property
     def addresses(self) -> AddressLimits | None:
@@ -352,6 +367,7 @@ class WsConnection(asyncio.Protocol):
         self._server = server
         self._limits = server.limits
         self._clock = server.clock
+        self._keepalive = server.keepalive
         self.transport: asyncio.Transport | None = None
         self.ws: ServerProtocol | None = None
         self.handler: Handler | None = None
@@ -648,7 +664,7 @@ class WsConnection(asyncio.Protocol):
             self._open_timer = None
         self._open = True
         if limits.ping_interval is not None:
-            self._ping_timer = self._clock.call_later(limits.ping_interval, self._ping)
+            self._ping_timer = self._keepalive.call_later(limits.ping_interval, self._ping)
         try:
             self.handler = self._server.listener.opened(self)
         except Exception:
@@ -916,7 +932,7 @@ class WsConnection(asyncio.Protocol):
         self._ping_payload = random.getrandbits(32).to_bytes(4, "big")
         ws.send_ping(self._ping_payload)
         self._send(ws.data_to_send())
-        self._pong_timer = self._clock.call_later(self._limits.ping_timeout, self._pong_missed)
+        self._pong_timer = self._keepalive.call_later(self._limits.ping_timeout, self._pong_missed)
 
     def _ponged(self) -> None:
         self._ping_payload = None
@@ -925,7 +941,7 @@ class WsConnection(asyncio.Protocol):
             self._pong_timer = None
         interval = self._limits.ping_interval
         if self._open and interval is not None and self._ping_timer is None:
-            self._ping_timer = self._clock.call_later(interval, self._ping)
+            self._ping_timer = self._keepalive.call_later(interval, self._ping)
 
     def _pong_missed(self) -> None:
         self._pong_timer = None

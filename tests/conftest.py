@@ -1,5 +1,6 @@
-"""Test-wide settings: property tests are derandomised so every run is the same; every test
-marked by its kind; real Redis and PostgreSQL servers for the tests that ask for them."""
+"""Test-wide settings: property tests are derandomised so every run is the same (and draw a
+tenth of their examples in ``make check``: tests.strength); every test marked by its kind;
+real Redis and PostgreSQL servers for the tests that ask for them."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest_asyncio
 from hypothesis import HealthCheck, settings
 
 from tests.services import PostgresServer, RedisServer
+from tests.strength import CHECK, scaled
 
 settings.register_profile(
     "deterministic",
@@ -23,7 +25,11 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.load_profile("deterministic")
+# ``make check`` (tests.strength): the same, on a tenth of the examples.
+settings.register_profile(
+    "check", settings.get_profile("deterministic"), max_examples=scaled(100, 10)
+)
+settings.load_profile("check" if CHECK else "deterministic")
 
 
 # -- Kinds: every test is exactly one (pyproject.toml's markers say what each means) -------

@@ -2,8 +2,8 @@
 
 Every variant; liars' in every betting structure; 2..8 seats; stacks from a
 few antes to a thousand; every level at every seat. By default at least
-100,000 decisions; ``TALI_BOTS_DECISIONS`` sets another number (the long
-mode, e.g. a million).
+100,000 decisions (10,000 in ``make check``: tests.strength); ``TALI_BOTS_DECISIONS`` sets
+another number (the long mode, e.g. a million).
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ import pytest
 
 from server.bots import Level, decide
 from server.engine import Game, SeededDice, Settings, view
+from tests.strength import scaled
 
-DECISIONS = int(os.environ.get("TALI_BOTS_DECISIONS", "100000"))
+DECISIONS = int(os.environ.get("TALI_BOTS_DECISIONS", 0)) or scaled(100_000, 10_000)
 HANDS_PER_TABLE = 25
-SHARDS = 4
+SHARDS = scaled(4, 1)
 """The tables are dealt out to this many tests (table seeds by remainder), so that a parallel
-run spreads the decisions over its workers; together they make at least ``DECISIONS``."""
+run spreads the decisions over its workers; together they make at least ``DECISIONS``. One in
+``make check``, whose tenth of the decisions, split four ways, left a shard without a variant."""
 
 
 @dataclass

@@ -51,6 +51,11 @@ def make_server(**overrides: object) -> TaliServer:
         **UNBUDGETED,
         "default_turn_seconds": TURN,
         "default_next_hand_delay_seconds": NEXT_HAND,
+        # The keepalive runs on the game clock too; a page's pong comes from another process,
+        # which ``advance`` cannot wait for (ManualClock.elapse): the longest keepalive, six
+        # times the longest step a browser test takes (100 s).
+        "ping_interval_seconds": 600,
+        "ping_timeout_seconds": 600,
         **overrides,
     }
     return make_integration_server(**settings)

@@ -239,7 +239,7 @@ async def next_hand(server: TaliServer, room: str) -> None:
         while game.hand_in_progress or not game.can_start_hand():
             await asyncio.sleep(0.01)
     # Exactly the pause: a moment more could run out the new hand's first turn.
-    advance(server, table.settings.next_hand_delay_seconds * server.config.time_scale)
+    await advance(server, table.settings.next_hand_delay_seconds * server.config.time_scale)
     assert game.hand_in_progress, "no hand started"
 
 

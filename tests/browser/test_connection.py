@@ -90,7 +90,7 @@ async def test_a_seat_given_up_while_away_is_said_in_words(
     await expect(aulus.seat(me)).to_be_visible()
     await page.goto("about:blank")  # the page is gone: the link with it
     await brutus.wait(lambda f: f["type"] == "player_disconnected" and f["player"] == me)
-    advance(server, 21)  # the grace runs out: the seat is given up
+    await advance(server, 21)  # the grace runs out: the seat is given up
     await brutus.wait(lambda f: f["type"] == "player_left" and f["player"] == me)
     await page.goto(f"http://127.0.0.1:{server.port}/")
     notice = page.get_by_test_id("notice")

@@ -140,7 +140,7 @@ async def test_hands_that_end_before_the_page_asks_for_the_first_are_all_kept(
     hold = True
     for hand in (1, 2):  # the timer rolls for both
         await next_hand(server, room)
-        advance(server, 5)
+        await advance(server, 5)
         await aulus.page.get_by_test_id("log").get_by_text(f"Hand {hand} is over").wait_for()
     assert brutus.of_type("hand_ended")[-1]["hand"] == 2
     # Both hands are over before the server hears the page's questions.
@@ -207,7 +207,7 @@ async def test_a_hand_counted_past_by_a_late_answer_is_asked_for_again(
 
     async def hand(number: int) -> None:
         await next_hand(server, room)
-        advance(server, 5)  # the timer rolls for both
+        await advance(server, 5)  # the timer rolls for both
         await page.get_by_test_id("log").get_by_text(f"Hand {number} is over").wait_for()
 
     await hand(1)

@@ -49,7 +49,7 @@ async def test_roll_offs_are_shown_on_the_table_with_their_dice(
     for hand in range(1, 101):
         await next_hand(server, room)
         since = len(brutus.frames)
-        advance(server, 5)  # the turn runs out
+        await advance(server, 5)  # the turn runs out
         await brutus.wait(
             lambda f, hand=hand: f["type"] == "hand_ended" and f["hand"] == hand, since=since
         )
@@ -268,7 +268,7 @@ async def test_busted_players_are_marked_and_told_how_to_buy_in_and_the_winner_a
     await brutus.join(room)
     # Both pay their only chip; the timer rolls; one of them ends with nothing.
     await next_hand(server, room)
-    advance(server, 5)  # the turn runs out
+    await advance(server, 5)  # the turn runs out
     await aulus.page.get_by_test_id("table-winner").wait_for()
     winner_name = (await aulus.page.get_by_test_id("table-winner").inner_text()).split(" wins")[0]
     winner, loser = (aulus, brutus) if winner_name == "Aulus" else (brutus, aulus)
@@ -386,7 +386,7 @@ async def test_your_seat_and_the_turn_look_different_the_timer_drains_and_a_hidd
             document.dispatchEvent(new Event("visibilitychange"));
         }"""
     )
-    advance(server, 100)
+    await advance(server, 100)
     await expect(page).to_have_title(re.compile("Your turn"))
     assert await page.evaluate("window.__tones") > 0
     await page.get_by_test_id("announce").get_by_text("Your turn").wait_for()
@@ -850,7 +850,7 @@ async def test_earlier_hands_are_kept_as_they_were_seen(
     brutus = await bot(server, "Brutus", room)
     for hand in (1, 2):  # and no third: the next waits for the test's clock
         await next_hand(server, room)
-        advance(server, 5)  # the turn runs out
+        await advance(server, 5)  # the turn runs out
         await brutus.wait(lambda f, hand=hand: f["type"] == "hand_ended" and f["hand"] == hand)
     page = aulus.page
     history = page.get_by_test_id("history")

@@ -43,6 +43,7 @@ from server.engine import (
 )
 from server.engine.events import DiceRolled, Event, PotAwarded, Rerolled, RollOff, Showdown
 from server.engine.state import Phase
+from tests.strength import scaled
 
 MAX_STEPS_PER_HAND = 3000
 HANDS = 6
@@ -223,7 +224,7 @@ class Referee:
 
 
 @pytest.mark.parametrize("variant", list(Variant))
-@settings(max_examples=200)
+@settings(max_examples=scaled(200, 20))
 @given(data=st.data())
 def test_invariants_under_random_play(variant: Variant, data: st.DataObject) -> None:
     table_settings, stacks, seed = data.draw(tables(variant))

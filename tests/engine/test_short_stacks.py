@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from server.demo import choose
 from server.engine import ActionKind, Game, SeededDice, Settings, Variant
 from server.engine.events import Folded, Showdown
+from tests.strength import scaled
 
 HANDS = 12
 MAX_STEPS_PER_HAND = 500
@@ -95,7 +96,7 @@ def stacks_of(game: Game) -> dict[str, int]:
     return {p: s.stack for p, s in game.state.seats.items()}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300, 30), deadline=None)
 @given(short_tables())
 def test_every_hand_without_a_fold_moves_chips(table: tuple[Settings, list[int], int]) -> None:
     table_settings, stacks, seed = table
@@ -111,7 +112,7 @@ def test_every_hand_without_a_fold_moves_chips(table: tuple[Settings, list[int],
         assert game.state.chips_on_table() == game.state.chips_in_play
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200, 20), deadline=None)
 @given(short_tables(), st.sampled_from([0.05, 0.3]))
 def test_a_hand_nobody_folded_in_moves_chips(
     table: tuple[Settings, list[int], int], fold_rate: float

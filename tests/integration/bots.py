@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .harness import Client, Frame, Listening, open_client
@@ -136,7 +136,7 @@ async def run_bots(
     *,
     reconnect_every: int = 0,
     seconds: float = 120,
-    between: Callable[[], object] | None = None,
+    between: Callable[[], Awaitable[object]] | None = None,
 ) -> None:
     """Play until ``watcher`` has seen ``hands`` hands end; bounded in steps and time.
 
@@ -161,7 +161,7 @@ async def run_bots(
                 if reconnect_every and ended % reconnect_every == 0:
                     await rng.choice(bots).reconnect()
                 if between is not None:
-                    between()
+                    await between()
             acted = False
             for bot in bots:
                 acted = await bot.step() or acted

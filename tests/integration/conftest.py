@@ -57,11 +57,13 @@ def make_server(*, auto_seconds: float = 1.0, **overrides: object) -> TaliServer
     return TaliServer(config(**overrides), ManualClock(auto_seconds=auto_seconds))
 
 
-def advance(server: TaliServer, seconds: float) -> None:
-    """Move ``server``'s game time on by ``seconds``: every timer due on the way fires."""
+async def advance(server: TaliServer, seconds: float) -> None:
+    """Move ``server``'s game time on by ``seconds``: every timer due on the way fires, the
+    event loop turning before each instant (``ManualClock.elapse``: the clients of this
+    process answer the keepalive's pings, which runs on this clock too)."""
     clock = server.clock
     assert isinstance(clock, ManualClock), "a server of make_server's"
-    clock.advance(seconds)
+    await clock.elapse(seconds)
 
 
 async def running(app: TaliServer) -> AsyncIterator[TaliServer]:

@@ -278,12 +278,12 @@ async def test_bots_fill_the_empty_seats_once_a_person_has_waited(server: TaliSe
     )
     room = created["room"]
     await aulus.request("subscribe_lobby")
-    advance(server, 30)
+    await advance(server, 30)
     assert bots_in(server, room) == [], "no one seated yet: no bots"
     await aulus.request("join_room", room=room, role="player")
-    advance(server, 19)
+    await advance(server, 19)
     assert bots_in(server, room) == [], "not before the wait is over"
-    advance(server, 1)
+    await advance(server, 1)
     await aulus.wait(lambda f: f["type"] == "player_joined" and f["seat"] == 3)
     joined = [f for f in aulus.of_type("player_joined") if f["bot"]]
     assert sorted(f["seat"] for f in joined) == [1, 2, 3]
@@ -310,14 +310,14 @@ async def test_when_the_last_person_is_let_go_the_bots_leave_and_the_room_closes
         # Away within the grace: the bots play on for the person who may come back.
         await aulus.close()
         await until(lambda: not app.lobby.rooms[room].members[aulus.player_id].connected)
-        advance(app, 19)
+        await advance(app, 19)
         assert len(bots_in(app, room)) == 3
         assert not app.bots.sitting_out(room)
         # The grace runs out: the person is let go, the bots sit out; no person sits
         # down within empty_room_seconds, so they leave and the room closes.
-        advance(app, 1)
+        await advance(app, 1)
         await until(lambda: app.bots.sitting_out(room))
-        advance(app, 30)
+        await advance(app, 30)
         update = await lobby.wait(
             lambda f: f["type"] == "lobby_update" and room in f["removed"], timeout=3
         )
@@ -359,7 +359,7 @@ async def test_bots_sit_out_while_nobody_else_is_seated() -> None:
         bot_ids = {b.player_id for b in bots_in(app, room)}
         await brutus.request("leave_room", room=room)
         await watcher.wait(lambda f: f["type"] == "player_left" and f["player"] == brutus.player_id)
-        advance(app, 30)
+        await advance(app, 30)
 
         def all_left(_: Frame) -> bool:
             return bot_ids <= {f["player"] for f in watcher.of_type("player_left")}
@@ -510,13 +510,13 @@ async def test_an_action_the_timer_overtook_is_no_bot_error(server: TaliServer) 
         deliver(data)
 
     bot.connection.on_message = late  # type: ignore[method-assign]
-    advance(server, 60)  # the hand starts
+    await advance(server, 60)  # the hand starts
     # Aulus rolls; the bot's roll is made for it (FAIRNESS.md §5.1), and the bot, first to
     # bet (the button is on Aulus's seat), acts at once: its action is held.
     await aulus.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll")
     assert (await aulus.request("roll", room=room))["type"] == "result"
     await until(lambda: bool(held))
-    advance(server, 5)  # the bot's turn runs out: the timer acts for it
+    await advance(server, 5)  # the bot's turn runs out: the timer acts for it
     await aulus.wait(lambda f: f["type"] == "timed_out" and f["player"] == bot.player_id)
     deliver(held[0])
     await play(Bot(server, aulus, room, seed=6), hands=1)
@@ -538,7 +538,7 @@ async def test_a_bot_decides_nothing_while_a_request_of_its_own_is_unanswered(
     deliver = bot.connection.on_message
     held: list[str | bytes] = []
     bot.connection.on_message = held.append  # type: ignore[method-assign,assignment]
-    advance(server, 60)  # hand 1
+    await advance(server, 60)  # hand 1
     # Aulus rolls; the bot's roll is made for it (FAIRNESS.md §5.1); the bot, first to bet
     # (the button is on Aulus's seat), decides, and its action is held back.
     await aulus.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll")
@@ -549,7 +549,7 @@ async def test_a_bot_decides_nothing_while_a_request_of_its_own_is_unanswered(
     assert (await aulus.request("join_room", room=room, role="player"))["type"] == "result"
     prompted: list[Frame] = []
     server.bots.tap = lambda _, m: prompted.append(m) if m["type"] == "your_turn" else None
-    advance(server, 60)
+    await advance(server, 60)
     # Hand 2: Aulus, now first, rolls and checks; the bot is asked to bet.
     await aulus.wait(lambda f: f["type"] == "your_turn" and f["hand"] == 2)
     assert (await aulus.request("roll", room=room))["type"] == "result"
@@ -593,18 +593,18 @@ async def test_bots_stop_soon_when_no_person_at_the_table_is_connected() -> None
         await aulus.wait(lambda f: f["type"] == "your_turn")
         await aulus.close()
         await until(lambda: not app.lobby.rooms[room].members[aulus.player_id].connected)
-        advance(app, 29)
+        await advance(app, 29)
         assert not app.bots.sitting_out(room)
-        advance(app, 1)
+        await advance(app, 1)
         await watcher.wait(
             lambda f: f["type"] == "readiness_changed" and f["ready"] is False, timeout=3
         )
         assert app.bots.sitting_out(room)
         for _ in range(4):
-            advance(app, 30)  # the hand in play ends (the timer rolls for Aulus), no other
+            await advance(app, 30)  # the hand in play ends (the timer rolls for Aulus), no other
             await asyncio.sleep(0.01)
         hands = len(watcher.of_type("hand_started"))
-        advance(app, 120)
+        await advance(app, 120)
         await asyncio.sleep(0.05)
         assert len(watcher.of_type("hand_started")) == hands, "bots played for nobody"
         back = await open_client(app, "Aulus again")
@@ -628,9 +628,9 @@ async def test_bots_leave_a_table_whose_people_stay_away_though_their_seats_are_
         bot_ids = {b.player_id for b in bots_in(app, room)}
         await aulus.close()
         await until(lambda: not app.lobby.rooms[room].members[aulus.player_id].connected)
-        advance(app, 30)  # unattended: the bots sit out
+        await advance(app, 30)  # unattended: the bots sit out
         await until(lambda: app.bots.sitting_out(room))
-        advance(app, 60)  # empty_room_seconds later: they leave
+        await advance(app, 60)  # empty_room_seconds later: they leave
 
         def all_left(_: Frame) -> bool:
             return bot_ids <= {f["player"] for f in watcher.of_type("player_left")}

@@ -246,7 +246,7 @@ async def test_kick_and_its_refusals() -> None:
         # A moderator kicks anywhere (and the kick runs out).
         done = await mod.request("kick", room=room, player=other.player_id)
         assert done["type"] == "result", done
-        advance(server, server.config.kick_seconds + 1)
+        await advance(server, server.config.kick_seconds + 1)
         rejoined = await target.request("join_room", room=room, role="spectator")
         assert rejoined["type"] == "result", rejoined
         assert server.chips_conserved()
@@ -337,7 +337,7 @@ async def test_moderation_is_rate_limited() -> None:
             assert done["type"] == "result", done
         limited = await creator.request("mute", room=room, player=target.player_id)
         assert code(limited) == "moderation_limited"
-        advance(server, 61)
+        await advance(server, 61)
         assert (await creator.request("mute", room=room, player=target.player_id))[
             "type"
         ] == "result"
@@ -397,7 +397,7 @@ async def test_ban_by_account_and_by_address() -> None:
         assert status == 200
         assert (await player(server, "Fresh")).player_id
         # A ban runs out.
-        advance(server, 3601)
+        await advance(server, 3601)
         _, reply = await signed_in(server, tokens.hs256("villain", "Villain"))
         assert reply["type"] == "welcome", reply
 
@@ -528,7 +528,7 @@ async def test_operator_sees_rooms_and_acts() -> None:
         bob = await player(server, "Bob")
         carol = await player(server, "Carol")
         room = await table(server, alice, bob, carol, starting_chips=50)
-        advance(server, 2)  # the first hand starts
+        await advance(server, 2)  # the first hand starts
         await alice.wait(lambda f: f["type"] == "hand_started")
         status, rooms = await api(port, "GET", "/admin/api/rooms")
         assert status == 200
@@ -602,7 +602,7 @@ async def a_hand_ends(server: TaliServer, person: Client) -> None:
     moved nothing, and the wait timed out."""
     since = len(person.frames)
     for _ in range(60):
-        advance(server, 1)
+        await advance(server, 1)
         with contextlib.suppress(TimeoutError):
             await person.wait(lambda f: f["type"] == "hand_ended", since=since, timeout=0.5)
             return

@@ -56,7 +56,7 @@ async def test_a_prompt_changed_by_someone_leaving_is_sent_again(
         {"variant": "liars", **SLOW, "reconnect_grace_seconds": 0},
     )
     assert watcher is not None
-    advance(server, 60)
+    await advance(server, 60)
     # Hand 1 (button Aulus; Brutus, Cassia, Aulus in turn): Aulus wins the antes.
     for client in (brutus, cassia, aulus):
         await client.wait(lambda f: f["type"] == "your_turn")
@@ -75,7 +75,7 @@ async def test_a_prompt_changed_by_someone_leaving_is_sent_again(
 
     # Hand 2 (button Brutus; Cassia, Aulus, Brutus in turn).
     start = len(aulus.frames)
-    advance(server, 60)
+    await advance(server, 60)
     await watcher.wait(lambda f: f["type"] == "hand_started" and f["hand"] == 2)
     for client in (cassia, aulus, brutus):
         await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll", since=start)
@@ -116,7 +116,7 @@ async def test_the_leaver_receives_nothing_after_its_own_player_left(server: Tal
         server, ["Aulus", "Brutus", "Cassia"], {"variant": "liars", **SLOW}
     )
     assert watcher is not None
-    advance(server, 60)
+    await advance(server, 60)
     for client in (brutus, cassia, aulus):
         await client.wait(lambda f: f["type"] == "your_turn")
         await client.request("roll", room=room)
@@ -145,7 +145,7 @@ async def test_leaving_all_in_mid_hand_busts_the_leaver(server: TaliServer) -> N
         server, ["Aulus", "Brutus", "Cassia"], {"variant": "liars", **SLOW}
     )
     assert watcher is not None
-    advance(server, 60)
+    await advance(server, 60)
     for client in (brutus, cassia, aulus):
         await client.wait(lambda f: f["type"] == "your_turn")
         await client.request("roll", room=room)
@@ -171,7 +171,7 @@ async def test_hand_ended_lists_every_seated_player(server: TaliServer) -> None:
     )
     assert watcher is not None
     assert (await brutus.request("set_ready", room=room, ready=False))["type"] == "result"
-    advance(server, 60)
+    await advance(server, 60)
     started = await watcher.wait(lambda f: f["type"] == "hand_started")
     assert [s["player"] for s in started["sitting_out"]] == [brutus.player_id]
     emilia = await player(server, "Emilia")

@@ -109,7 +109,7 @@ async def test_game_action_errors(server: TaliServer) -> None:
     assert watcher is not None
     # No hand yet: no_hand_in_progress, though it could not be anyone's turn either.
     assert await code_of(aulus, "bet", room=room, amount=5) == "no_hand_in_progress"
-    advance(server, 60)
+    await advance(server, 60)
     await aulus.wait(lambda f: f["type"] == "your_turn")
     # Not dealt in (sat down during the hand): not_in_hand, though not on turn either.
     late = await player(server, "Decima")

@@ -40,7 +40,7 @@ async def test_a_private_room_is_never_listed_and_takes_its_invite(server: TaliS
     listed = await watcher.request("list_rooms")
     assert [r["room"] for r in listed["rooms"]] == [public["room"]]
     await aulus.request("join_room", room=public["room"], role="player")
-    advance(server, 1)
+    await advance(server, 1)
     update = await watcher.wait(lambda f: f["type"] == "lobby_update")
     assert room not in [r["room"] for r in update["changed"]]
     assert all(f.get("room") != room for f in watcher.frames if f["type"] != "lobby_update")
@@ -118,7 +118,7 @@ async def test_no_bot_is_named_like_a_person_at_its_table(server: TaliServer) ->
         assert len(names) == 7, names
         assert f"{base} (bot)" not in names, names
         await person.request("leave_room", room=room)
-        advance(server, 600)  # the bots leave and the room closes: rooms per address
+        await advance(server, 600)  # the bots leave and the room closes: rooms per address
 
 
 async def test_a_bots_level_and_speed_are_shown_and_kept(server: TaliServer) -> None:
@@ -151,7 +151,7 @@ async def test_a_chat_line_says_when_it_was_said(server: TaliServer) -> None:
     created = await aulus.request("create_room", settings={"variant": "simple"})
     room = created["room"]
     await aulus.request("join_room", room=room, role="player")
-    advance(server, 42)
+    await advance(server, 42)
     await aulus.request("chat", room=room, text="salve")
     (line,) = aulus.of_type("chat")
     assert line["at"] == server.clock.wall_ms(server.clock.now())
@@ -198,7 +198,7 @@ async def test_bots_decide_a_draw_round_in_a_share_of_their_think_time() -> None
         for _ in range(4000):
             if aulus.of_type("hand_ended"):
                 break
-            advance(server, 0.05)
+            await advance(server, 0.05)
             await asyncio.sleep(0.002)
             now = server.clock.now()
             for frame in aulus.frames[seen:]:

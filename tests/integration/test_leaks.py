@@ -98,7 +98,7 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
     for bot in bots:
         bot.entropy_rate = 0.7
     # Between two hands, snapshots first; then the test starts the next hand.
-    advance(server, 3)
+    await advance(server, 3)
     await run_bots(bots, watcher, HANDS, reconnect_every=20, between=lambda: advance(server, 3))
     server_bots = list(seen.values())
     assert len(server_bots) == 2
@@ -315,7 +315,7 @@ async def test_the_hand_in_play_as_each_member_asks_for_it_shows_no_hidden_die(
     added = await clients[0].request("add_bot", room=room, level="expert")
     assert added["type"] == "result", added
     bots = [Bot(server, c, room, seed=10 + i) for i, c in enumerate(clients)]
-    advance(server, 3)
+    await advance(server, 3)
     asked = events_checked = in_secret = 0
     for step in range(CURRENT_HANDS * 400):
         ended = len(watcher.of_type("hand_ended"))
@@ -344,7 +344,7 @@ async def test_the_hand_in_play_as_each_member_asks_for_it_shows_no_hidden_die(
         for bot in bots:
             acted = await bot.step() or acted
         if len(watcher.of_type("hand_ended")) > ended:
-            advance(server, 3)
+            await advance(server, 3)
         if not acted:
             await asyncio.sleep(0.002)
     assert len(watcher.of_type("hand_ended")) >= CURRENT_HANDS

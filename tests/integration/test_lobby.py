@@ -65,7 +65,7 @@ async def test_list_subscribe_and_watch_a_room_come_and_go(quick_close: TaliServ
     listed = (await watcher.request("list_rooms"))["rooms"]
     assert [(r["room"], r["seats_taken"], r["spectators"]) for r in listed] == [(room, 1, 0)]
     await host.request("leave_room", room=room)
-    advance(quick_close, 10)  # empty for empty_room_seconds: it closes
+    await advance(quick_close, 10)  # empty for empty_room_seconds: it closes
     gone = await watcher.wait(lambda f: f["type"] == "lobby_update" and room in f["removed"])
     assert gone["changed"] == [] or all(s["room"] != room for s in gone["changed"])
     assert (await watcher.request("list_rooms"))["rooms"] == []
@@ -76,7 +76,7 @@ async def test_a_room_nobody_joins_closes_too(quick_close: TaliServer) -> None:
     host = await player(quick_close, "Host")
     await host.request("subscribe_lobby")
     room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
-    advance(quick_close, 10)
+    await advance(quick_close, 10)
     await host.wait(lambda f: f["type"] == "lobby_update" and room in f["removed"])
 
 
@@ -118,7 +118,7 @@ async def test_updates_are_coalesced() -> None:
         await watcher.request("subscribe_lobby")
         host = await player(served, "Host")
         room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
-        advance(served, 5)
+        await advance(served, 5)
         await watcher.wait(lambda f: f["type"] == "lobby_update")
         since = len(watcher.frames)
         guests: list[Client] = [await player(served, f"G{i}") for i in range(5)]
@@ -129,7 +129,7 @@ async def test_updates_are_coalesced() -> None:
             await guest.request("leave_room", room=room)
         await watcher.request("ping")
         assert [f for f in watcher.frames[since:] if f["type"] == "lobby_update"] == []
-        advance(served, 5)
+        await advance(served, 5)
         update = await watcher.wait(lambda f: f["type"] == "lobby_update", since=since)
         assert [s["room"] for s in update["changed"]] == [room]
         await watcher.request("ping")
@@ -198,7 +198,7 @@ async def test_spectators_come_and_go_quietly_and_watch_in_silence() -> None:
         # The table hears the count once, a second after the first arrival, not each one.
         await host.request("ping")
         assert host.of_type("spectators_changed") == []
-        advance(served, 1)
+        await advance(served, 1)
         counted = await host.wait(lambda f: f["type"] == "spectators_changed")
         assert counted["spectators"] == 3
         await host.request("ping")

@@ -86,7 +86,7 @@ async def test_metrics_move_by_the_right_amounts_over_a_hand(server: TaliServer)
         server, ["Aulus", "Brutus"], {"variant": "liars", "next_hand_delay_seconds": 60}
     )
     assert watcher is not None
-    advance(server, 60)
+    await advance(server, 60)
     await aulus.wait(lambda f: f["type"] == "your_turn")
     before = await scrape(port)
     assert before["tali_connections_open{}"] == 3
@@ -133,7 +133,7 @@ async def test_timeouts_reconnects_and_rate_limits_are_counted(strict_server: Ta
         {"variant": "stud", "turn_seconds": 5, "next_hand_delay_seconds": 60},
     )
     # Nobody acts: after the pause, 2 rolls and a fold by the timer.
-    advance(strict_server, 60 + 5 + 5)
+    await advance(strict_server, 60 + 5 + 5)
     await aulus.wait(lambda f: f["type"] == "hand_ended")
     again = await open_client(strict_server, "Aulus again")
     await again.hello(token=aulus.token)

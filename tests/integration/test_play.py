@@ -50,7 +50,7 @@ async def test_a_full_hand_of_each_variant(server: TaliServer, variant: str, pla
         server, names, {"variant": variant, "next_hand_delay_seconds": 60}
     )
     assert watcher is not None
-    advance(server, 60)
+    await advance(server, 60)
     ended = await watcher.wait(lambda f: f["type"] == "hand_started", timeout=5)
     assert ended["variant"] == variant
     await play_turns([*clients, watcher], hands=1)
@@ -84,7 +84,7 @@ async def test_spectator_sees_public_table(server: TaliServer) -> None:
         server, ["Aulus", "Brutus"], {"variant": "liars", "next_hand_delay_seconds": 60}
     )
     assert watcher is not None
-    advance(server, 60)
+    await advance(server, 60)
     await watcher.wait(lambda f: f["type"] == "hand_started")
     for client in clients:
         await client.request("roll", room=room)
@@ -113,7 +113,7 @@ async def test_fair_dice_can_be_turned_off_for_measuring_their_cost(fair: bool) 
             server, ["Aulus", "Brutus"], {"variant": "simple", "next_hand_delay_seconds": 60}
         )
         assert watcher is not None
-        advance(server, 60)
+        await advance(server, 60)
         await play_turns([*clients, watcher], hands=1)
         started = watcher.of_type("hand_started")[0]
         ended = watcher.of_type("hand_ended")[0]

@@ -61,7 +61,7 @@ async def test_a_drop_past_the_grace_period_folds_the_player(server: TaliServer)
         await client.request("roll", room=room)
     await aulus.close()
     await brutus.wait(lambda f: f["type"] == "player_disconnected")
-    advance(server, 10)
+    await advance(server, 10)
     folded = await brutus.wait(lambda f: f["type"] == "folded" and f["player"] == aulus.player_id)
     assert folded["reason"] == "left"
     left = await brutus.wait(

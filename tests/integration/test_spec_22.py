@@ -182,7 +182,7 @@ async def test_item13_a_seat_given_up_at_the_end_of_the_grace() -> None:
         await aulus.wait(lambda f: f["type"] == "your_turn")
         await aulus.close()
         await brutus.wait(lambda f: f["type"] == "player_disconnected")
-        advance(app, 5)  # the grace runs out (the session is kept for 600 s)
+        await advance(app, 5)  # the grace runs out (the session is kept for 600 s)
         await brutus.wait(
             lambda f, gone=aulus.player_id: f["type"] == "player_left" and f["player"] == gone,
             timeout=10,

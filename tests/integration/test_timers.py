@@ -30,7 +30,7 @@ def after_timeouts(watcher: Client) -> list[tuple[str, Frame]]:
 
 async def test_the_prompt_carries_a_deadline(server: TaliServer) -> None:
     _, (aulus, _), _ = await room_with(server, ["Aulus", "Brutus"], fast("liars"), spectator=False)
-    advance(server, 60)  # the next-hand pause
+    await advance(server, 60)  # the next-hand pause
     prompt = await aulus.wait(lambda f: f["type"] == "your_turn")
     assert prompt["phase"] == "roll"
     assert prompt["legal"]["actions"] == ["roll"]
@@ -45,9 +45,9 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
         server, ["Aulus", "Brutus", "Cassia"], fast("liars")
     )
     assert watcher is not None
-    advance(server, 60)  # the next-hand pause
+    await advance(server, 60)  # the next-hand pause
     await watcher.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "roll")
-    advance(server, 5)  # nobody rolls
+    await advance(server, 5)  # nobody rolls
     betting = await watcher.wait(lambda f: f["type"] == "waiting_for" and f["phase"] == "betting")
     # Nobody rolled: the timer rolled for all three, in secret.
     rolled = after_timeouts(watcher)
@@ -57,7 +57,7 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
     # Betting: the first in turn times out with nothing to call: a check.
     (first,) = betting["players"]
     since = len(watcher.frames)
-    advance(server, 5)
+    await advance(server, 5)
     await watcher.wait(lambda f: f["type"] == "checked", since=since)
     checked = [e for p, e in after_timeouts(watcher) if e["type"] == "checked"]
     assert [e["player"] for e in checked] == [first]
@@ -70,7 +70,7 @@ async def test_rolls_are_rolled_and_betting_checks_then_folds(server: TaliServer
     await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "betting")
     assert (await client.request("bet", room=room, amount=5))["type"] == "result"
     await watcher.wait(lambda f: f["type"] == "bet_placed")
-    advance(server, 5)
+    await advance(server, 5)
     folded = await watcher.wait(lambda f: f["type"] == "folded")
     assert folded["reason"] == "timeout"
     assert folded["player"] not in (client.player_id, first)

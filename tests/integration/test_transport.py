@@ -338,8 +338,8 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_then_droppe
                         break  # it is not reading any more: that is the point
                 assert time.monotonic() < deadline, "the server never stopped reading"
             assert peer in transport.connections, "dropped while game time stood still"
-            advance(server, 0.5)  # the keepalive ping, into the full socket
-            advance(server, 0.5)  # no pong: dropped
+            await advance(server, 0.5)  # the keepalive ping, into the full socket
+            await advance(server, 0.5)  # no pong: dropped
             await within(5, lambda: peer not in transport.connections)
         finally:
             sock.close()
@@ -393,13 +393,29 @@ async def test_shutdown_aborts_a_client_that_never_finishes_closing() -> None:
 
 
 async def test_a_quiet_client_that_answers_pings_stays() -> None:
-    async with serving(ping_interval_seconds=0.1, ping_timeout_seconds=0.2) as server:
+    """The keepalive runs on game time: a minute of it is 60 rounds, every ping answered by
+    the client library before its pong is missed (``advance`` lets it answer), however slow
+    the machine. (It ran on real time, and a test had to sleep through its rounds.) Its 60
+    pongs arrive within the shipped frame budget's burst (100), which is real time."""
+    async with serving(auto_seconds=0, ping_interval_seconds=1, ping_timeout_seconds=2) as server:
         client = await player(server, "Quiet")
-        await asyncio.sleep(0.6)  # several keepalive rounds, answered by the client library
-        assert await round_trip(client) < 1
         (peer,) = [c.peer for c in server.connections]
         assert isinstance(peer, WsConnection)
+        pings = 0
+        pinged = peer._ping
+
+        def counted() -> None:
+            nonlocal pings
+            pings += 1
+            pinged()
+
+        peer._ping = counted  # type: ignore[method-assign]
+        await advance(server, 60)
+        assert pings >= 59, pings
+        assert await round_trip(client) < 1
         assert peer.is_open
+        assert server.transport is not None
+        assert server.transport.stats["keepalive_timeout"] == 0
 
 
 # -- TLS -------------------------------------------------------------------------------------

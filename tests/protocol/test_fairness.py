@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import fairness, fairness_vectors
+from tests.strength import scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("fairness_runner.mjs")
@@ -178,7 +179,7 @@ hand_rolls = st.tuples(
 ).map(lambda t: [(4, t[0]), (4, None), (4, None), *t[1]])
 
 
-@settings(max_examples=60)
+@settings(max_examples=scaled(60, 6))
 @given(
     secrets,
     ids,

@@ -19,6 +19,7 @@ from protocol import generate
 from protocol.client import CLIENT_MESSAGES
 from protocol.codec import SERVER_ADAPTER, encode, parse_client_message
 from protocol.server import SERVER_MESSAGES
+from tests.strength import scaled
 
 from .schema_strategy import from_schema
 
@@ -34,7 +35,7 @@ def schema_of(direction: str, kind: str) -> dict[str, Any]:
 
 CLIENT_TYPES = [generate.message_type(m) for m in CLIENT_MESSAGES]
 SERVER_TYPES = [generate.message_type(m) for m in SERVER_MESSAGES]
-RANDOM = settings(max_examples=25, suppress_health_check=list(HealthCheck))
+RANDOM = settings(max_examples=scaled(25, 3), suppress_health_check=list(HealthCheck))
 
 
 @pytest.mark.parametrize("kind", CLIENT_TYPES)

@@ -20,6 +20,7 @@ from server.demo import choose
 from server.engine import view
 from server.engine.view import TableView
 from server.wire import legal_data
+from tests.strength import scaled
 
 from .tables import Table
 
@@ -58,7 +59,7 @@ def comparable(table: TableView) -> TableView:
 
 
 @pytest.mark.parametrize("variant", ["simple", "liars", "draw", "stud"])
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(scaled(4, 1)))
 def test_the_model_is_the_seats_view_after_every_step(variant: str, seed: int) -> None:
     rng = random.Random(seed)
     settings: dict[str, Any] = {

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from server.clock import ManualClock
+from server.clock import LoopFace, ManualClock
 
 pytestmark = pytest.mark.asyncio
 
@@ -70,3 +70,57 @@ async def test_the_wall_clock_starts_now_and_follows_game_time() -> None:
     deadline = clock.after(30)
     assert deadline.at == 30
     assert deadline.ms == start + 30_000
+
+
+async def test_elapse_lets_the_loop_answer_before_a_later_timer_is_judged() -> None:
+    """A keepalive in miniature: a ping at 20 s whose pong comes back through the event loop
+    (three turns, as a client of this process takes) cancels the pong timeout at 40 s.
+    ``advance`` judges the timeout without the loop running; ``elapse`` lets it answer."""
+
+    def keepalive(clock: ManualClock, missed: list[float]) -> None:
+        loop = asyncio.get_running_loop()
+
+        def ping() -> None:
+            timeout = clock.call_at(clock.now() + 20, lambda: missed.append(clock.now()))
+            # The ping is read, the pong written, the pong read: a turn each.
+            loop.call_soon(loop.call_soon, loop.call_soon, timeout.cancel)
+
+        clock.call_at(20, ping)
+
+    missed: list[float] = []
+    clock = ManualClock()
+    keepalive(clock, missed)
+    await clock.elapse(60)
+    assert missed == []
+    assert clock.now() == 60
+    clock = ManualClock()
+    keepalive(clock, missed)
+    clock.advance(60)
+    assert missed == [40]
+
+
+async def test_elapse_fires_the_timers_of_one_instant_together_and_in_order() -> None:
+    clock = ManualClock(settle_turns=3)
+    fired: list[tuple[str, float]] = []
+    clock.call_at(5, lambda: fired.append(("a", clock.now())))
+    clock.call_at(5, lambda: clock.call_at(5, lambda: fired.append(("c", clock.now()))))
+    clock.call_at(5, lambda: fired.append(("b", clock.now())))
+    clock.call_at(9, lambda: fired.append(("d", clock.now())))
+    clock.call_at(11, lambda: fired.append(("late", clock.now())))
+    await clock.elapse(10)
+    assert fired == [("a", 5), ("b", 5), ("c", 5), ("d", 9)]
+    assert clock.now() == 10
+
+
+async def test_loop_face_sets_timers_on_the_clock() -> None:
+    clock = ManualClock(auto_seconds=0)
+    face = LoopFace(clock)
+    fired: list[float] = []
+    face.call_later(20, lambda: fired.append(face.time()))
+    cancelled = face.call_later(10, lambda: fired.append(-1))
+    cancelled.cancel()
+    await asyncio.sleep(0.01)
+    assert fired == []
+    clock.advance(30)
+    assert fired == [20]
+    assert face.time() == 30
