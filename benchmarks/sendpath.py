@@ -151,6 +151,8 @@ class Run:
         self.bytes = 0
         self.hands = 0
         self.profile: cProfile.Profile | None = None
+        self.per_turn = 0
+        """Messages handled a turn (0: every one sent)."""
 
     async def turn(self) -> None:
         """One event-loop turn of the server: the messages sent are read, handled and
@@ -159,9 +161,14 @@ class Run:
         begun = time.process_time()
         if profile is not None:
             profile.enable()
-        for connection, text in self.sends:
+        sends = self.sends
+        if self.per_turn and len(sends) > self.per_turn:
+            # As at human pace: a turn reads a message or two, the rest wait for later turns.
+            sends, self.sends = sends[: self.per_turn], sends[self.per_turn :]
+        else:
+            self.sends = []
+        for connection, text in sends:
             connection.on_message(text.decode())
-        self.sends.clear()
         # Incoming's handling and Outgoing's flush run in this turn (call_soon).
         await asyncio.sleep(0)
         if profile is not None:
@@ -234,6 +241,8 @@ class Run:
             self.read(measuring=False)
             sent += len(self.sends) - before
             await self.turn()
+        while self.sends:  # what is left of the warm-up (``--per-turn``), unmeasured
+            await self.turn()
         self.server_cpu = self.client_cpu = 0.0
         dump()
         self.read(measuring=True)
@@ -241,6 +250,8 @@ class Run:
             await self.turn()
             self.read(measuring=True)
         await self.turn()
+        while self.sends:  # every action counted is handled
+            await self.turn()
         dump()
 
 
@@ -261,6 +272,7 @@ async def one(args: argparse.Namespace) -> dict[str, Any]:
     tune_gc()
     configure(LogFormat.JSON, "info")
     run = Run(args.rooms, args.seed, args.store, args.fair_dice)
+    run.per_turn = args.per_turn
     try:
         # Listening (on a port no one uses), recovered and committing as a served server is.
         await run.app.start()
@@ -292,7 +304,7 @@ def spawn(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
     """One run in a fresh process with ``tree``'s code."""
     command = [sys.executable, str(Path(__file__).resolve()), "--json", "--rooms", str(args.rooms),
                "--warmup", str(args.warmup), "--actions", str(args.actions), "--seed", str(args.seed),
-               "--store", args.store] + (["--fair-dice"] if args.fair_dice else [])  # fmt: skip
+               "--store", args.store, "--per-turn", str(args.per_turn)] + (["--fair-dice"] if args.fair_dice else [])  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run(
         command,
@@ -319,6 +331,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--store", default="memory", help="memory (default) or sqlite")
     parser.add_argument("--fair-dice", action="store_true", help="committed dice, as shipped")
+    parser.add_argument(
+        "--per-turn",
+        type=int,
+        default=0,
+        help="messages handled an event-loop turn, each turn its own commit and writes (1: as "
+        "at human pace; default: every one sent, as in a closed loop)",
+    )
     parser.add_argument("--profile", action="store_true", help="one run here, profiled")
     parser.add_argument("--profile-out", help="with --profile: the stats to this file")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
