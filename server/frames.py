@@ -13,10 +13,13 @@ encoded for it.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.codec import encode
 from server import wire
+
+if TYPE_CHECKING:
+    from server.session import Message
 
 # Headers of the short frames most messages are (< 126 bytes), and of the rest.
 _SHORT = [bytes((0x81, n)) for n in range(126)]
@@ -63,8 +66,44 @@ class Out:
             )
         return frame
 
+    def payload(self) -> memoryview:
+        """The encoded message without its frame header: the frame's own bytes, not a copy
+        (a batch joins its members' payloads; nothing is encoded again)."""
+        frame = self.framed or self.frame()
+        size = frame[1]
+        return memoryview(frame)[2 if size < 126 else 4 if size == 126 else 10 :]
+
     def __repr__(self) -> str:
         return f"Out({self._data if self._data is not None else self._model!r})"
+
+
+BATCH_BYTES = 65536
+"""The most bytes of JSON one batch carries: more messages go in further frames (a message
+bigger than this alone goes as a frame of its own, as without batching)."""
+
+
+def batch_frame(messages: list[Message]) -> bytes:
+    """``messages`` (two or more) as one text frame holding a JSON array, in order (the
+    ``batch`` capability, protocol/README.md), or as several such frames when together they
+    pass ``BATCH_BYTES``. Each member is the payload its own frame carries, so a message
+    shared by several recipients is still encoded once."""
+    payloads = [m.payload() for m in messages]
+    if sum(map(len, payloads)) + len(payloads) < BATCH_BYTES:
+        return payload_frame(b"[%b]" % b",".join(payloads))
+    frames: list[bytes] = []
+    group: list[memoryview] = []
+    size = 0
+    for payload in [*payloads, None]:
+        if payload is None or (group and size + len(payload) + 1 >= BATCH_BYTES):
+            if len(group) == 1:
+                frames.append(payload_frame(bytes(group[0])))
+            elif group:
+                frames.append(payload_frame(b"[%b]" % b",".join(group)))
+            group, size = [], 0
+        if payload is not None:
+            group.append(payload)
+            size += len(payload) + 1
+    return b"".join(frames)
 
 
 def text_frame(text: str) -> bytes:

@@ -33,6 +33,10 @@ class Message(Protocol):
 
     def frame(self) -> bytes: ...
 
+    def payload(self) -> memoryview:
+        """The encoded message without its frame header (a batch's member)."""
+        ...
+
 
 class Outbox(Protocol):
     """Where a session's messages go: the live connection, if any."""
