@@ -27,17 +27,19 @@ _MEDIUM = struct.Struct("!BBH").pack
 
 
 class Out:
-    """One outgoing message, shared by every recipient it goes to: built once, framed at
-    most once (by the first connection that writes it: ``framed`` holds the frame from
-    then on), read as data by in-process clients. Never changed once made: recipients
-    share it."""
+    """One outgoing message, shared by every recipient it goes to: built once, encoded at
+    most once, framed at most once (by the first connection that writes it: ``framed``
+    holds the frame from then on; ``encoded`` the bare JSON a batch's member is, once a
+    batch asked for it), read as data by in-process clients. Never changed once made:
+    recipients share it."""
 
-    __slots__ = ("_data", "_model", "framed")
+    __slots__ = ("_data", "_model", "encoded", "framed")
 
     def __init__(self, data: dict[str, Any] | None = None, model: Any = None) -> None:
         self._data = data
         self._model = model
         self.framed: bytes | None = None
+        self.encoded: bytes | None = None
 
     @classmethod
     def of(cls, model: Any) -> Out:
@@ -60,18 +62,30 @@ class Out:
     def frame(self) -> bytes:
         frame = self.framed
         if frame is None:
-            model = self._model
-            frame = self.framed = (
-                message_frame(model) if model is not None else data_frame(self.data)
-            )
+            payload = self.encoded
+            if payload is not None:
+                frame = self.framed = payload_frame(payload)
+            else:
+                model = self._model
+                frame = self.framed = (
+                    message_frame(model) if model is not None else data_frame(self.data)
+                )
         return frame
 
-    def payload(self) -> memoryview:
-        """The encoded message without its frame header: the frame's own bytes, not a copy
-        (a batch joins its members' payloads; nothing is encoded again)."""
-        frame = self.framed or self.frame()
-        size = frame[1]
-        return memoryview(frame)[2 if size < 126 else 4 if size == 126 else 10 :]
+    def payload(self) -> bytes:
+        """The message's JSON, as its frame carries it (a batch joins its members' payloads:
+        nothing is encoded again, whoever wrote the message first)."""
+        payload = self.encoded
+        if payload is None:
+            frame = self.framed
+            if frame is not None:
+                size = frame[1]
+                payload = frame[2 if size < 126 else 4 if size == 126 else 10 :]
+            else:
+                model = self._model
+                payload = encode(model).encode() if model is not None else wire.payload(self.data)
+            self.encoded = payload
+        return payload
 
     def __repr__(self) -> str:
         return f"Out({self._data if self._data is not None else self._model!r})"
@@ -87,16 +101,20 @@ def batch_frame(messages: list[Message]) -> bytes:
     ``batch`` capability, protocol/README.md), or as several such frames when together they
     pass ``BATCH_BYTES``. Each member is the payload its own frame carries, so a message
     shared by several recipients is still encoded once."""
-    payloads = [m.payload() for m in messages]
-    if sum(map(len, payloads)) + len(payloads) < BATCH_BYTES:
-        return payload_frame(b"[%b]" % b",".join(payloads))
+    payloads = [m.encoded or m.payload() for m in messages]
+    body = b",".join(payloads)
+    n = len(body) + 2
+    if n < 126:
+        return b"".join((_SHORT[n], b"[", body, b"]"))
+    if n < BATCH_BYTES:
+        return b"".join((_MEDIUM(0x81, 126, n), b"[", body, b"]"))
     frames: list[bytes] = []
-    group: list[memoryview] = []
+    group: list[bytes] = []
     size = 0
     for payload in [*payloads, None]:
         if payload is None or (group and size + len(payload) + 1 >= BATCH_BYTES):
             if len(group) == 1:
-                frames.append(payload_frame(bytes(group[0])))
+                frames.append(payload_frame(group[0]))
             elif group:
                 frames.append(payload_frame(b"[%b]" % b",".join(group)))
             group, size = [], 0

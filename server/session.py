@@ -33,8 +33,12 @@ class Message(Protocol):
 
     def frame(self) -> bytes: ...
 
-    def payload(self) -> memoryview:
-        """The encoded message without its frame header (a batch's member)."""
+    @property
+    def encoded(self) -> bytes | None:
+        """The message's JSON, once made (``payload``)."""
+
+    def payload(self) -> bytes:
+        """The message's JSON without a frame header (a batch's member)."""
         ...
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from server.app import TaliServer
 
+from .conftest import advance
 from .harness import Client, Frame, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -61,6 +62,11 @@ async def test_one_action_at_a_table_of_four_is_one_frame_per_recipient(
     )
     assert watcher is not None
     members = [*clients, watcher]
+    # The spectator count is told a game second after the spectator came (a timer of its
+    # own): out of the way before anything is counted.
+    advance(server, 1.5)
+    for member in members:
+        await member.wait(lambda f: f["type"] == "spectators_changed")
     for client in clients:
         await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll")
     # Every player but the last rolls; the last roll ends the roll phase.

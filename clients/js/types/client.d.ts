@@ -62,6 +62,10 @@ export class TaliError extends Error {
  * @property {Heartbeat} [heartbeat]
  * @property {boolean} [reconnect]  reconnect and resume after a drop (default true)
  * @property {string} [protocol]  the version sent in hello (default this library's)
+ * @property {boolean} [batch]  ask for the `batch` capability (protocol 2.3, default false): the
+ *   server may then send several messages in one frame, a JSON array; they are delivered one
+ *   by one, in order, exactly as if each had come alone (a 2.2 server that refuses the
+ *   capability is asked again without it)
  */
 export class TaliClient {
     /** @param {ClientOptions} options */
@@ -102,6 +106,12 @@ export class TaliClient {
         timeout: number;
     };
     reconnect: boolean;
+    batch: boolean;
+    /** WebSocket frames and messages received on every connection so far. */
+    received: {
+        frames: number;
+        messages: number;
+    };
     /** @type {any} */
     _WebSocket: any;
     /** @type {any} */
@@ -216,6 +226,8 @@ export class TaliClient {
     _stopHeartbeat(): void;
     /** @param {unknown} raw */
     _receive(raw: unknown): void;
+    /** @param {any} message  one server message */
+    _take(message: any): void;
     /**
      * Seq bookkeeping for a new session or a resume, before any frame after the
      * welcome is read (the hello that awaits it resumes only later).
@@ -375,4 +387,11 @@ export type ClientOptions = {
      * the version sent in hello (default this library's)
      */
     protocol?: string | undefined;
+    /**
+     * ask for the `batch` capability (protocol 2.3, default false): the
+     * server may then send several messages in one frame, a JSON array; they are delivered one
+     * by one, in order, exactly as if each had come alone (a 2.2 server that refuses the
+     * capability is asked again without it)
+     */
+    batch?: boolean | undefined;
 };
