@@ -26,7 +26,8 @@ import { setUpAlerts, turnChanged } from "./alerts.js";
 import { promptHint } from "./describe.js";
 import { checkHand } from "./tali/fair-hand.js";
 
-const client = new TaliClient({ url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/` });
+// Batches (protocol 2.3): what one action brings this page arrives as one frame.
+const client = new TaliClient({ url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`, batch: true });
 const state = store.createState();
 const handlers = createHandlers({ client, state, render });
 let turnKey = "";

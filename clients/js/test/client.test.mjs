@@ -93,7 +93,7 @@ test("reconnect delays grow by the factor up to the cap, with jitter", () => {
 
 /** A scripted server: answers hello with welcome, then runs `script(socket, frames)`;
  * `refuse`: a hello with `capabilities` is refused with bad_message, as a 2.2 server does. */
-async function fakeServer(script, { refuse = false } = {}) {
+async function fakeServer(script, { refuse = false, withWelcome = [] } = {}) {
   const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise((resolve) => wss.on("listening", resolve));
   const connections = [];
@@ -108,7 +108,8 @@ async function fakeServer(script, { refuse = false } = {}) {
         return;
       }
       if (frame.type === "hello") {
-        socket.send(JSON.stringify({
+        const send = withWelcome.length ? (welcome) => socket.send(`[${welcome},${withWelcome.join(",")}]`) : (welcome) => socket.send(welcome);
+        send(JSON.stringify({
           type: "welcome", id: frame.id, server_version: "fake", protocol: "2.1", player_id: "p_me",
           name: "Me", token: "T".repeat(43), resumed: connections.length > 1, rooms: [],
           limits: { max_frame_bytes: 4096, messages_per_second: 20, message_burst: 40, abuse_limit: 50, chat_per_minute: 20, max_rooms_per_player: 3 },
@@ -249,4 +250,17 @@ test("batch against the real server: granted, and one frame per action's message
   assert.equal(client.received.frames - start.frames, 1);
   assert.equal(client.received.messages - start.messages, 3);
   client.close();
+});
+
+test("a batch that carries the welcome: what follows it waits until the session is taken in", async () => {
+  const snapshot = JSON.stringify({ type: "snapshot", room: "r_1", seq: 4 });
+  const fake = await fakeServer(() => {}, { withWelcome: [event(4), snapshot, event(5)] });
+  const client = new TaliClient({ url: fake.url, tokenStore: memoryTokenStore(), batch: true, ...quick });
+  const order = [];
+  for (const type of ["welcome", "chat", "snapshot"]) client.on(type, (m) => order.push(`${type}${m.seq ?? ""}`));
+  await client.connect();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(order, ["welcome", "chat4", "snapshot4", "chat5"]);
+  client.close();
+  await fake.close();
 });

@@ -112,6 +112,10 @@ export class TaliClient {
         frames: number;
         messages: number;
     };
+    /** Messages read after a welcome, held until the hello that awaits it has taken the
+     * session in (and emitted "welcome"): a batch may carry the snapshots with it. */
+    /** @type {any[] | null} */
+    _held: any[] | null;
     /** @type {any} */
     _WebSocket: any;
     /** @type {any} */
@@ -219,6 +223,8 @@ export class TaliClient {
     _dropped(ws: any, code: number, reason: string): boolean;
     /** @returns {Promise<Welcome>} */
     _hello(): Promise<Welcome>;
+    /** The messages read since the welcome, now that the session is taken in: in order. */
+    _release(): void;
     /** The delay before reconnect attempt `attempt` (1, 2, ...), in ms. */
     retryDelay(attempt?: number): number;
     _scheduleReconnect(): void;

@@ -105,6 +105,10 @@ export class TaliClient {
     this.batch = options.batch ?? false;
     /** WebSocket frames and messages received on every connection so far. */
     this.received = { frames: 0, messages: 0 };
+    /** Messages read after a welcome, held until the hello that awaits it has taken the
+     * session in (and emitted "welcome"): a batch may carry the snapshots with it. */
+    /** @type {any[] | null} */
+    this._held = null;
     /** @type {any} */
     this._WebSocket = options.WebSocket ?? null;
     /** @type {any} */
@@ -357,6 +361,7 @@ export class TaliClient {
   _dropped(ws, code, reason) {
     if (ws !== this.ws) return false; // left for another node (moveTo), or given up
     this.ws = null;
+    this._held = null;
     this._stopHeartbeat();
     for (const { reject } of this._pending.values()) reject(new TaliError("disconnected", "connection closed"));
     this._pending.clear();
@@ -399,16 +404,30 @@ export class TaliClient {
       delete hello.capabilities;
       welcome = await this._send("hello", hello);
     }
-    this._attempt = 0;
-    await this.tokenStore.set(welcome.token);
-    this.playerId = welcome.player_id;
-    this.name = welcome.name;
-    this.welcome = welcome;
-    this._offline = false;
-    this._setStatus("open");
-    this._startHeartbeat();
-    this._emit("welcome", welcome);
+    try {
+      this._attempt = 0;
+      await this.tokenStore.set(welcome.token);
+      this.playerId = welcome.player_id;
+      this.name = welcome.name;
+      this.welcome = welcome;
+      this._offline = false;
+      this._setStatus("open");
+      this._startHeartbeat();
+      this._emit("welcome", welcome);
+    } finally {
+      this._release();
+    }
     return welcome;
+  }
+
+  /** The messages read since the welcome, now that the session is taken in: in order. */
+  _release() {
+    const held = this._held;
+    this._held = null;
+    for (const message of held ?? []) {
+      if (this._held) this._held.push(message); // another welcome among them
+      else this._take(message);
+    }
   }
 
   /** The delay before reconnect attempt `attempt` (1, 2, ...), in ms. */
@@ -473,20 +492,23 @@ export class TaliClient {
     } catch {
       return;
     }
+    // A batch: each message in order, as if it had come alone (protocol 2.3).
+    const messages = Array.isArray(parsed) ? parsed : [parsed];
     this.received.frames += 1;
-    if (Array.isArray(parsed)) {
-      // A batch: each message in order, as if it had come alone (protocol 2.3).
-      for (const message of parsed) this._take(message);
-    } else {
-      this._take(parsed);
+    this.received.messages += messages.length;
+    for (const message of messages) {
+      if (this._held) this._held.push(message);
+      else this._take(message);
     }
   }
 
   /** @param {any} message  one server message */
   _take(message) {
-    this.received.messages += 1;
     if (!message || typeof message !== "object" || typeof message.type !== "string") return;
-    if (message.type === "welcome") this._takeWelcome(message);
+    if (message.type === "welcome") {
+      this._takeWelcome(message);
+      this._held = []; // until _hello has taken the session in
+    }
     if (message.id !== undefined && message.id !== null && REPLIES.has(message.type)) {
       const waiting = this._pending.get(message.id);
       if (waiting) {
