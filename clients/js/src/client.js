@@ -424,7 +424,8 @@ export class TaliClient {
     const held = this._held;
     this._held = null;
     for (const message of held ?? []) {
-      if (this._held) this._held.push(message); // another welcome among them
+      const again = /** @type {any[] | null} */ (this._held); // set by another welcome among them
+      if (again) again.push(message);
       else this._take(message);
     }
   }
