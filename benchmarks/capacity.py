@@ -44,6 +44,7 @@ RESULT_TYPES = (
     b'{"type":"bet_placed"',
     b'{"type":"folded"',
 )
+RESULT_NAMES = frozenset(t[len(b'{"type":"') : -1].decode() for t in RESULT_TYPES)
 PLAYER = re.compile(rb'"player":"([^"]+)"')
 CORES = os.cpu_count() or 1
 
@@ -211,6 +212,9 @@ class Stats:
     latencies: list[float] = field(default_factory=list)
     actions: int = 0
     frames: int = 0
+    """WebSocket frames received (a batch is one)."""
+    messages: int = 0
+    """Messages received (a batch's members one by one)."""
     hands_ended: int = 0
     """hand_ended frames received: one per player per hand."""
     measuring: bool = False
@@ -231,10 +235,17 @@ class GameRoom:
     """Four players of one liars' room, answering every prompt at once (or at human pace)."""
 
     def __init__(
-        self, stats: Stats, rng: random.Random, pace: float = 0.0, protocol: str = ""
+        self,
+        stats: Stats,
+        rng: random.Random,
+        pace: float = 0.0,
+        protocol: str = "",
+        batch: bool = False,
     ) -> None:
+        """``batch``: the players ask for the ``batch`` capability (protocol 2.3)."""
         self.stats = stats
         self.protocol = protocol
+        self.batch = batch
         self.rng = rng
         self.pace = pace
         self.players: list[LeanConnection] = []
@@ -249,8 +260,15 @@ class GameRoom:
 
     def on_text(self, conn: LeanConnection, payload: bytes) -> None:
         stats = self.stats
+        if payload[:1] == b"[":
+            if stats.measuring:
+                stats.frames += 1
+            for message in json.loads(payload):
+                self.on_message(conn, message)
+            return
         if stats.measuring:
             stats.frames += 1
+            stats.messages += 1
             if payload.startswith(b'{"type":"hand_ended"'):
                 stats.hands_ended += 1
         if payload.startswith(RESULT_TYPES):
@@ -280,6 +298,38 @@ class GameRoom:
             future = self.replies.pop(conn)
             if not future.done():
                 future.set_result(json.loads(payload))
+
+    def on_message(self, conn: LeanConnection, message: dict[str, Any]) -> None:
+        """One member of a batch: what ``on_text`` does with a frame of its own."""
+        stats = self.stats
+        kind = message.get("type")
+        if stats.measuring:
+            stats.messages += 1
+            if kind == "hand_ended":
+                stats.hands_ended += 1
+        if kind in RESULT_NAMES:
+            key = str(message.get("player")).encode()
+            pending = self.pending.get(key)
+            if pending is not None:
+                pending.waiting -= 1
+                if pending.waiting == 0:
+                    del self.pending[key]
+                    stats.record(time.perf_counter() - pending.sent)
+            return
+        if kind == "your_turn":
+            if not self.started:
+                self.held.append((conn, message))
+            elif self.pace:
+                asyncio.get_running_loop().call_later(
+                    self.rng.uniform(0, 2 * self.pace), self.act, conn, message
+                )
+            else:
+                self.act(conn, message)
+            return
+        if conn in self.replies and ("id" in message and kind in ("welcome", "result", "error")):
+            future = self.replies.pop(conn)
+            if not future.done():
+                future.set_result(message)
 
     def act(self, conn: LeanConnection, prompt: dict[str, Any]) -> None:
         if conn.transport is None or conn.transport.is_closing():
@@ -320,9 +370,14 @@ class GameRoom:
     async def setup(self, port: int, index: int) -> None:
         for seat in range(4):
             conn = await open_connection(HOST, port, self.on_text)
-            welcome = await self.request(
-                conn, {"type": "hello", "protocol": self.protocol, "name": f"r{index}p{seat}"}
-            )
+            hello: dict[str, Any] = {
+                "type": "hello",
+                "protocol": self.protocol,
+                "name": f"r{index}p{seat}",
+            }
+            if self.batch:
+                hello["capabilities"] = ["batch"]
+            welcome = await self.request(conn, hello)
             self.ids[conn] = welcome["player_id"]
             self.players.append(conn)
         created = await self.request(self.players[0], {"type": "create_room", "settings": {
@@ -358,6 +413,7 @@ class BareRoom:
             return
         if self.stats.measuring:
             self.stats.frames += 1
+            self.stats.messages += 1
         self.waiting -= 1
         if self.waiting == 0:
             self.stats.record(time.perf_counter() - self.sent)
@@ -399,13 +455,21 @@ class Load:
 
     @classmethod
     def game(
-        cls, ports: list[int], rooms: int, pace: float, protocol: str, seed: int | None = None
+        cls,
+        ports: list[int],
+        rooms: int,
+        pace: float,
+        protocol: str,
+        seed: int | None = None,
+        batch: bool = False,
     ) -> Load:
         """``rooms`` liars' rooms at ``pace`` (0: closed loop); ``seed`` (by default the
-        number of rooms) seeds the players' choices and their delays."""
+        number of rooms) seeds the players' choices and their delays; ``batch``: the players
+        ask for batches (one frame per recipient per action)."""
         stats = Stats()
         rng = random.Random(rooms if seed is None else seed)
-        return cls([GameRoom(stats, rng, pace, protocol) for _ in range(rooms)], ports, stats)
+        tables = [GameRoom(stats, rng, pace, protocol, batch) for _ in range(rooms)]
+        return cls(tables, ports, stats)
 
     async def set_up(self, first: int = 0) -> None:
         """Connect every room's players and seat them (names from ``first`` on), in groups
@@ -439,6 +503,9 @@ def latency_figures(stats: Stats, elapsed: float) -> dict[str, float]:
     return {
         "actions_s": stats.actions / elapsed,
         "frames_s": stats.frames / elapsed,
+        # WebSocket frames and messages the players received per action, all told.
+        "frames_action": stats.frames / stats.actions if stats.actions else 0.0,
+        "messages_action": stats.messages / stats.actions if stats.actions else 0.0,
         # Frames the four players of a room received per hand, all told.
         "frames_hand": stats.frames * 4 / stats.hands_ended if stats.hands_ended else 0.0,
         "p50": percentile(lat, 0.5) * 1000,
@@ -464,13 +531,15 @@ async def measure(
     deflate: bool = False,
     root: Path = ROOT,
     settings: dict[str, str] | None = None,
+    batch: bool = False,
 ) -> dict[str, float]:
-    """One run; ``settings`` are the game server's ``TALI_*`` variables over the defaults."""
+    """One run; ``settings`` are the game server's ``TALI_*`` variables over the defaults;
+    ``batch``: the game's players ask for batches."""
     process, port = (
         start_game_server(root, settings) if kind == "game" else start_bare_server(deflate)
     )
     if kind == "game":
-        load = Load.game([port], rooms, pace, process.protocol)
+        load = Load.game([port], rooms, pace, process.protocol, batch=batch)
     else:
         stats = Stats()
         load = Load([BareRoom(stats, i, pace, deflate) for i in range(rooms)], [port], stats)
@@ -605,8 +674,11 @@ async def main() -> None:
         print(header)
         game = await measure("game", rooms, args.warmup, args.seconds)
         print(row("tali", game), flush=True)
-        print(f"tali: {game['frames_hand']:.0f} frames delivered per four-player liars' hand "
-              f"({game['frames_hand'] / 4:.1f} per player)")  # fmt: skip
+        batched = await measure("game", rooms, args.warmup, args.seconds, batch=True)
+        print(row("tali batch", batched), flush=True)
+        for label, run in (("tali", game), ("tali batch", batched)):
+            print(f"{label}: {run['frames_action']:.1f} frames per action ({run['messages_action']:.1f} "
+                  f"messages), {run['frames_hand']:.0f} frames per four-player liars' hand")  # fmt: skip
         bare = await measure("bare", rooms, args.warmup, args.seconds)
         print(row("bare", bare))
         print(f"ratio tali/bare: actions/s {game['actions_s'] / bare['actions_s']:.0%}, "

@@ -5,6 +5,7 @@
     python -m benchmarks.compare ../tali-before --env TALI_STORE=memory --env TALI_FAIR_DICE=false
     python -m benchmarks.compare ../tali-a --this ../tali-b     # two other checkouts
     python -m benchmarks.compare ../tali-before --human --rooms 1000   # players at human pace
+    python -m benchmarks.compare . --batch this --bare           # batches on/off, and the relay
 
 Make the other checkout with, say, `git worktree add ../tali-before HEAD~3`.
 This machine's speed drifts by several per cent over minutes, so figures from
@@ -12,7 +13,10 @@ separate runs of `benchmarks.capacity` do not tell a 3 % change from noise;
 runs that alternate the two servers under one generator do. Each run starts a
 fresh server process from each checkout (its own ``server`` package, this
 checkout's Python environment) and measures it as ``benchmarks.capacity``
-does; the medians and their ratio are printed at the end.
+does; the medians and their ratio are printed at the end. ``--batch`` says whose
+players ask for batches (protocol 2.3: one frame per recipient per action), so
+that one checkout compared with itself measures batching on against off;
+``--bare`` adds a run of the bare websockets relay to each round.
 """
 
 from __future__ import annotations
@@ -54,6 +58,15 @@ async def main() -> None:
         metavar="TALI_X=VALUE",
         help="a setting for both servers (an older checkout ignores one it does not know)",
     )
+    parser.add_argument(
+        "--batch",
+        choices=["none", "this", "other", "both"],
+        default="none",
+        help="whose players ask for batches (the capability of protocol 2.3)",
+    )
+    parser.add_argument(
+        "--bare", action="store_true", help="also run the bare websockets relay in each round"
+    )
     args = parser.parse_args()
     settings = dict(item.split("=", 1) for item in args.env)
     this, other = args.this.resolve(), args.other.resolve()
@@ -62,7 +75,10 @@ async def main() -> None:
             parser.error(f"{tree} is not a tali checkout (no server/app.py)")
     capacity.raise_fd_limit()
     capacity.pin(0, 1)
-    trees = {"this": this, "other": other}
+    trees: dict[str, Path | None] = {"this": this, "other": other}
+    if args.bare:
+        trees["bare"] = None
+    batch = {"this": args.batch in ("this", "both"), "other": args.batch in ("other", "both")}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     pace = capacity.HUMAN_PACE if args.human else 0.0
     print(
@@ -70,14 +86,19 @@ async def main() -> None:
         + (f"human pace ({pace} s a prompt on average)" if pace else "closed loop")
         + f"; this = {this}, other = {other}"
         + (f"; settings {settings}" if settings else "")
+        + (f"; batches: {args.batch}" if args.batch != "none" else "")
     )
     print(f"{'server':<14}{'actions/s':>10}{'frames/s':>12}{'p50 ms':>8}{'p90':>8}{'p99':>8}"
           f"{'max':>8}{'srv CPU':>10}{'gen CPU':>9}{'RSS MiB':>9}")  # fmt: skip
     for run in range(1, args.runs + 1):
         for name, root in trees.items():
-            result = await capacity.measure(
-                "game", args.rooms, args.warmup, args.seconds, pace, root=root, settings=settings
-            )
+            if root is None:
+                result = await capacity.measure("bare", args.rooms, args.warmup, args.seconds, pace)
+            else:
+                result = await capacity.measure(
+                    "game", args.rooms, args.warmup, args.seconds, pace, root=root,
+                    settings=settings, batch=batch[name],
+                )  # fmt: skip
             # Server CPU per action: the figure a busy or idle core does not change.
             actions = result["actions_s"]
             result["cpu_us"] = result["server_cpu"] / 100 / actions * 1e6 if actions else nan
@@ -86,13 +107,14 @@ async def main() -> None:
     medians = {
         name: {
             key: statistics.median(r[key] for r in runs)
-            for key in ("actions_s", "p99", "frames_hand", "cpu_us")
+            for key in ("actions_s", "p99", "frames_hand", "frames_action", "cpu_us")
         }
         for name, runs in results.items()
     }
     for name, median in medians.items():
         print(
             f"median {name}: {median['actions_s']:,.0f} actions/s, p99 {median['p99']:.1f} ms, "
+            f"{median['frames_action']:.1f} frames per action, "
             f"{median['frames_hand']:.0f} frames per four-player hand, "
             f"{median['cpu_us']:.0f} us of server CPU per action"
         )
@@ -101,6 +123,12 @@ async def main() -> None:
         f"this/other: actions/s {ratio:.1%}, p99 {medians['this']['p99'] / medians['other']['p99']:.2f}x, "
         f"CPU per action {medians['this']['cpu_us'] / medians['other']['cpu_us']:.2f}x"
     )
+    if "bare" in medians:
+        for name in ("this", "other"):
+            print(
+                f"{name}/bare: actions/s {medians[name]['actions_s'] / medians['bare']['actions_s']:.1%}, "
+                f"p99 {medians[name]['p99'] / medians['bare']['p99']:.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from protocol.errors import ErrorCode
 from protocol.server import ServerMessage
 from protocol.types import MAX_SAFE_INTEGER
 
-PROTOCOL_VERSION: Final = "2.2"
+PROTOCOL_VERSION: Final = "2.3"
 SUPPORTED_MAJOR: Final = 2
 
 # Keys only: pydantic-core otherwise keeps every distinct string value it parses (room

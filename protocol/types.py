@@ -97,6 +97,13 @@ AuthToken = Annotated[
     str, Field(pattern=r"^[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]*$", max_length=2048)
 ]
 """A sign-in token from the operator's site: a compact JWT (three base64url parts)."""
+Capability = Annotated[str, Field(pattern=r"^[a-z0-9_]{1,32}$")]
+"""Something optional a client asks for in ``hello`` (protocol 2.3); ``welcome`` lists the ones
+granted. Defined: ``batch`` (README, Frames and batches). Any other is ignored, not refused."""
+Capabilities = Annotated[list[Capability], Field(max_length=16)]
+BATCH = "batch"
+"""The capability under which the server may send several messages in one frame (a JSON
+array)."""
 Reason = Annotated[str, Field(max_length=200, pattern=r"^[^\x00-\x08\x0b-\x1f\x7f]*$")]
 """Why, in a moderator's words: 0..200 characters, shown as text."""
 Rating = Annotated[float, Field(ge=-1_000_000, le=1_000_000)]

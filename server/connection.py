@@ -25,7 +25,7 @@ import protocol.server as msg
 from protocol.codec import PROTOCOL_VERSION, ParseFailure, parse_client_message, supports
 from protocol.errors import ERRORS
 from protocol.errors import ErrorCode as WireCode
-from protocol.types import AccountRole
+from protocol.types import BATCH, AccountRole
 from server import engine, moderation
 from server.auth import AuthRefused
 from server.budget import TokenBucket, Window
@@ -38,7 +38,7 @@ from server.costs import (
     RequestBudgets,
     cost_of,
 )
-from server.frames import Out
+from server.frames import Out, batch_frame
 from server.logs import get_logger
 from server.names import NameRefused, normalise
 from server.presence import HelloRefused
@@ -403,6 +403,9 @@ class Connection:
         self._marking = app.outgoing.authority is not None
         """Whether ``rooms_out`` is kept: only an ``Outgoing`` with an authority (several
         nodes) reads it, and a room event is queued once per member."""
+        self.batch = False
+        """The client asked for the ``batch`` capability: what one write sends is one frame
+        (its messages are queued as ``Out``s, to be joined at the write)."""
         self._outgoing = app.outgoing
         self._tokens = TokenBucket(
             self.config.rate_per_second, float(self.config.rate_burst), self._loop.time()
@@ -432,8 +435,9 @@ class Connection:
     # Messages arrive as data (server.frames.Out), often shared by every member of
     # a room, and are written once per event-loop turn: all the messages one action
     # causes for this client leave in a single write, each framed as it is queued
-    # here (once, however many connections share it). Control frames (ping, pong,
-    # close) are written by the transport.
+    # here (once, however many connections share it); under the ``batch`` capability
+    # as one frame, a JSON array of the messages' own encodings. Control frames (ping,
+    # pong, close) are written by the transport.
 
     def enqueue(self, message: Message, kind: str, room: str | None = None) -> None:
         """Queue ``message`` (of type ``kind``; telling of ``room``, if it does) and count
@@ -449,7 +453,7 @@ class Connection:
         if not out:
             self._outgoing.add(self)
         # ``framed or frame()``: most messages are shared, framed by an earlier member.
-        out.append(message if self._deliver else message.framed or message.frame())
+        out.append(message if self._deliver or self.batch else message.framed or message.frame())
         if room is not None and self._marking:
             self.rooms_out.add(room)
         return True
@@ -492,6 +496,10 @@ class Connection:
         # The transport writes only while the WebSocket is open (nothing may
         # follow a close frame) and fails a client whose unsent bytes pass the
         # outbound bound (1013).
+        if self.batch:
+            # ``Out``s (``batch`` granted), but for frames queued before the welcome.
+            self.peer.write(batch_frame(queued))
+            return
         self.peer.write(b"".join(queued))
 
     def reply(self, message: Any, room: str | None = None) -> None:
@@ -984,6 +992,9 @@ class Connection:
         self.session = session
         self.log = self.log.bind(player=session.player_id)
         self.log.info("hello", resumed=resumed)
+        granted = [BATCH] if message.capabilities and BATCH in message.capabilities else []
+        # From the welcome on: it may share a frame with the snapshots after it.
+        self.batch = bool(granted)
         self.reply(
             msg.Welcome(
                 type="welcome",
@@ -998,6 +1009,7 @@ class Connection:
                 limits=self.app.limits,
                 account=session.account,
                 roles=[AccountRole(role) for role in sorted(session.roles)],
+                capabilities=granted,
             )
         )
         if resumed:

@@ -33,6 +33,14 @@ class Message(Protocol):
 
     def frame(self) -> bytes: ...
 
+    @property
+    def encoded(self) -> bytes | None:
+        """The message's JSON, once made (``payload``)."""
+
+    def payload(self) -> bytes:
+        """The message's JSON without a frame header (a batch's member)."""
+        ...
+
 
 class Outbox(Protocol):
     """Where a session's messages go: the live connection, if any."""

@@ -26,7 +26,10 @@ import { setUpAlerts, turnChanged } from "./alerts.js";
 import { promptHint } from "./describe.js";
 import { checkHand } from "./tali/fair-hand.js";
 
-const client = new TaliClient({ url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/` });
+// Batches (protocol 2.3): what one action brings this page arrives as one frame
+// (`?batch=off` in the address asks for none).
+const batch = new URLSearchParams(location.search).get("batch") !== "off";
+const client = new TaliClient({ url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`, batch });
 const state = store.createState();
 const handlers = createHandlers({ client, state, render });
 let turnKey = "";

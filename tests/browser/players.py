@@ -50,15 +50,17 @@ class Player:
         *,
         viewport: str = "desktop",
         setup: Callable[[Page], Awaitable[None]] | None = None,
+        batch: bool = True,
     ) -> Player:
         """A fresh browser (its own storage) on the client's page, not yet named.
-        ``setup`` runs on the page before it loads (e.g. to route its WebSocket)."""
+        ``setup`` runs on the page before it loads (e.g. to route its WebSocket); ``batch``:
+        the page asks for batches (its default)."""
         context = await browser.new_context(viewport=VIEWPORTS[viewport])  # type: ignore[arg-type]
         page = await context.new_page()
         page.set_default_timeout(TIMEOUT)
         if setup is not None:
             await setup(page)
-        await page.goto(f"http://127.0.0.1:{server.port}/")
+        await page.goto(f"http://127.0.0.1:{server.port}/{'' if batch else '?batch=off'}")
         return cls(page, name)
 
     @classmethod
@@ -71,9 +73,15 @@ class Player:
         phone: bool = False,
         viewport: str = "desktop",
         setup: Callable[[Page], Awaitable[None]] | None = None,
+        batch: bool = True,
     ) -> Player:
         player = await cls.open(
-            browser, server, name, viewport="phone" if phone else viewport, setup=setup
+            browser,
+            server,
+            name,
+            viewport="phone" if phone else viewport,
+            setup=setup,
+            batch=batch,
         )
         await player.page.get_by_test_id("name-input").fill(name)
         await player.page.get_by_test_id("name-submit").click()
@@ -191,6 +199,21 @@ class Player:
     async def assert_accessible(self) -> None:
         violations = await self.axe()
         assert violations == [], json.dumps(violations, indent=1)
+
+
+def each_message(handle: Callable[[str | bytes], Any]) -> Callable[[str | bytes], None]:
+    """A route's handler of what the server sends, given one message at a time: a batch
+    (protocol 2.3; the sample client asks for batches) goes on to the page as its messages,
+    each in a frame of its own, as a server may send them."""
+
+    def split(frame: str | bytes) -> None:
+        if isinstance(frame, str) and frame.startswith("["):
+            for message in json.loads(frame):
+                handle(json.dumps(message, separators=(",", ":"), ensure_ascii=False))
+        else:
+            handle(frame)
+
+    return split
 
 
 def recorder(sent: list[dict[str, Any]]) -> Callable[[Page], Awaitable[None]]:

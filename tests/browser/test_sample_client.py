@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import json
+from collections.abc import Awaitable, Callable
 
 import pytest
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Page, WebSocket, expect
 
 from server.app import TaliServer
 
@@ -121,6 +123,48 @@ async def test_a_draw_hand_with_a_reroll(server: TaliServer, browser: Browser) -
     await expect(aulus.page.get_by_test_id("log").get_by_text("pays 1 and rerolls")).to_have_count(
         1
     )
+
+
+async def test_a_liars_hand_with_batches(server: TaliServer, browser: Browser) -> None:
+    """The page asks for batches (protocol 2.3): what an action brings it arrives as one
+    frame, a JSON array, and the hand plays as it always did."""
+    frames: dict[str, list[str]] = {}
+    hellos: dict[str, list[str]] = {}
+
+    def counting(name: str) -> Callable[[Page], Awaitable[None]]:
+        async def setup(page: Page) -> None:
+            got, sent = frames.setdefault(name, []), hellos.setdefault(name, [])
+
+            def opened(ws: WebSocket) -> None:
+                ws.on("framereceived", lambda payload: got.append(str(payload)))
+                ws.on("framesent", lambda payload: sent.append(str(payload)))
+
+            page.on("websocket", opened)
+
+        return setup
+
+    aulus = await Player.arrive(browser, server, "Aulus", setup=counting("Aulus"))
+    await aulus.open_room("liars")
+    brutus = await Player.arrive(browser, server, "Brutus", setup=counting("Brutus"))
+    await brutus.join(only_room(server))
+    await next_hand(server, only_room(server))
+    for player in (aulus, brutus):
+        await player.page.get_by_test_id("action-roll").click()
+    first = await whose_turn([aulus, brutus])
+    await first.click("check")
+    second = await whose_turn([aulus, brutus])
+    await second.click("check")
+    for player in (aulus, brutus):
+        assert "wins" in await player.wait_result()
+        assert player.errors == []
+    for name in ("Aulus", "Brutus"):
+        hello = json.loads(next(f for f in hellos[name] if '"hello"' in f))
+        assert hello["capabilities"] == ["batch"]
+        batches = [json.loads(f) for f in frames[name] if f.startswith("[")]
+        assert batches, f"{name} got no batch"
+        assert all(len(batch) >= 2 for batch in batches)
+        # The showdown's messages (showdown, pot_awarded, hand_ended, ...) share a frame.
+        assert any({"showdown", "hand_ended"} <= {m["type"] for m in b} for b in batches)
 
 
 async def test_a_stud_hand_won_by_a_fold(server: TaliServer, browser: Browser) -> None:

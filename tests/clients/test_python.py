@@ -58,6 +58,17 @@ def test_the_built_in_bot_plays_a_hand_of_every_variant(tali_url: str, variant: 
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
 
 
+def test_the_built_in_bot_plays_liars_with_batches(tali_url: str) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "tali_client", tali_url, "--hands", "2", "--batch"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+
+
 def run(coroutine: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coroutine, 30))
 
@@ -94,6 +105,42 @@ def test_a_dropped_connection_resumes_with_the_rooms_snapshot(tali_url: str) -> 
         assert again.rooms == [room]
         assert (await snapshot).you == first.player_id
         await client.close()
+
+    run(scenario())
+
+
+def test_batches_are_granted_taken_apart_and_a_resume_keeps_its_order(tali_url: str) -> None:
+    """With ``batch``: joining brings player_joined, the result and the snapshot in one frame;
+    after a resume (a takeover: no player_reconnected) the welcome comes first, then the
+    room's snapshot, although the server sent both in one frame."""
+
+    async def scenario() -> None:
+        client = TaliClient(tali_url, name="Decima", batch=True)
+        try:
+            await batched(client)
+        finally:
+            await client.close()
+
+    async def batched(client: TaliClient) -> None:
+        welcome = await client.connect()
+        assert welcome.capabilities == ["batch"]
+        created = await client.request("create_room", settings={"variant": "liars"})
+        room = created.room
+        before = dict(client.received)
+        snapshot = asyncio.ensure_future(client.next("snapshot", lambda s: s.room == room))
+        await client.request("join_room", room=room, role="player")
+        await snapshot
+        assert client.received["frames"] - before["frames"] == 1
+        assert client.received["messages"] - before["messages"] == 3
+        order: list[str] = []
+        for kind in ("welcome", "player_reconnected", "snapshot"):
+            client.on(kind, lambda m, kind=kind: order.append(kind))
+        resumed = asyncio.ensure_future(client.next("snapshot", lambda s: s.room == room))
+        again = await client.reconnect_now()
+        assert again.resumed
+        assert again.capabilities == ["batch"]
+        await resumed
+        assert order == ["welcome", "snapshot"]
 
     run(scenario())
 

@@ -74,6 +74,8 @@ def test_our_server_is_certified() -> None:
     for code in ("auth_expired", "auth_replayed", "banned", "muted", "kicked", "chat_refused"):
         assert f"error {code}" in names
     assert "message ban: accepted" in names
+    assert "batch: one action, one frame for its messages" in names
+    assert "batch: the room's events in seq order, the same seqs as without batches" in names
     skipped = {c["name"] for c in report["checks"] if c["verdict"] == "skip"}
     assert skipped == {
         "error internal_error",
@@ -109,6 +111,10 @@ def test_both_client_libraries_pass_the_client_checks(adapter: list[str]) -> Non
     report = kit("client", "--", *adapter)
     assert report["ok"], failed(report)
     assert len(report["checks"]) >= 20
+    passed = {c["name"] for c in report["checks"] if c["verdict"] == "pass"}
+    assert (
+        "a batch's messages are delivered in order, once each, with single frames between" in passed
+    )
 
 
 @pytest.mark.parametrize(

@@ -117,7 +117,7 @@ class Bot:
         await self.step()
         old = self.client
         await old.close()
-        fresh = await open_client(self.server, old.label)
+        fresh = await open_client(self.server, old.label, batch=old.batch)
         welcome = await fresh.hello(token=old.token)
         assert welcome["resumed"] is True
         assert welcome["player_id"] == old.player_id

@@ -38,16 +38,34 @@ def check_frame(raw: str) -> None:
     assert again == raw, f"frame differs from its model's encoding:\n{raw}\n{again}"
 
 
+def check_batch(raw: str) -> list[Frame]:
+    """A batch (the ``batch`` capability): a JSON array of two or more valid messages, each
+    encoded exactly as its model encodes it, joined by commas and nothing else."""
+    members = json.loads(raw)
+    assert isinstance(members, list), raw[:200]
+    assert len(members) >= 2, raw[:200]
+    again = ",".join(
+        SERVER_ADAPTER.dump_json(SERVER_ADAPTER.validate_json(json.dumps(m))).decode()
+        for m in members
+    )
+    assert f"[{again}]" == raw, f"batch differs from its members' encodings:\n{raw}\n[{again}]"
+    return members
+
+
 class Client:
     """One player's (or spectator's) connection. ``frames`` is everything received, in order."""
 
-    def __init__(self, ws: ClientConnection, label: str) -> None:
+    def __init__(self, ws: ClientConnection, label: str, *, batch: bool = False) -> None:
         self.ws = ws
         self.label = label
+        self.batch = batch
+        """Ask for the ``batch`` capability in ``hello``: several messages may share a frame."""
         self.frames: list[Frame] = []
+        """Every message received, in order (a batch's members one by one)."""
         self.times: list[float] = []
         """When each frame arrived (monotonic seconds)."""
         self.raw: list[str] = []
+        """Every WebSocket frame received, as sent."""
         self._ids = itertools.count(1)
         self._changed = asyncio.Condition()
         self._reader = asyncio.get_running_loop().create_task(self._read())
@@ -59,12 +77,18 @@ class Client:
         try:
             async for raw in self.ws:
                 assert isinstance(raw, str)
-                check_frame(raw)
+                if raw.startswith("["):
+                    assert self.batch, f"{self.label}: a batch without asking: {raw[:200]}"
+                    messages = check_batch(raw)
+                else:
+                    check_frame(raw)
+                    messages = [json.loads(raw)]
                 self.raw.append(raw)
-                frame = json.loads(raw)
                 async with self._changed:
-                    self.frames.append(frame)
-                    self.times.append(time.monotonic())
+                    now = time.monotonic()
+                    for frame in messages:
+                        self.frames.append(frame)
+                        self.times.append(now)
                     self._changed.notify_all()
         except ConnectionClosed:
             pass
@@ -132,8 +156,11 @@ class Client:
             fields["name"] = name
         if token is not None:
             fields["token"] = token
+        if self.batch:
+            fields["capabilities"] = ["batch"]
         welcome = await self.request("hello", **fields)
         assert welcome["type"] == "welcome", welcome
+        assert welcome["capabilities"] == (["batch"] if self.batch else []), welcome
         self.player_id, self.token = welcome["player_id"], welcome["token"]
         return welcome
 
@@ -142,22 +169,31 @@ class Client:
         await self.closed.wait()
 
 
-async def open_client(server: Listening, label: str, **options: Any) -> Client:
+async def open_client(
+    server: Listening, label: str, *, batch: bool = False, **options: Any
+) -> Client:
+    """``batch``: the client asks for the ``batch`` capability in its ``hello``."""
     ws = await connect(f"ws://127.0.0.1:{server.port}/", open_timeout=WAIT, **options)
-    return Client(ws, label)
+    return Client(ws, label, batch=batch)
 
 
-async def player(server: Listening, name: str) -> Client:
-    client = await open_client(server, name)
+async def player(server: Listening, name: str, *, batch: bool = False) -> Client:
+    client = await open_client(server, name, batch=batch)
     await client.hello(name)
     return client
 
 
 async def room_with(
-    server: Listening, names: list[str], settings: dict[str, Any], *, spectator: bool = True
+    server: Listening,
+    names: list[str],
+    settings: dict[str, Any],
+    *,
+    spectator: bool = True,
+    batch: bool = False,
 ) -> tuple[str, list[Client], Client | None]:
-    """Create a room, seat ``names`` in order, and add a spectator."""
-    clients = [await player(server, n) for n in names]
+    """Create a room, seat ``names`` in order, and add a spectator (all of them asking for
+    the ``batch`` capability with ``batch``)."""
+    clients = [await player(server, n, batch=batch) for n in names]
     created = await clients[0].request("create_room", settings=settings)
     assert created["type"] == "result", created
     room = created["room"]
@@ -166,7 +202,7 @@ async def room_with(
         assert joined["type"] == "result", joined
     watcher = None
     if spectator:
-        watcher = await player(server, "Watcher")
+        watcher = await player(server, "Watcher", batch=batch)
         joined = await watcher.request("join_room", room=room, role="spectator")
         assert joined["type"] == "result", joined
     return room, clients, watcher

@@ -25,6 +25,18 @@ async def test_a_short_closed_loop_run(kind: str) -> None:
         assert 20 < result["frames_hand"] < 300
 
 
+async def test_with_batches_every_action_costs_each_player_one_frame() -> None:
+    """Closed loop with the ``batch`` capability: four players, one frame each per action
+    (a few actions' frames share one, some prompts come alone), and the same messages."""
+    plain = await capacity.measure("game", rooms=3, warmup=0.3, seconds=0.7)
+    batched = await capacity.measure("game", rooms=3, warmup=0.3, seconds=0.7, batch=True)
+    assert batched["actions_s"] > 50
+    assert plain["frames_action"] == pytest.approx(plain["messages_action"])
+    assert batched["frames_action"] <= 5
+    assert batched["frames_action"] < plain["frames_action"] / 1.5
+    assert batched["messages_action"] == pytest.approx(plain["messages_action"], rel=0.25)
+
+
 async def test_idle_memory_is_measured() -> None:
     kib = await capacity.idle_memory("game", 50)
     assert 0 < kib < 1000
@@ -75,6 +87,26 @@ async def test_the_send_path_benchmark_runs_two_checkouts_in_turn(
     assert "this #1" in out
     assert "other #1" in out
     assert "this/other: CPU per action" in out
+
+
+async def test_compare_measures_batches_against_none_and_the_bare_relay(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import compare
+
+    here = str(capacity.ROOT)
+    argv = ["compare", here, "--rooms", "2", "--runs", "1", "--seconds", "0.5", "--warmup", "0.2",
+            "--batch", "this", "--bare"]  # fmt: skip
+    monkeypatch.setattr("sys.argv", argv)
+    await compare.main()
+    out = capsys.readouterr().out
+    assert "bare #1" in out
+    assert "batches: this" in out
+    assert "this/bare: actions/s" in out
+    medians = [line for line in out.splitlines() if line.startswith("median ")]
+    per_action = {line.split(":")[0]: float(line.split(" frames per action")[0].split()[-1])
+                  for line in medians}  # fmt: skip
+    assert per_action["median this"] < per_action["median other"]
 
 
 async def test_compare_refuses_a_directory_that_is_not_a_checkout(

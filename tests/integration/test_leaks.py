@@ -62,11 +62,15 @@ def hands_of(frames: list[Frame]) -> list[tuple[int | None, Frame]]:
     return out
 
 
-async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
+@pytest.mark.parametrize("batch", [False, True], ids=["plain", "batch"])
+async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer, batch: bool) -> None:
+    """``batch``: every connection asks for the ``batch`` capability (several messages a
+    frame), resumed ones included."""
     room, clients, watcher = await room_with(
         server,
         ["Aulus", "Brutus", "Cassia", "Decima"],
         {"variant": "liars", "next_hand_delay_seconds": 3, "starting_chips": 40, "ante": 2},
+        batch=batch,
     )
     assert watcher is not None
     seen: dict[str, Seen] = {}
@@ -160,6 +164,10 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer) -> None:
                     assert roll["player"] in revealed[hand]  # type: ignore[index]
             check_no_foreign_dice(frame, me)
     assert checked > 10_000
+    # With batching, frames carried several messages (each checked above, one by one).
+    people = [watcher, *(c for b in bots for c in b.history)]
+    arrays = sum(raw.startswith("[") for c in people for raw in c.raw)
+    assert arrays > 1000 if batch else arrays == 0
     assert all(len(b.frames) > 1000 for b in server_bots)
     # Each decision of the server's bots: no other player's die before a showdown.
     assert len(decisions) > 200

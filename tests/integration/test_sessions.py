@@ -109,13 +109,14 @@ async def test_unsupported_version_closes(server: TaliServer, version: str) -> N
     assert client.close_code == 1008
 
 
-@pytest.mark.parametrize("version", ["2.0", "2.1"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
 async def test_an_older_minor_version_keeps_working(server: TaliServer, version: str) -> None:
-    """A 2.1 client (or 2.0) is welcomed by the 2.2 server, which names its own version."""
+    """A 2.2 client (or 2.1, 2.0) is welcomed by the 2.3 server, which names its own version."""
     client = await open_client(server, "x")
     welcome = await client.request("hello", protocol=version, name="Aulus")
     assert (welcome["type"], welcome["protocol"]) == ("welcome", PROTOCOL_VERSION)
-    assert PROTOCOL_VERSION == "2.2"
+    assert PROTOCOL_VERSION == "2.3"
+    assert welcome["capabilities"] == []
     assert (await client.request("list_rooms"))["type"] == "room_list"
 
 

@@ -16,6 +16,19 @@ async def test_replaying_a_transcript_gives_every_recipient_exactly_its_frames(n
         assert received == expected, f"{name}: {label} received other frames than recorded"
 
 
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name", list(SCENARIOS))
+async def test_with_batching_every_recipient_gets_the_same_messages_in_the_same_order(
+    name: str,
+) -> None:
+    """The ``batch`` capability changes how messages are framed, never which or in what order."""
+    arrays: list[str] = []
+    results = await replay(name, batch=True, arrays=arrays)
+    for label, (expected, received) in results.items():
+        assert received == expected, f"{name}: {label} received other messages than recorded"
+    assert arrays, "some frames carried several messages"
+
+
 def test_each_transcript_plays_a_hand_from_hello_to_the_pot() -> None:
     for name in SCENARIOS:
         steps = load(name)["steps"]

@@ -241,8 +241,15 @@ def dump(name: str, steps: list[Step]) -> str:
     return head + ',\n  "steps": [\n    ' + ",\n    ".join(lines) + "\n  ]\n}\n"
 
 
-async def replay(name: str) -> dict[str, tuple[list[Frame], list[Frame]]]:
-    """Replay a transcript; return, per client, (expected, received) frames."""
+async def replay(
+    name: str, *, batch: bool = False, arrays: list[str] | None = None
+) -> dict[str, tuple[list[Frame], list[Frame]]]:
+    """Replay a transcript; return, per client, (expected, received) frames (messages).
+
+    ``batch``: every ``hello`` asks for the ``batch`` capability (and each ``welcome`` is
+    expected to grant it); the messages must still be the recorded ones, in order, however
+    they are framed. ``arrays`` receives every batch frame any client got.
+    """
     steps = load(name)["steps"]
     server = TaliServer(server_config())
     await server.start()
@@ -253,14 +260,17 @@ async def replay(name: str) -> dict[str, tuple[list[Frame], list[Frame]]]:
         for step in steps:
             if "connect" in step:
                 label = step["connect"]
-                clients[label] = await open_client(server, label)
+                clients[label] = await open_client(server, label, batch=batch)
                 expected[label] = []
             elif "disconnect" in step:
                 label = step["disconnect"]
                 await clients[label].wait_count(len(expected[label]))
                 await clients[label].close()
             elif "to" in step:
-                expected[step["to"]].append(step["frame"])
+                wanted = step["frame"]
+                if batch and wanted["type"] == "welcome":
+                    wanted = {**wanted, "capabilities": ["batch"]}
+                expected[step["to"]].append(wanted)
             else:
                 label = step["from"]
                 client = clients[label]
@@ -271,6 +281,8 @@ async def replay(name: str) -> dict[str, tuple[list[Frame], list[Frame]]]:
                 frame = dict(step["frame"])
                 if "token" in frame:
                     frame["token"] = next(t for t, n in tokens.items() if n == frame["token"])
+                if batch and frame["type"] == "hello":
+                    frame["capabilities"] = ["batch"]
                 await client.ws.send(json.dumps(frame))
         for label, client in clients.items():
             if not client.closed.is_set():
@@ -278,6 +290,8 @@ async def replay(name: str) -> dict[str, tuple[list[Frame], list[Frame]]]:
         await asyncio.sleep(0.05)
         # Taken before closing: closing makes the others see player_disconnected.
         received = {label: normalise(list(c.frames), tokens) for label, c in clients.items()}
+        if arrays is not None:
+            arrays += [raw for c in clients.values() for raw in c.raw if raw.startswith("[")]
     finally:
         for client in clients.values():
             if not client.closed.is_set():

@@ -18,6 +18,7 @@ const client = new TaliClient({
   tokenStore: memoryTokenStore(),
   backoff: { initial: env("TALI_BACKOFF_MS", 500), max: env("TALI_BACKOFF_MAX_MS", 10000) },
   heartbeat: { interval: env("TALI_HEARTBEAT_MS", 15000), timeout: env("TALI_HEARTBEAT_TIMEOUT_MS", 10000) },
+  batch: true, // the kit checks that batches are taken apart
 });
 client.on("welcome", (w) => emit({ event: "welcome", player_id: w.player_id, resumed: w.resumed }));
 client.on("room_event", (e) => emit({ event: "room_event", room: e.room, seq: e.seq, type: e.type }));

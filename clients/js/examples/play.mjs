@@ -13,11 +13,12 @@ import { FairDiceChecker, TaliClient, legal, memoryTokenStore, newEntropy } from
 const PREFERENCE = ["roll", "ante", "check", "call", "pass", "fold"];
 
 /**
- * @param {{url: string, variant: string, hands: number, name?: string}} options
- * @returns {Promise<{hands: number, verified: number, problems: string[]}>}
+ * @param {{url: string, variant: string, hands: number, name?: string, batch?: boolean}} options
+ *   `batch`: ask for batches (several messages a frame, protocol 2.3)
+ * @returns {Promise<{hands: number, verified: number, problems: string[], received: {frames: number, messages: number}}>}
  */
-export async function play({ url, variant, hands, name = "Example" }) {
-  const client = new TaliClient({ url, name, tokenStore: memoryTokenStore() });
+export async function play({ url, variant, hands, name = "Example", batch = false }) {
+  const client = new TaliClient({ url, name, tokenStore: memoryTokenStore(), batch });
   const problems = [];
   const played = []; // the numbers of the hands played, the first `hands` of them
   const verified = new Set();
@@ -66,7 +67,12 @@ export async function play({ url, variant, hands, name = "Example" }) {
   }
   await client.request("leave_room", { room });
   client.close();
-  return { hands: played.length, verified: played.filter((hand) => verified.has(hand)).length, problems };
+  return {
+    hands: played.length,
+    verified: played.filter((hand) => verified.has(hand)).length,
+    problems,
+    received: client.received,
+  };
 }
 
 if (fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -91,8 +91,9 @@ test("reconnect delays grow by the factor up to the cap, with jitter", () => {
   }
 });
 
-/** A scripted server: answers hello with welcome, then runs `script(socket, frames)`. */
-async function fakeServer(script) {
+/** A scripted server: answers hello with welcome, then runs `script(socket, frames)`;
+ * `refuse`: a hello with `capabilities` is refused with bad_message, as a 2.2 server does. */
+async function fakeServer(script, { refuse = false, withWelcome = [] } = {}) {
   const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise((resolve) => wss.on("listening", resolve));
   const connections = [];
@@ -102,11 +103,17 @@ async function fakeServer(script) {
     socket.on("message", (data) => {
       const frame = JSON.parse(String(data));
       frames.push(frame);
+      if (frame.type === "hello" && refuse && frame.capabilities) {
+        socket.send(JSON.stringify({ type: "error", id: frame.id, code: "bad_message", message: "capabilities: Extra inputs are not permitted", closes: false }));
+        return;
+      }
       if (frame.type === "hello") {
-        socket.send(JSON.stringify({
+        const send = withWelcome.length ? (welcome) => socket.send(`[${welcome},${withWelcome.join(",")}]`) : (welcome) => socket.send(welcome);
+        send(JSON.stringify({
           type: "welcome", id: frame.id, server_version: "fake", protocol: "2.1", player_id: "p_me",
           name: "Me", token: "T".repeat(43), resumed: connections.length > 1, rooms: [],
           limits: { max_frame_bytes: 4096, messages_per_second: 20, message_burst: 40, abuse_limit: 50, chat_per_minute: 20, max_rooms_per_player: 3 },
+          capabilities: frame.capabilities ?? [],
         }));
       }
       script(socket, frame, connections.length);
@@ -184,5 +191,76 @@ test("auth: a function's fresh sign-in token goes with each new session's hello,
   await plain.connect();
   assert.equal(fake.connections[2].find((f) => f.type === "hello").auth, "a.b.c");
   plain.close();
+  await fake.close();
+});
+
+test("a batch is taken apart in order: seq checks, resync and replies as if each had come alone", async () => {
+  const batch = (...messages) => `[${messages.join(",")}]`;
+  const fake = await fakeServer((socket, frame) => {
+    if (frame.type === "hello") {
+      // 6 again, then 7 and 8 missing; another room's events keep their own order.
+      socket.send(batch(event(5), event(6), event(6), event(1, { room: "r_2" }), event(9), event(2, { room: "r_2" })));
+      socket.send(event(10));
+    }
+    if (frame.type === "resync") {
+      socket.send(batch(
+        JSON.stringify({ type: "result", id: frame.id, request: "resync", room: "r_1" }),
+        JSON.stringify({ type: "snapshot", room: "r_1", seq: 10 }),
+        event(10),
+        JSON.stringify({ type: "something_newer", room: "r_1" }),
+        event(11),
+      ));
+    }
+  });
+  const client = new TaliClient({ url: fake.url, tokenStore: memoryTokenStore(), batch: true, ...quick });
+  const seen = [];
+  client.on("room_event", (e) => seen.push(`${e.room}:${e.seq}`));
+  const resync = client.next("resync");
+  const welcome = await client.connect();
+  assert.deepEqual(welcome.capabilities, ["batch"]);
+  assert.deepEqual(fake.connections[0][0].capabilities, ["batch"]);
+  assert.deepEqual(await resync, { room: "r_1", from: 6, to: 9 });
+  await client.next("chat", (e) => e.seq === 11);
+  assert.deepEqual(seen, ["r_1:5", "r_1:6", "r_2:1", "r_2:2", "r_1:11"]);
+  assert.deepEqual(client.received, { frames: 4, messages: 13 }); // welcome, 6, 1, 5
+  client.close();
+  await fake.close();
+});
+
+test("batch against a 2.2 server: refused capabilities, hello again without them", async () => {
+  const fake = await fakeServer(() => {}, { refuse: true });
+  const client = new TaliClient({ url: fake.url, tokenStore: memoryTokenStore(), batch: true, ...quick });
+  const welcome = await client.connect();
+  assert.deepEqual(welcome.capabilities, []);
+  assert.deepEqual(fake.connections[0].map((f) => f.capabilities ?? null), [["batch"], null]);
+  client.close();
+  await fake.close();
+});
+
+test("batch against the real server: granted, and one frame per action's messages", async () => {
+  const client = new TaliClient({ url: server.url, name: "Batched", tokenStore: memoryTokenStore(), batch: true, ...quick });
+  const welcome = await client.connect();
+  assert.deepEqual(welcome.capabilities, ["batch"]);
+  const created = await client.request("create_room", { settings: { variant: "liars" } });
+  const snapshot = client.next("snapshot");
+  const start = { ...client.received };
+  await client.request("join_room", { room: created.room, role: "player" });
+  await snapshot;
+  // player_joined, the result and the snapshot: one frame.
+  assert.equal(client.received.frames - start.frames, 1);
+  assert.equal(client.received.messages - start.messages, 3);
+  client.close();
+});
+
+test("a batch that carries the welcome: what follows it waits until the session is taken in", async () => {
+  const snapshot = JSON.stringify({ type: "snapshot", room: "r_1", seq: 4 });
+  const fake = await fakeServer(() => {}, { withWelcome: [event(4), snapshot, event(5)] });
+  const client = new TaliClient({ url: fake.url, tokenStore: memoryTokenStore(), batch: true, ...quick });
+  const order = [];
+  for (const type of ["welcome", "chat", "snapshot"]) client.on(type, (m) => order.push(`${type}${m.seq ?? ""}`));
+  await client.connect();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(order, ["welcome", "chat4", "snapshot4", "chat5"]);
+  client.close();
   await fake.close();
 });

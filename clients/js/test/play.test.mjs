@@ -22,3 +22,11 @@ for (const variant of ["simple", "liars", "draw", "stud"]) {
     assert.equal(result.verified, 2);
   });
 }
+
+test("a full hand of liars' tali with batches: fewer frames than messages, the same play", async () => {
+  const result = await play({ url: server.url, variant: "liars", hands: 2, name: "JS batch", batch: true });
+  assert.deepEqual(result.problems, []);
+  assert.equal(result.hands, 2);
+  assert.equal(result.verified, 2);
+  assert.ok(result.received.frames < result.received.messages, JSON.stringify(result.received));
+});

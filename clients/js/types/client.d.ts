@@ -62,6 +62,10 @@ export class TaliError extends Error {
  * @property {Heartbeat} [heartbeat]
  * @property {boolean} [reconnect]  reconnect and resume after a drop (default true)
  * @property {string} [protocol]  the version sent in hello (default this library's)
+ * @property {boolean} [batch]  ask for the `batch` capability (protocol 2.3, default false): the
+ *   server may then send several messages in one frame, a JSON array; they are delivered one
+ *   by one, in order, exactly as if each had come alone (a 2.2 server that refuses the
+ *   capability is asked again without it)
  */
 export class TaliClient {
     /** @param {ClientOptions} options */
@@ -102,6 +106,16 @@ export class TaliClient {
         timeout: number;
     };
     reconnect: boolean;
+    batch: boolean;
+    /** WebSocket frames and messages received on every connection so far. */
+    received: {
+        frames: number;
+        messages: number;
+    };
+    /** Messages read after a welcome, held until the hello that awaits it has taken the
+     * session in (and emitted "welcome"): a batch may carry the snapshots with it. */
+    /** @type {any[] | null} */
+    _held: any[] | null;
     /** @type {any} */
     _WebSocket: any;
     /** @type {any} */
@@ -209,6 +223,8 @@ export class TaliClient {
     _dropped(ws: any, code: number, reason: string): boolean;
     /** @returns {Promise<Welcome>} */
     _hello(): Promise<Welcome>;
+    /** The messages read since the welcome, now that the session is taken in: in order. */
+    _release(): void;
     /** The delay before reconnect attempt `attempt` (1, 2, ...), in ms. */
     retryDelay(attempt?: number): number;
     _scheduleReconnect(): void;
@@ -216,6 +232,8 @@ export class TaliClient {
     _stopHeartbeat(): void;
     /** @param {unknown} raw */
     _receive(raw: unknown): void;
+    /** @param {any} message  one server message */
+    _take(message: any): void;
     /**
      * Seq bookkeeping for a new session or a resume, before any frame after the
      * welcome is read (the hello that awaits it resumes only later).
@@ -375,4 +393,11 @@ export type ClientOptions = {
      * the version sent in hello (default this library's)
      */
     protocol?: string | undefined;
+    /**
+     * ask for the `batch` capability (protocol 2.3, default false): the
+     * server may then send several messages in one frame, a JSON array; they are delivered one
+     * by one, in order, exactly as if each had come alone (a 2.2 server that refuses the
+     * capability is asked again without it)
+     */
+    batch?: boolean | undefined;
 };

@@ -1,5 +1,5 @@
 /** The protocol version this library speaks. */
-export const PROTOCOL_VERSION: "2.2";
+export const PROTOCOL_VERSION: "2.3";
 /** WebSocket close codes the server uses, by name. */
 export const CLOSE: Readonly<{
     GOING_AWAY: 1001;

@@ -2,8 +2,9 @@
 // The tali protocol client (protocol/README.md): one WebSocket, hello and resume
 // with a pluggable token store, requests with ids answered by promises, events by
 // type, seq tracking per room with resync on a gap, an application-level
-// heartbeat (ping with a deadline), reconnect with backoff, and a room played at
-// another node followed there. No dependency in the browser; in Node 20 it uses
+// heartbeat (ping with a deadline), reconnect with backoff, a room played at
+// another node followed there, and batches (several messages a frame, protocol 2.3)
+// taken apart. No dependency in the browser; in Node 20 it uses
 // the optional `ws` package (Node 22+ has a WebSocket of its own).
 
 import { CLOSE, DIRECT_REPLIES, PROTOCOL_VERSION } from "./protocol.js";
@@ -82,6 +83,10 @@ const OPEN = 1; // WebSocket.OPEN, the same in browsers and in ws
  * @property {Heartbeat} [heartbeat]
  * @property {boolean} [reconnect]  reconnect and resume after a drop (default true)
  * @property {string} [protocol]  the version sent in hello (default this library's)
+ * @property {boolean} [batch]  ask for the `batch` capability (protocol 2.3, default false): the
+ *   server may then send several messages in one frame, a JSON array; they are delivered one
+ *   by one, in order, exactly as if each had come alone (a 2.2 server that refuses the
+ *   capability is asked again without it)
  */
 
 export class TaliClient {
@@ -97,6 +102,13 @@ export class TaliClient {
     this.backoff = { initial: 500, max: 10000, factor: 2, jitter: 0.25, ...options.backoff };
     this.heartbeat = { interval: 15000, timeout: 10000, ...options.heartbeat };
     this.reconnect = options.reconnect ?? true;
+    this.batch = options.batch ?? false;
+    /** WebSocket frames and messages received on every connection so far. */
+    this.received = { frames: 0, messages: 0 };
+    /** Messages read after a welcome, held until the hello that awaits it has taken the
+     * session in (and emitted "welcome"): a batch may carry the snapshots with it. */
+    /** @type {any[] | null} */
+    this._held = null;
     /** @type {any} */
     this._WebSocket = options.WebSocket ?? null;
     /** @type {any} */
@@ -349,6 +361,7 @@ export class TaliClient {
   _dropped(ws, code, reason) {
     if (ws !== this.ws) return false; // left for another node (moveTo), or given up
     this.ws = null;
+    this._held = null;
     this._stopHeartbeat();
     for (const { reject } of this._pending.values()) reject(new TaliError("disconnected", "connection closed"));
     this._pending.clear();
@@ -381,17 +394,41 @@ export class TaliClient {
       if (this.name) hello.name = this.name;
       if (this.auth) hello.auth = typeof this.auth === "function" ? await this.auth() : this.auth;
     }
-    const welcome = await this._send("hello", hello);
-    this._attempt = 0;
-    await this.tokenStore.set(welcome.token);
-    this.playerId = welcome.player_id;
-    this.name = welcome.name;
-    this.welcome = welcome;
-    this._offline = false;
-    this._setStatus("open");
-    this._startHeartbeat();
-    this._emit("welcome", welcome);
+    if (this.batch) hello.capabilities = ["batch"];
+    let welcome;
+    try {
+      welcome = await this._send("hello", hello);
+    } catch (error) {
+      // A 2.2 server knows no capabilities and refuses the field: say hello without it.
+      if (!(error instanceof TaliError) || error.code !== "bad_message" || !hello.capabilities) throw error;
+      delete hello.capabilities;
+      welcome = await this._send("hello", hello);
+    }
+    try {
+      this._attempt = 0;
+      await this.tokenStore.set(welcome.token);
+      this.playerId = welcome.player_id;
+      this.name = welcome.name;
+      this.welcome = welcome;
+      this._offline = false;
+      this._setStatus("open");
+      this._startHeartbeat();
+      this._emit("welcome", welcome);
+    } finally {
+      this._release();
+    }
     return welcome;
+  }
+
+  /** The messages read since the welcome, now that the session is taken in: in order. */
+  _release() {
+    const held = this._held;
+    this._held = null;
+    for (const message of held ?? []) {
+      const again = /** @type {any[] | null} */ (this._held); // set by another welcome among them
+      if (again) again.push(message);
+      else this._take(message);
+    }
   }
 
   /** The delay before reconnect attempt `attempt` (1, 2, ...), in ms. */
@@ -450,14 +487,29 @@ export class TaliClient {
   /** @param {unknown} raw */
   _receive(raw) {
     /** @type {any} */
-    let message;
+    let parsed;
     try {
-      message = JSON.parse(String(raw));
+      parsed = JSON.parse(String(raw));
     } catch {
       return;
     }
+    // A batch: each message in order, as if it had come alone (protocol 2.3).
+    const messages = Array.isArray(parsed) ? parsed : [parsed];
+    this.received.frames += 1;
+    this.received.messages += messages.length;
+    for (const message of messages) {
+      if (this._held) this._held.push(message);
+      else this._take(message);
+    }
+  }
+
+  /** @param {any} message  one server message */
+  _take(message) {
     if (!message || typeof message !== "object" || typeof message.type !== "string") return;
-    if (message.type === "welcome") this._takeWelcome(message);
+    if (message.type === "welcome") {
+      this._takeWelcome(message);
+      this._held = []; // until _hello has taken the session in
+    }
     if (message.id !== undefined && message.id !== null && REPLIES.has(message.type)) {
       const waiting = this._pending.get(message.id);
       if (waiting) {

@@ -115,6 +115,7 @@ class FakeServer:
             "resumed": bool(hello.get("token")),
             "rooms": [ROOM] if hello.get("token") else [],
             "limits": LIMITS,
+            "capabilities": ["batch"] if "batch" in (hello.get("capabilities") or []) else [],
         }
 
     async def start(self) -> None:
@@ -415,6 +416,38 @@ async def gap_and_resync(fake: FakeServer, adapter: Adapter, report: Report) -> 
     )
 
 
+async def batches(fake: FakeServer, adapter: Adapter, report: Report) -> None:
+    """A client that asks for batches (protocol 2.3) takes each apart in order, between
+    single frames, an unknown message in it ignored, the seq rules applied to each member."""
+    link = await _welcomed(fake, adapter)
+    hello = next(f for f in link.frames if f.get("type") == "hello")
+    if "batch" not in (hello.get("capabilities") or []):
+        report.skip("a batch's messages are delivered in order", "the client asks for none")
+        return
+
+    async def batch(*messages: Frame) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await link.ws.send("[" + ",".join(json.dumps(m) for m in messages) + "]")
+
+    await batch(chat(1), chat(2), chat(2))
+    await link.send(chat(3))
+    await batch(chat(4), {"type": "meteor_shower", "room": ROOM, "size": 3}, chat(1), chat(5))
+    try:
+        await adapter.wait(
+            lambda line: line.get("event") == "room_event" and line.get("seq") == 5, timeout=10
+        )
+    except TimeoutError:
+        report.add("a batch's messages are delivered in order", False, "seq 5 never came")
+        return
+    await asyncio.sleep(0.3)
+    report.add(
+        "a batch's messages are delivered in order, once each, with single frames between",
+        _delivered(adapter) == [1, 2, 3, 4, 5],
+        f"delivered {_delivered(adapter)}",
+    )
+    report.add("the client is still running after a batch", adapter.alive)
+
+
 async def newer_messages(fake: FakeServer, adapter: Adapter, report: Report) -> None:
     link = await _welcomed(fake, adapter)
     await link.send({"type": "meteor_shower", "room": ROOM, "size": 3})
@@ -695,6 +728,7 @@ SCENARIOS: list[tuple[str, str, Scenario]] = [
     ("seq", "seq order", seq_order),
     ("gap", "gap and resync", gap_and_resync),
     ("newer", "newer messages", newer_messages),
+    ("batch", "batches", batches),
     ("resume", "resume after a drop", resume),
     ("forgotten", "a forgotten session", forgotten_session),
     ("takeover", "takeover", takeover),

@@ -150,6 +150,7 @@ class ServerKit:
             ("open-rooms", "open rooms", self.too_many_rooms),
             ("community", "moderation, ratings and sign-in", self.community),
             ("transcripts", "transcripts", self.transcripts),
+            ("batch", "batches (protocol 2.3)", self.batches),
         ]
 
     async def run(self, skip: frozenset[str] = frozenset()) -> Report:
@@ -269,6 +270,101 @@ class ServerKit:
         if limited:
             self.codes.add("rate_limited")
         await flood.close()
+
+    async def batches(self) -> None:
+        """A server that grants the ``batch`` capability sends each connection what one action
+        brings it as one frame, the same messages in the same order as a connection without it
+        gets them one frame each; a server that does not grant it sends no array."""
+        r = self.report
+        plain = await self.conn("Batch-plain")
+        c = await Conn.open(self.url, "Batch", self.log)
+        self.conns.append(c)
+        welcome = await c.hello("Batch", protocol="2.3", capabilities=["batch"])
+        if welcome.get("type") == "error" and welcome.get("code") == "bad_message":
+            r.skip("batches", "the server speaks no 2.3 (hello with capabilities refused)")
+            return
+        assert welcome.get("type") == "welcome", f"hello with capabilities: {welcome}"
+        self.owners["Batch"] = welcome["player_id"]
+        granted = welcome.get("capabilities") or []
+        r.add(
+            "welcome lists only capabilities asked for",
+            set(granted) <= {"batch"},
+            str(granted),
+        )
+        if "batch" not in granted:
+            await c.settle()
+            r.add(
+                "batch not granted: no frame is an array",
+                not any(raw.startswith("[") for raw in c.raw),
+                str(c.raw[:3]),
+            )
+            return
+        # Last, in a room already open as a spectator: the transcripts count on the seeded
+        # ids and dice, and the address on its open rooms.
+        listed = (await c.request({"type": "list_rooms"})).get("rooms") or []
+        # A quiet one (no bots, no hand under way), so that only the chat below happens.
+        rooms = [x for x in listed if not any(x.get("bots") or []) and x.get("state") != "in_hand"]
+        if not rooms:
+            r.skip("batches", "no quiet open room to watch")
+            return
+        room = rooms[0]["room"]
+        start = len(c.raw)
+        await self.expect_ok(c, {"type": "join_room", "room": room, "role": "spectator"})
+        await c.settle()
+        joined = len(c.raw) - start
+        await self.expect_ok(plain, {"type": "join_room", "room": room, "role": "spectator"})
+        await c.settle()
+        await plain.settle()
+        frames = (len(c.raw), len(plain.raw))
+        messages = (len(c.frames), len(plain.frames))
+        await self.expect_ok(c, {"type": "resync", "room": room})  # the result and a snapshot
+        await c.settle()
+        await plain.settle()
+        got = len(c.raw) - frames[0]
+        arrays = [raw for raw in c.raw[start:] if raw.startswith("[")]
+        together = any(
+            raw.startswith("[")
+            and {"result", "snapshot"} <= {m.get("type") for m in json.loads(raw)}
+            for raw in c.raw[start : start + joined]
+        )
+        r.add("batch: join_room's result and snapshot in one frame", together, str(joined))
+        r.add(
+            "batch: one action, one frame for its messages",
+            got == 1 and len(c.frames) - messages[0] >= 2,
+            f"{got} frames, {len(c.frames) - messages[0]} messages",
+        )
+        r.add(
+            "batch: an array holds two or more message objects",
+            bool(arrays)
+            and all(
+                isinstance(b := json.loads(a), list)
+                and len(b) >= 2
+                and all(isinstance(m, dict) and isinstance(m.get("type"), str) for m in b)
+                for a in arrays
+            ),
+            str(arrays[:1])[:300],
+        )
+        events = [
+            (f.get("type"), f.get("seq"))
+            for f in c.frames[messages[0] :]
+            if f.get("room") == room and "seq" in f and f.get("type") != "snapshot"
+        ]
+        seen = [
+            (f.get("type"), f.get("seq"))
+            for f in plain.frames[messages[1] :]
+            if f.get("room") == room and "seq" in f and f.get("type") != "snapshot"
+        ]
+        r.add(
+            "batch: the room's events in seq order, the same seqs as without batches",
+            [s for _, s in events] == sorted(int(s or 0) for _, s in events)
+            and [s for _, s in events] == [s for _, s in seen],
+            f"batched {events}, plain {seen}",
+        )
+        r.add(
+            "without batch: no frame is an array",
+            not any(raw.startswith("[") for raw in plain.raw),
+            str(plain.raw[:2]),
+        )
 
     async def rooms_and_play(self) -> None:
         r = self.report

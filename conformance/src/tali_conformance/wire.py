@@ -23,6 +23,9 @@ class Conn:
         self.ws = ws
         self.label = label
         self.frames: list[Frame] = []
+        """Every message received, in order (a batch's members one by one)."""
+        self.raw: list[str] = []
+        """Every WebSocket frame received, as it came (a batch is one)."""
         self.log = log
         self.close_code: int | None = None
         self.closed = asyncio.Event()
@@ -41,14 +44,19 @@ class Conn:
         try:
             while True:
                 raw = await self.ws.recv()
+                self.raw.append(str(raw))
                 try:
-                    frame = json.loads(raw)
+                    parsed = json.loads(raw)
                 except ValueError:
-                    frame = {"type": "<not json>", "raw": str(raw)[:200]}
-                if not isinstance(frame, dict):
-                    frame = {"type": "<not an object>"}
-                self.frames.append(frame)
-                self.log.append((self.label, frame))
+                    parsed = {"type": "<not json>", "raw": str(raw)[:200]}
+                # A batch (protocol 2.3, asked for with the batch capability): its messages
+                # one by one; an array of fewer than two is no batch.
+                many = isinstance(parsed, list) and len(parsed) >= 2
+                for frame in parsed if many else [parsed]:
+                    if not isinstance(frame, dict):
+                        frame = {"type": "<not an object>"}
+                    self.frames.append(frame)
+                    self.log.append((self.label, frame))
                 async with self._arrived:
                     self._arrived.notify_all()
         except ConnectionClosed as exc:

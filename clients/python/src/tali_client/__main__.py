@@ -28,8 +28,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("url")
     parser.add_argument("--variant", default="liars", choices=["simple", "liars", "draw", "stud"])
     parser.add_argument("--hands", type=int, default=1)
+    parser.add_argument(
+        "--batch", action="store_true", help="ask for batches (several messages a frame)"
+    )
     args = parser.parse_args(argv)
-    report = asyncio.run(run_bot(args.url, safe, variant=args.variant, hands=args.hands))
+    report = asyncio.run(
+        run_bot(args.url, safe, variant=args.variant, hands=args.hands, batch=args.batch)
+    )
     print(
         json.dumps(
             {

@@ -44,6 +44,7 @@ async def main() -> None:
             interval=milliseconds("TALI_HEARTBEAT_MS", 15_000),
             timeout=milliseconds("TALI_HEARTBEAT_TIMEOUT_MS", 10_000),
         ),
+        batch=True,  # the kit checks that batches are taken apart
     )
 
     def welcome(w: Welcome) -> None:

@@ -63,9 +63,11 @@ async def run_bot(
     opponents: int = 1,
     level: str = "beginner",
     settings: dict[str, Any] | None = None,
+    batch: bool = False,
 ) -> Report:
-    """Play ``hands`` hands of ``variant`` against ``opponents`` of the server's bots."""
-    client = TaliClient(url, name=name)
+    """Play ``hands`` hands of ``variant`` against ``opponents`` of the server's bots;
+    ``batch``: ask for batches (several messages a frame, protocol 2.3)."""
+    client = TaliClient(url, name=name, batch=batch)
     report = Report()
     done = asyncio.Event()
     welcome = await client.connect()

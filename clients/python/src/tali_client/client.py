@@ -102,6 +102,7 @@ class TaliClient:
         heartbeat: Heartbeat = Heartbeat(),
         reconnect: bool = True,
         protocol: str = PROTOCOL_VERSION,
+        batch: bool = False,
     ) -> None:
         self.url = url
         self.home = url
@@ -116,6 +117,15 @@ class TaliClient:
         self.heartbeat = heartbeat
         self.reconnect = reconnect
         self.protocol_version = protocol
+        self.batch = batch
+        """Ask for the ``batch`` capability (protocol 2.3): the server may send several messages
+        in one frame, a JSON array; they are handled one by one, in order, as if each had come
+        alone (a 2.2 server that refuses the field is greeted again without it)."""
+        self.received = {"frames": 0, "messages": 0}
+        """WebSocket frames and messages received on every connection so far."""
+        self._held: list[Any] | None = None
+        """Messages read after a welcome, held until the hello awaiting it has taken the
+        session in (and emitted ``welcome``): a batch may carry the snapshots with it."""
         self.status: Status = "idle"
         self.player_id: str | None = None
         self.welcome: Welcome | None = None
@@ -315,8 +325,17 @@ class TaliClient:
             fields["token"] = token
         else:
             await self._signing_in(fields)
+        if self.batch:
+            fields["capabilities"] = ["batch"]
         try:
-            raw = await self._send("hello", fields)
+            try:
+                raw = await self._send("hello", fields)
+            except TaliError as exc:
+                # A 2.2 server knows no capabilities and refuses the field: hello without it.
+                if exc.code != "bad_message" or "capabilities" not in fields:
+                    raise
+                del fields["capabilities"]
+                raw = await self._send("hello", fields)
         except TaliError as exc:
             if exc.code != "session_not_found":
                 raise
@@ -326,14 +345,26 @@ class TaliClient:
             fields.pop("token", None)
             await self._signing_in(fields)
             raw = await self._send("hello", fields)
-        welcome = Welcome.model_validate(raw)
-        await _maybe(self.token_store.set(welcome.token))
-        self.player_id = welcome.player_id
-        self.name = welcome.name
-        self.welcome = welcome
-        self._set_status("open")
-        self._emit("welcome", welcome)
+        try:
+            welcome = Welcome.model_validate(raw)
+            await _maybe(self.token_store.set(welcome.token))
+            self.player_id = welcome.player_id
+            self.name = welcome.name
+            self.welcome = welcome
+            self._set_status("open")
+            self._emit("welcome", welcome)
+        finally:
+            self._release()
         return welcome
+
+    def _release(self) -> None:
+        """The messages read since the welcome, now that the session is taken in: in order."""
+        held, self._held = self._held, None
+        for data in held or []:
+            if self._held is not None:
+                self._held.append(data)  # another welcome among them
+            else:
+                self._take(data)
 
     async def _beat(self, ws: ClientConnection, reader: asyncio.Task[int]) -> None:
         interval, timeout = self.heartbeat.interval, self.heartbeat.timeout
@@ -356,6 +387,7 @@ class TaliClient:
                 return
 
     def _fail_pending(self) -> None:
+        self._held = None
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(TaliError("disconnected", "connection closed"))
@@ -420,14 +452,27 @@ class TaliClient:
 
     def _receive(self, raw: str | bytes) -> None:
         try:
-            data = json.loads(raw)
+            parsed = json.loads(raw)
         except ValueError:
             return
+        # A batch: each message in order, as if it had come alone (protocol 2.3).
+        messages = parsed if isinstance(parsed, list) else [parsed]
+        self.received["frames"] += 1
+        self.received["messages"] += len(messages)
+        for data in messages:
+            if self._held is not None:
+                self._held.append(data)
+            else:
+                self._take(data)
+
+    def _take(self, data: Any) -> None:
+        """One server message."""
         if not isinstance(data, dict) or not isinstance(data.get("type"), str):
             return
         kind = data["type"]
         if kind == "welcome":
             self._take_welcome(data)
+            self._held = []  # until _hello has taken the session in
         if data.get("id") is not None and kind in DIRECT_REPLIES:
             future = self._pending.pop(data["id"], None)
             if future is not None and not future.done():

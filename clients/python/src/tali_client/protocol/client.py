@@ -23,6 +23,7 @@ from tali_client.protocol.types import (
     BotFillSecondsSetting,
     BotLevel,
     BotSpeed,
+    Capabilities,
     ChatText,
     Cursor,
     DieIndex,
@@ -71,7 +72,7 @@ class Hello(Request):
 
     type: Literal["hello"]
     protocol: ProtocolVersion
-    """The version the client speaks: ``"2.2"``."""
+    """The version the client speaks: ``"2.3"``."""
     name: Name | None = None
     """The display name to use."""
     token: SessionToken | None = None
@@ -80,6 +81,11 @@ class Hello(Request):
     """Sign in with a token from the operator's site (a JWT; protocol 2.2): the session is then
     your account's, named by the token (``name`` is ignored). Used once: a token seen before is
     refused (``auth_replayed``). Ignored when ``token`` resumes a session."""
+    capabilities: Capabilities | None = None
+    """Optional behaviour this client asks for (protocol 2.3): ``["batch"]`` lets the server send
+    everything it has for this connection at once as one frame, a JSON array of messages in
+    order (README, Frames and batches). Names the server does not know are ignored; ``welcome``
+    lists what was granted. A 2.2 server refuses this field (``bad_message``)."""
 
 
 class ListRooms(Request):

@@ -19,7 +19,7 @@ from tali_client.protocol.errors import ErrorCode
 from tali_client.protocol.server import ServerMessage
 from tali_client.protocol.types import MAX_SAFE_INTEGER
 
-PROTOCOL_VERSION: Final = "2.2"
+PROTOCOL_VERSION: Final = "2.3"
 SUPPORTED_MAJOR: Final = 2
 
 # Keys only: pydantic-core otherwise keeps every distinct string value it parses (room

@@ -34,6 +34,7 @@ from tali_client.protocol.types import (
     BotFillSecondsSetting,
     BotLevel,
     BotSpeed,
+    Capabilities,
     ChatText,
     Chips,
     Count,
@@ -134,6 +135,9 @@ class Welcome(Reply):
     a guest."""
     roles: Annotated[list[AccountRole], Field(max_length=2, default_factory=list)]
     """What your account may do besides playing (``moderator``, ``admin``); empty for a guest."""
+    capabilities: Annotated[Capabilities, Field(default_factory=list)]
+    """The capabilities asked for in ``hello`` that this connection has from now on (protocol
+    2.3), e.g. ``["batch"]``; empty when none was asked for (or none is known)."""
 
 
 class Result(Reply):
