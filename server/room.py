@@ -69,6 +69,7 @@ LOG_BYTES = 64 * 1024
 """Bytes of entries a room writes before it takes a snapshot, likewise."""
 # Events about the table, not the hand: left out of a hand's story.
 _TABLE_EVENTS = (ev.PlayerSeated, ev.PlayerLeft, ev.ReadinessChanged)
+_new = tuple.__new__
 
 
 @dataclass(slots=True)
@@ -830,7 +831,8 @@ class Room:
         data = entry.encode(self.stream.seq, faces)
         ends_hand = self._hand_over
         self._hand_over = False
-        self.effects.entries.append(fx.Record(self.log_n, entry, data, ends_hand))
+        # ``fx.Record(...)`` without its Python ``__new__``, as ``stream._send`` does.
+        self.effects.entries.append(_new(fx.Record, (self.log_n, entry, data, ends_hand)))
 
     def snapshot_due(self, ends_hand: bool) -> bool:
         """Whether the room is to be snapshot after an entry just written (``logged`` and

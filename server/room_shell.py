@@ -114,25 +114,27 @@ class RoomShell:
         room = self.room
         room_id = room.id
         store = self.store
-        for hand, story in effects.stories:
-            before = room.keep(hand, store.hand_story(room_id, hand, story))
-            if before is not None:
-                store.forget_hands(room_id, before)
+        if effects.stories:  # each list looked at before a loop over it: most are empty
+            for hand, story in effects.stories:
+                before = room.keep(hand, store.hand_story(room_id, hand, story))
+                if before is not None:
+                    store.forget_hands(room_id, before)
         for record in effects.entries:
             room.logged_bytes += store.append(room_id, record.n, record.data)
             room.logged += 1
             if room.snapshot_due(record.ends_hand):
                 store.snapshot(room_id, record.n, room.hands_played, room.state())
                 room.logged = room.logged_bytes = 0
-        for change in effects.membership:
-            session = change.session
-            if change.role is None:
-                session.rooms.pop(room_id, None)
-                if change.created:
-                    session.created_rooms.discard(room_id)
-            else:
-                session.rooms[room_id] = change.role
-            session.rooms_changed()
+        if effects.membership:
+            for change in effects.membership:
+                session = change.session
+                if change.role is None:
+                    session.rooms.pop(room_id, None)
+                    if change.created:
+                        session.created_rooms.discard(room_id)
+                else:
+                    session.rooms[room_id] = change.role
+                session.rooms_changed()
         if effects.messages:
             # Hot: every message of every action, once per recipient.
             count = self.metrics.count_sent
@@ -148,8 +150,9 @@ class RoomShell:
                     ):
                         sent += 1
                 count(out.type, sent)
-        for request in effects.timers:
-            self._timer(request.key, request.at)
+        if effects.timers:
+            for request in effects.timers:
+                self._timer(request.key, request.at)
         if effects.changed:
             self._on_change(room)
 
