@@ -16,6 +16,9 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
+_new = tuple.__new__
+"""``tuple.__new__(Instant, (...))`` is ``Instant(...)`` at a third of the cost."""
+
 
 class Timer(Protocol):
     def cancel(self) -> None: ...
@@ -44,7 +47,8 @@ class Instant(NamedTuple):
     def after(self, seconds: float) -> Deadline:
         """The deadline ``seconds`` of game time from now (scaled)."""
         at = self.at + seconds * self.scale
-        return Deadline(at, self.wall_ms(at))
+        # Deadline(at, self.wall_ms(at)), without two Python calls: a prompt's deadline.
+        return _new(Deadline, (at, self.ms + round((at - self.at) * 1000)))
 
     def lasts(self, seconds: float) -> float:
         """How long ``seconds`` of game time last."""
@@ -103,7 +107,9 @@ class LoopClock:
         return seconds
 
     def instant(self, scale: float = 1.0) -> Instant:
-        return Instant(self._loop.time(), max(0, round(time.time() * 1000)), scale)
+        # Read for every command a room handles: made without the named tuple's own
+        # (Python) ``__new__``.
+        return _new(Instant, (self._loop.time(), max(0, round(time.time() * 1000)), scale))
 
 
 class LoopFace:

@@ -33,23 +33,20 @@ class Out:
     is, once a batch asked for it), read as data by in-process clients. Never changed once made:
     recipients share it."""
 
-    __slots__ = ("_data", "_model", "encoded", "framed")
+    __slots__ = ("_data", "_model", "encoded", "framed", "type")
 
     def __init__(self, data: dict[str, Any] | None = None, model: Any = None) -> None:
         self._data = data
         self._model = model
         self.framed: bytes | None = None
         self.encoded: bytes | None = None
+        # An attribute, not a property: read for every message sent (``count_sent``).
+        self.type: str = data["type"] if data is not None else str(model.type)
 
     @classmethod
     def of(cls, model: Any) -> Out:
         """A protocol message from ``protocol.server``."""
         return cls(None, model)
-
-    @property
-    def type(self) -> str:
-        data = self._data
-        return data["type"] if data is not None else str(self._model.type)
 
     @property
     def data(self) -> dict[str, Any]:

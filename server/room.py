@@ -69,6 +69,7 @@ LOG_BYTES = 64 * 1024
 """Bytes of entries a room writes before it takes a snapshot, likewise."""
 # Events about the table, not the hand: left out of a hand's story.
 _TABLE_EVENTS = (ev.PlayerSeated, ev.PlayerLeft, ev.ReadinessChanged)
+_new = tuple.__new__
 
 
 @dataclass(slots=True)
@@ -457,7 +458,9 @@ class Room:
             self._maybe_schedule_hand()
             self._record(journal.ReadySet(session.player_id, ready))
 
-    def _act(self, session: Session, action: Action) -> None:
+    def _act(self, command: fx.Act) -> None:
+        # Handed the command itself (``HANDLERS``): one call less on every action.
+        session, action = command.session, command.action
         member = self._member(session)
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators cannot act")
@@ -612,7 +615,7 @@ class Room:
     def _move_on(self) -> None:
         self._refresh_turns()
         self._maybe_schedule_hand()
-        self._changed()
+        self.effects.changed = True  # self._changed(), inline: after every action
 
     def _publish(self, events: list[ev.Event]) -> None:
         stream = self.stream
@@ -828,7 +831,8 @@ class Room:
         data = entry.encode(self.stream.seq, faces)
         ends_hand = self._hand_over
         self._hand_over = False
-        self.effects.entries.append(fx.Record(self.log_n, entry, data, ends_hand))
+        # ``fx.Record(...)`` without its Python ``__new__``, as ``stream._send`` does.
+        self.effects.entries.append(_new(fx.Record, (self.log_n, entry, data, ends_hand)))
 
     def snapshot_due(self, ends_hand: bool) -> bool:
         """Whether the room is to be snapshot after an entry just written (``logged`` and
@@ -870,7 +874,7 @@ class Room:
 
 
 HANDLERS: dict[type[Any], Callable[[Room, Any], None]] = {
-    fx.Act: lambda room, c: room._act(c.session, c.action),
+    fx.Act: Room._act,
     fx.Join: lambda room, c: room._join(c.session, c.role, c.seat, c.invite),
     fx.Leave: lambda room, c: room._remove(room._member(c.session)),
     fx.SetReady: lambda room, c: room._set_ready(c.session, c.ready),

@@ -69,7 +69,7 @@ class Actor(Protocol):
 class RoomShell:
     """One room's shell: its store, its clock, its timers, whom to tell of a change."""
 
-    __slots__ = ("_on_change", "clock", "metrics", "room", "store", "timers")
+    __slots__ = ("_instant", "_on_change", "clock", "metrics", "room", "store", "timers")
 
     def __init__(
         self,
@@ -85,9 +85,18 @@ class RoomShell:
         self.metrics = metrics
         self._on_change = on_change
         self.timers: dict[TimerKey, Timer] = {}
+        self._instant: Callable[[], Instant] | None = None
+        """``instant(clock)``, looked up at the first command, not at every one (nor
+        here: a room made with a clock it never uses is never told the time)."""
+
+    def _reader(self) -> Callable[[], Instant]:
+        clock = self.clock
+        fast: Callable[[], Instant] | None = getattr(clock, "instant", None)
+        read = self._instant = fast if fast is not None else functools.partial(instant, clock)
+        return read
 
     def now(self) -> Instant:
-        return instant(self.clock)
+        return (self._instant or self._reader())()
 
     def run(self, command: Command) -> None:
         """Handle ``command`` and carry out its effects; a refused request raises
@@ -95,7 +104,7 @@ class RoomShell:
         did before failing is carried out all the same, then the failure raised."""
         room = self.room
         try:
-            effects = room.handle(command, instant(self.clock))
+            effects = room.handle(command, (self._instant or self._reader())())
         except BaseException:
             self.apply(room.effects)
             raise
@@ -105,44 +114,47 @@ class RoomShell:
         room = self.room
         room_id = room.id
         store = self.store
-        for hand, story in effects.stories:
-            before = room.keep(hand, store.hand_story(room_id, hand, story))
-            if before is not None:
-                store.forget_hands(room_id, before)
+        if effects.stories:  # each list looked at before a loop over it: most are empty
+            for hand, story in effects.stories:
+                before = room.keep(hand, store.hand_story(room_id, hand, story))
+                if before is not None:
+                    store.forget_hands(room_id, before)
         for record in effects.entries:
             room.logged_bytes += store.append(room_id, record.n, record.data)
             room.logged += 1
             if room.snapshot_due(record.ends_hand):
                 store.snapshot(room_id, record.n, room.hands_played, room.state())
                 room.logged = room.logged_bytes = 0
-        for change in effects.membership:
-            session = change.session
-            if change.role is None:
-                session.rooms.pop(room_id, None)
-                if change.created:
-                    session.created_rooms.discard(room_id)
-            else:
-                session.rooms[room_id] = change.role
-            session.rooms_changed()
+        if effects.membership:
+            for change in effects.membership:
+                session = change.session
+                if change.role is None:
+                    session.rooms.pop(room_id, None)
+                    if change.created:
+                        session.created_rooms.discard(room_id)
+                else:
+                    session.rooms[room_id] = change.role
+                session.rooms_changed()
         if effects.messages:
-            self._deliver(effects)
-        for request in effects.timers:
-            self._timer(request.key, request.at)
+            # Hot: every message of every action, once per recipient.
+            count = self.metrics.count_sent
+            for out, to, but in effects.messages:
+                sent = 0
+                for member in to:
+                    session = member.session
+                    outbox = session.outbox
+                    if (
+                        outbox is not None
+                        and session.player_id != but
+                        and outbox.push(out, room_id)
+                    ):
+                        sent += 1
+                count(out.type, sent)
+        if effects.timers:
+            for request in effects.timers:
+                self._timer(request.key, request.at)
         if effects.changed:
             self._on_change(room)
-
-    def _deliver(self, effects: Effects) -> None:
-        # Hot: every message of every action, once per recipient.
-        room_id = self.room.id
-        count = self.metrics.count_sent
-        for out, to, but in effects.messages:
-            sent = 0
-            for member in to:
-                session = member.session
-                outbox = session.outbox
-                if outbox is not None and session.player_id != but and outbox.push(out, room_id):
-                    sent += 1
-            count(out.type, sent)
 
     def _timer(self, key: TimerKey, at: float | None) -> None:
         timers = self.timers
