@@ -338,6 +338,10 @@ class Lobby:
 
     def close(self, room: Room) -> None:
         self._forget(room)
+        # The watchers see it closed (ratings end its round, bots stop their timers), so
+        # they let go of it: closing is no change the room itself reports.
+        for watch in self.watchers:
+            watch(room)
         self.store.close_room(room.id)
         room.log.info("room_closed", hands_played=room.game.state.hands_played)
         if self._shared:

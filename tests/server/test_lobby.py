@@ -59,3 +59,16 @@ def test_other_nodes_rooms_are_listed_in_order_and_a_room_taken_over_keeps_its_p
     assert listed(b, limit=1) == [here]
     page = b.page(req.ListRooms.model_validate({"type": "list_rooms", "id": 1, "limit": 1}))
     assert listed(b, cursor=page.next_cursor) == [first]
+
+
+def test_the_watchers_are_told_of_a_room_closed_for_good() -> None:
+    """An emptied room closes by itself; the lobby's watchers (the ratings, the bots) see
+    it closed, so they let go of it (each held one record a room, for ever, before)."""
+    store = MemoryStore()
+    at = lobby(store, 7)
+    seen: list[tuple[str, bool]] = []
+    at.watchers.append(lambda room: seen.append((room.id, room.closed)))
+    room = create(at, creator("Aulus"), "liars")
+    at.clock.advance(at.config.empty_room_seconds + 1)
+    assert room not in at.rooms
+    assert (room, True) in seen, seen
