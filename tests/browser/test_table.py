@@ -373,7 +373,12 @@ async def test_your_seat_and_the_turn_look_different_the_timer_drains_and_a_hidd
     full = await timer.locator(".timer-fill").evaluate(width)
     await page.clock.set_fixed_time(now + 85_000)
     await expect(timer).to_have_attribute("data-level", "critical")
-    assert await timer.locator(".timer-fill").evaluate(width) < full
+    # The fill's width eases over a quarter second (real time, not the page's clock): wait
+    # for it to have drained, not read it the moment the level changed.
+    await page.wait_for_function(
+        "([selector, full]) => document.querySelector(selector).getBoundingClientRect().width < full",
+        arg=[f'[data-testid="timer-{brutus_id}"] .timer-fill', full],
+    )
 
     # The tab goes to the background with the sound on; Brutus's time runs out: a tone and a title.
     await page.get_by_test_id("sound").click()
