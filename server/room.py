@@ -21,6 +21,7 @@ Visibility was decided by the engine: the fan-out only follows each event's
 from __future__ import annotations
 
 import hmac
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -89,6 +90,21 @@ class Story:
 
     def copy(self) -> Story:
         return Story(self.hand, list(self.events), dict(self.openings))
+
+
+def _weakly(method: Callable[[float | None], None]) -> Callable[[float | None], None]:
+    """``method`` (a room's), called only while its room lives: the room's parts hold it
+    without holding the room, so a room closed for good is freed when its last reference
+    goes (a room in a reference cycle waited for the cyclic collector, and dead rooms
+    piled up between full collections)."""
+    ref = weakref.WeakMethod(method)
+
+    def call(at: float | None) -> None:
+        bound = ref()
+        if bound is not None:
+            bound(at)
+
+    return call
 
 
 class RequestError(Exception):
@@ -162,7 +178,7 @@ class Room:
         self.members: dict[str, Member] = {}
         self._spectator_count: int | None = 0
         self.stream = RoomStream(room_id, self.members)
-        self.turns = TurnClock(lambda at: self._timer(TimerKey.TURN, at))
+        self.turns = TurnClock(_weakly(self._turn_timer))
         self.closed = False
         self.metrics = metrics
         self._hand_due = False
@@ -388,6 +404,9 @@ class Room:
 
     def _timer(self, key: TimerKey, at: float | None) -> None:
         self.effects.timers.append(fx.TimerRequest(key, at))
+
+    def _turn_timer(self, at: float | None) -> None:
+        self._timer(TimerKey.TURN, at)
 
     def _changed(self) -> None:
         self.effects.changed = True

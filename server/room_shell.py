@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -69,7 +70,7 @@ class Actor(Protocol):
 class RoomShell:
     """One room's shell: its store, its clock, its timers, whom to tell of a change."""
 
-    __slots__ = ("_instant", "_on_change", "clock", "metrics", "room", "store", "timers")
+    __slots__ = ("_instant", "_on_change", "_room", "clock", "metrics", "store", "timers")
 
     def __init__(
         self,
@@ -79,7 +80,10 @@ class RoomShell:
         metrics: Metrics,
         on_change: Callable[[Any], None],
     ) -> None:
-        self.room = room
+        # Weakly: the room holds its shell, and a room closed for good is then freed by
+        # its last reference going, not left (with its game, log and members) for the
+        # cyclic collector, which let dead rooms pile up between full collections.
+        self._room = weakref.ref(room)
         self.store = store
         self.clock = clock
         self.metrics = metrics
@@ -88,6 +92,14 @@ class RoomShell:
         self._instant: Callable[[], Instant] | None = None
         """``instant(clock)``, looked up at the first command, not at every one (nor
         here: a room made with a clock it never uses is never told the time)."""
+
+    @property
+    def room(self) -> Actor:
+        """The room this shell serves (held by its owner, so alive while the shell is used)."""
+        room = self._room()
+        if room is None:
+            raise RuntimeError("the room of this shell is gone")
+        return room
 
     def _reader(self) -> Callable[[], Instant]:
         clock = self.clock
@@ -102,7 +114,8 @@ class RoomShell:
         """Handle ``command`` and carry out its effects; a refused request raises
         ``RequestError`` with nothing to carry out. Should the room fail midway, what it
         did before failing is carried out all the same, then the failure raised."""
-        room = self.room
+        room = self._room()
+        assert room is not None  # the caller holds the room whose shell this is
         try:
             effects = room.handle(command, (self._instant or self._reader())())
         except BaseException:
@@ -111,7 +124,8 @@ class RoomShell:
         self.apply(effects)
 
     def apply(self, effects: Effects) -> None:
-        room = self.room
+        room = self._room()
+        assert room is not None
         room_id = room.id
         store = self.store
         if effects.stories:  # each list looked at before a loop over it: most are empty
@@ -167,8 +181,8 @@ class RoomShell:
     def _fired(self, key: TimerKey) -> None:
         """A room's timer: one more command; a failure is logged and stays in this room."""
         self.timers.pop(key, None)
-        room = self.room
-        if room.closed:
+        room = self._room()
+        if room is None or room.closed:
             return
         try:
             self.run(TimerFired(key))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
 import sys
+import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ from websockets.asyncio.client import connect
 from server.app import TaliServer
 
 from .conftest import UNBUDGETED, advance, make_server, running
-from .harness import Client, Frame, player
+from .harness import Client, Frame, player, room_with
 
 pytestmark = pytest.mark.asyncio
 ROOT = Path(__file__).resolve().parents[2]
@@ -293,3 +295,28 @@ async def test_a_lobby_subscription_survives_a_restart(
     finally:
         process.kill()
         await process.wait()
+
+
+async def test_a_room_closed_for_good_is_freed_at_once(quick_close: TaliServer) -> None:
+    """A room the lobby let go of is freed by its last reference going, not left (with its
+    game, log and members) for the cyclic collector: dead rooms in reference cycles piled
+    up between full collections, and the soak test's RSS grew with them."""
+    room, clients, watcher = await room_with(
+        quick_close, ["Aulus", "Brutus"], {"variant": "liars", "next_hand_delay_seconds": 5}
+    )
+    assert watcher is not None
+    await advance(quick_close, 5)
+    await watcher.wait(lambda f: f["type"] == "hand_started")
+    await clients[0].request("roll", room=room)  # a turn under way: the turn timer armed
+    held = weakref.ref(quick_close.lobby.rooms[room])
+    gc.collect()
+    gc.disable()
+    try:
+        for client in [*clients, watcher]:
+            assert (await client.request("leave_room", room=room))["type"] == "result"
+        await advance(quick_close, 10)  # empty for empty_room_seconds: it closes
+        assert room not in quick_close.lobby.rooms
+        await asyncio.sleep(0)  # the lobby's last callbacks of the room run
+        assert held() is None, "the closed room lives on in a reference cycle"
+    finally:
+        gc.enable()
