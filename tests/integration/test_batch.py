@@ -14,6 +14,7 @@ import pytest
 
 from server.app import TaliServer
 
+from .conftest import advance
 from .harness import Client, Frame, room_with
 
 pytestmark = pytest.mark.asyncio
@@ -66,13 +67,19 @@ async def test_one_action_at_a_table_of_four_is_one_frame_per_recipient(
     server: TaliServer, batch: bool
 ) -> None:
     room, clients, watcher = await room_with(
-        server, NAMES, {"variant": "liars", "turn_seconds": 600}, batch=batch
+        server,
+        NAMES,
+        {"variant": "liars", "turn_seconds": 600, "next_hand_delay_seconds": 60},
+        batch=batch,
     )
     assert watcher is not None
     members = [*clients, watcher]
-    # The first hand starts by itself (ManualClock.auto_seconds): give a loaded machine time.
+    # The first hand starts when the test says, all four seated: with a pause the clock
+    # fires by itself (ManualClock.auto_seconds), a loaded machine let it start while the
+    # last two were still joining, and they were never asked to roll.
+    await advance(server, 60)
     for client in clients:
-        await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll", timeout=30)
+        await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll")
     # Every player but the last rolls; the last roll ends the roll phase.
     for client in clients[:-1]:
         reply = await client.request("roll", room=room)
