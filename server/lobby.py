@@ -358,6 +358,9 @@ class Lobby:
         if room is None:
             return None
         self._forget(room)
+        # As at a close: the watchers let go of it (the ratings rate what was played here).
+        for watch in self.watchers:
+            watch(room)
         self._bus_changed.discard(room_id)
         if not moved:
             room.log.warning("room_dropped", hands_played=room.game.state.hands_played)

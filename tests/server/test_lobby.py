@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import protocol.client as req
 from server.config import ServerConfig
 from server.lobby import Lobby, RemoteRoom, Unheard
@@ -70,5 +72,20 @@ def test_the_watchers_are_told_of_a_room_closed_for_good() -> None:
     at.watchers.append(lambda room: seen.append((room.id, room.closed)))
     room = create(at, creator("Aulus"), "liars")
     at.clock.advance(at.config.empty_room_seconds + 1)
+    assert room not in at.rooms
+    assert (room, True) in seen, seen
+
+
+@pytest.mark.parametrize("moved", [False, True], ids=["lost", "handed-over"])
+def test_the_watchers_are_told_of_a_room_dropped_here(moved: bool) -> None:
+    """A room another node now plays (its lease lost, or handed over) is closed here: the
+    watchers see it closed, so the ratings end its round here and let go of its table, and
+    the bots stop their timers (a dropped room was kept by each of them for ever)."""
+    store = MemoryStore()
+    at = lobby(store, 7)
+    seen: list[tuple[str, bool]] = []
+    at.watchers.append(lambda room: seen.append((room.id, room.closed)))
+    room = create(at, creator("Aulus"), "liars")
+    assert at.drop(room, moved=moved) is not None
     assert room not in at.rooms
     assert (room, True) in seen, seen
