@@ -33,7 +33,7 @@ from server import journal, names, wire
 from server import room_effects as fx
 from server.budget import Window
 from server.clock import Clock, Instant
-from server.engine import Game, Settings, view
+from server.engine import Game, LegalActions, Settings, view
 from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
@@ -725,8 +725,11 @@ class Room:
 
     # timers
 
-    def _your_turn(self, player: str, now: Instant) -> dict[str, Any]:
-        """The prompt for ``player``, whom the table waits for."""
+    def _your_turn(
+        self, player: str, now: Instant, legal: LegalActions | None = None
+    ) -> dict[str, Any]:
+        """The prompt for ``player``, whom the table waits for (``legal``: their legal
+        actions, when already worked out)."""
         hand = self.game.hand
         assert hand is not None
         deadline = self.turns.deadlines[player].ms
@@ -734,7 +737,7 @@ class Room:
             self.id,
             hand.number,
             hand.phase,
-            self.game.legal_actions(player),
+            legal if legal is not None else self.game.legal_actions(player),
             deadline,
             (deadline - now.ms) / 1000,
         )
@@ -751,8 +754,9 @@ class Room:
                 self.id, self.stream.next_seq(), prompts.waiting, prompts.phase, prompts.deadline_ms
             )
         )
+        offered = self.turns.offered  # the legal actions the update just worked out
         for player in prompts.prompted:
-            self.stream.notify(player, self._your_turn(player, now))
+            self.stream.notify(player, self._your_turn(player, now, offered(player)))
 
     def _on_turn_timer(self) -> None:
         timed_out = []

@@ -75,6 +75,10 @@ class TurnClock:
         self._arm()
         return prompts
 
+    def offered(self, player: str) -> LegalActions:
+        """What ``player`` was last prompted with (``update`` just worked it out)."""
+        return self._offered[player]
+
     def due(self, now: float) -> list[str]:
         """The players waited for whose deadline has passed at ``now`` (the timer fired)."""
         self._armed = None
