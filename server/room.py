@@ -282,11 +282,18 @@ class Room:
 
     def stats(self) -> RoomStats:
         """What the metrics count of the room."""
-        return RoomStats(
-            self.settings.variant.value,
-            self.game.hand_in_progress,
-            len(self.game.state.seats),
-            self.spectators,
+        # Read after every command (the lobby's ``changed``): no properties in the way, the
+        # variant's value as str() gives it (a StrEnum's), the tuple made as ``_record`` does.
+        state = self.game.state
+        hand = state.hand
+        return _new(
+            RoomStats,
+            (
+                str(state.settings.variant),
+                hand is not None and hand.phase is not Phase.COMPLETE,
+                len(state.seats),
+                self.spectators,
+            ),
         )
 
     def meta(self) -> Data:
