@@ -184,7 +184,7 @@ class Room:
 
     @property
     def settings(self) -> Settings:
-        return self.game.settings
+        return self.game.state.settings  # not through Game.settings: read on every command
 
     @property
     def hands_played(self) -> int:
