@@ -472,9 +472,14 @@ class Room:
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators cannot act")
         player = session.player_id
-        events = self._engine(lambda: self.game.act(player, action))
+        # ``_engine`` and ``_after``, inline: nearly every command is an action.
+        try:
+            events = self.game.act(player, action)
+        except RuleError as exc:
+            raise RequestError(wire.ENGINE_ERRORS[exc.code], exc.message) from None
         self.turns.done(player)
-        self._after(events)
+        self._publish_hand(events)
+        self._move_on()
         self._record(journal.Acted(player, action))
 
     def _chat(self, session: Session, text: str) -> None:
