@@ -302,8 +302,16 @@ class RequestGate:
         """Charge ``units`` for a request being handled (it may take the budgets into debt)."""
         now = self._clock.time()
         own = self._own
-        own.tokens = own.level(now) - units
-        self._shared.take(units, now)
+        # own.level(now) - units and self._shared.take(units, now), inline: every request.
+        tokens = own.tokens + (now - own.stamp) * own.rate
+        own.tokens = (tokens if tokens < own.burst else own.burst) - units
+        own.stamp = now
+        bucket = self._shared.bucket
+        tokens = bucket.tokens + (now - bucket.stamp) * bucket.rate
+        left = (tokens if tokens < bucket.burst else bucket.burst) - units
+        # Not overdrawn past a whole burst: an address that keeps trying is not locked out.
+        bucket.tokens = left if left > -bucket.burst else -bucket.burst
+        bucket.stamp = now
         self._spent = self._spent * math.exp((self._spent_at - now) * _DECAY) + units
         self._spent_at = now
 

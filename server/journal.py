@@ -63,15 +63,17 @@ _PLAIN: dict[ActionKind, Action] = {
 
 
 def encode_action(action: Action) -> list[Any]:
+    # Every action: its kind's value as str() gives it (a StrEnum's), not the enum's
+    # .value property, a Python call.
     if isinstance(action, Bet):
-        return [action.kind.value, action.amount]
+        return [str(action.kind), action.amount]
     if isinstance(action, Raise):
-        return [action.kind.value, action.to]
+        return [str(action.kind), action.to]
     if isinstance(action, Reroll):
-        return [action.kind.value, action.die, action.entropy]
+        return [str(action.kind), action.die, action.entropy]
     if isinstance(action, Roll) and action.entropy is not None:
-        return [action.kind.value, action.entropy]
-    return [action.kind.value]
+        return [str(action.kind), action.entropy]
+    return [str(action.kind)]
 
 
 def decode_action(data: list[Any]) -> Action:

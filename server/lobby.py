@@ -318,7 +318,8 @@ class Lobby:
             return
         if not room.closed:
             self.metrics.rooms.update(room.id, room.stats())
-        if room.closed or room.private or not (self.subscribers or self._shared):
+        # ``room.invite is not None``: ``room.private``, without a property call.
+        if room.closed or room.invite is not None or not (self.subscribers or self._shared):
             return
         # Called after every action: compare a cheap key before anything else.
         key = room.summary_key()

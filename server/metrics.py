@@ -173,8 +173,12 @@ class RoomGauges:
         return iter(list(self._of.values()))
 
 
+_IN_HAND, _WAITING = RoomState.IN_HAND.value, RoomState.WAITING.value
+
+
 def _state(in_hand: bool) -> str:
-    return RoomState.IN_HAND.value if in_hand else RoomState.WAITING.value
+    # Whenever a hand starts or ends: the values read once (an enum's .value is a Python call).
+    return _IN_HAND if in_hand else _WAITING
 
 
 class Observed(NamedTuple):

@@ -34,7 +34,7 @@ from server import journal, names, wire
 from server import room_effects as fx
 from server.budget import Window
 from server.clock import Clock, Instant
-from server.engine import Game, Settings, view
+from server.engine import Game, LegalActions, Settings, view
 from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
@@ -200,7 +200,7 @@ class Room:
 
     @property
     def settings(self) -> Settings:
-        return self.game.settings
+        return self.game.state.settings  # not through Game.settings: read on every command
 
     @property
     def hands_played(self) -> int:
@@ -298,11 +298,18 @@ class Room:
 
     def stats(self) -> RoomStats:
         """What the metrics count of the room."""
-        return RoomStats(
-            self.settings.variant.value,
-            self.game.hand_in_progress,
-            len(self.game.state.seats),
-            self.spectators,
+        # Read after every command (the lobby's ``changed``): no properties in the way, the
+        # variant's value as str() gives it (a StrEnum's), the tuple made as ``_record`` does.
+        state = self.game.state
+        hand = state.hand
+        return _new(
+            RoomStats,
+            (
+                str(state.settings.variant),
+                hand is not None and hand.phase is not Phase.COMPLETE,
+                len(state.seats),
+                self.spectators,
+            ),
         )
 
     def meta(self) -> Data:
@@ -484,9 +491,14 @@ class Room:
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators cannot act")
         player = session.player_id
-        events = self._engine(lambda: self.game.act(player, action))
+        # ``_engine`` and ``_after``, inline: nearly every command is an action.
+        try:
+            events = self.game.act(player, action)
+        except RuleError as exc:
+            raise RequestError(wire.ENGINE_ERRORS[exc.code], exc.message) from None
         self.turns.done(player)
-        self._after(events)
+        self._publish_hand(events)
+        self._move_on()
         self._record(journal.Acted(player, action))
 
     def _chat(self, session: Session, text: str) -> None:
@@ -744,8 +756,11 @@ class Room:
 
     # timers
 
-    def _your_turn(self, player: str, now: Instant) -> dict[str, Any]:
-        """The prompt for ``player``, whom the table waits for."""
+    def _your_turn(
+        self, player: str, now: Instant, legal: LegalActions | None = None
+    ) -> dict[str, Any]:
+        """The prompt for ``player``, whom the table waits for (``legal``: their legal
+        actions, when already worked out)."""
         hand = self.game.hand
         assert hand is not None
         deadline = self.turns.deadlines[player].ms
@@ -753,7 +768,7 @@ class Room:
             self.id,
             hand.number,
             hand.phase,
-            self.game.legal_actions(player),
+            legal if legal is not None else self.game.legal_actions(player),
             deadline,
             (deadline - now.ms) / 1000,
         )
@@ -770,8 +785,9 @@ class Room:
                 self.id, self.stream.next_seq(), prompts.waiting, prompts.phase, prompts.deadline_ms
             )
         )
+        offered = self.turns.offered  # the legal actions the update just worked out
         for player in prompts.prompted:
-            self.stream.notify(player, self._your_turn(player, now))
+            self.stream.notify(player, self._your_turn(player, now, offered(player)))
 
     def _on_turn_timer(self) -> None:
         timed_out = []

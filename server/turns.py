@@ -54,8 +54,9 @@ class TurnClock:
         """
         waiting = game.to_act()
         deadlines = self.deadlines
-        for player in [p for p in deadlines if p not in waiting]:
-            self.done(player)
+        if deadlines:  # most often empty: the player who just acted is done already
+            for player in [p for p in deadlines if p not in waiting]:
+                self.done(player)
         prompts = None
         hand = game.hand
         if waiting and hand is not None:
@@ -70,10 +71,17 @@ class TurnClock:
                 if legal.actions:  # a bot waits for its first roll to be made for it
                     prompted.append(player)
             if prompted:
-                latest = max(deadlines[p].ms for p in waiting)
+                if len(waiting) == 1:  # outside a roll phase, always
+                    latest = deadlines[waiting[0]].ms
+                else:
+                    latest = max(deadlines[p].ms for p in waiting)
                 prompts = Prompts(waiting, hand.phase, latest, prompted)
         self._arm()
         return prompts
+
+    def offered(self, player: str) -> LegalActions:
+        """What ``player`` was last prompted with (``update`` just worked it out)."""
+        return self._offered[player]
 
     def due(self, now: float) -> list[str]:
         """The players waited for whose deadline has passed at ``now`` (the timer fired)."""
@@ -95,10 +103,15 @@ class TurnClock:
         return self._roll_deadline[1]
 
     def _arm(self) -> None:
-        if not self.deadlines:
+        deadlines = self.deadlines
+        if not deadlines:
             self.cancel()
             return
-        at = min(d.at for d in self.deadlines.values())
+        at = None
+        for deadline in deadlines.values():  # a loop, not min(): most often one deadline
+            if at is None or deadline.at < at:
+                at = deadline.at
+        assert at is not None
         # A timer already due no later stays: when it fires with nothing due, it is
         # set again for the earliest deadline then. Most moves only push the earliest
         # deadline later, so this saves a new timer each.

@@ -37,6 +37,18 @@ async def test_with_batches_every_action_costs_each_player_one_frame() -> None:
     assert batched["messages_action"] == pytest.approx(plain["messages_action"], rel=0.25)
 
 
+async def test_the_commit_benchmark_reads_the_servers_batches() -> None:
+    """``benchmarks.commits``: the store's commits under a short closed loop, from the
+    server's own metrics."""
+    from benchmarks import commits
+
+    result = await commits.measure(rooms=3, seconds=1.0, pace=0.0, warmup=0.3)
+    assert result["actions_per_s"] > 20
+    assert result["commits_per_s"] > 0
+    assert result["writes_per_commit"] >= 1
+    assert 0 < result["commit_ms"] < 1000
+
+
 async def test_idle_memory_is_measured() -> None:
     kib = await capacity.idle_memory("game", 50)
     assert 0 < kib < 1000
