@@ -19,9 +19,10 @@ from protocol.types import Role
 from server import journal
 from server.engine.events import Event
 from server.engine.snapshot import load
-from server.room import Member, Room, Story
+from server.room import Member, Room
 from server.session import Session
 from server.store import Data
+from server.story import Story, replayed
 
 SessionOf = Callable[[str, str], Session]
 """The session of a player id (and name, should it have been forgotten)."""
@@ -52,8 +53,7 @@ def restore(
         room.log_n = n
     room.logged = len(entries)
     for hand, size in hands or ():
-        room.kept.append((hand, size))
-        room.kept_bytes += size
+        room.kept.add(hand, size)
     for member in room.members.values():
         member.connected = False
 
@@ -64,7 +64,7 @@ def apply(room: Room, logged: journal.Logged, session_of: SessionOf) -> list[Eve
     room at. Nothing is sent or written. Returns the engine's events, as it gave them the
     first time."""
     events = _applied(room, logged, session_of)
-    room.replayed(events, room.stream.seq)
+    room.story = replayed(room.story, events, room.id, room.stream.seq)
     room.stream.seq = logged.seq
     return events
 

@@ -21,32 +21,30 @@ Visibility was decided by the engine: the fan-out only follows each event's
 from __future__ import annotations
 
 import hmac
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
-from protocol.types import MAX_ROOMS_PER_SESSION, Role, RoomState
+from protocol.types import MAX_ROOMS_PER_SESSION, Role
 from server import journal, names, wire
 from server import room_effects as fx
 from server.budget import Window
 from server.clock import Clock, Instant
-from server.engine import Game, Settings, view
+from server.engine import Game, Settings
 from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import private, told
+from server.history import private
 from server.journal import RecordingDice
 from server.logs import get_logger
-from server.metrics import RoomStats
 from server.room_effects import Effects, TimerKey
-from server.room_shell import HistoryTask, RoomShell
+from server.room_shell import RoomShell
 from server.store import Data, Store
+from server.story import TABLE_EVENTS, KeptHands, Story
 from server.stream import RoomStream
 from server.turns import TurnClock
 
@@ -67,28 +65,7 @@ room where no hand is played (``set_ready`` toggled, spectators coming and going
 grow its log for ever; with it, a restart replays at most this many."""
 LOG_BYTES = 64 * 1024
 """Bytes of entries a room writes before it takes a snapshot, likewise."""
-# Events about the table, not the hand: left out of a hand's story.
-_TABLE_EVENTS = (ev.PlayerSeated, ev.PlayerLeft, ev.ReadinessChanged)
 _new = tuple.__new__
-
-
-@dataclass(slots=True)
-class Story:
-    """The story of the hand being played, as it is published (``server.history``)."""
-
-    hand: int
-    events: list[dict[str, Any]] = field(default_factory=list)
-    openings: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def data(self) -> Data:
-        return {"hand": self.hand, "events": self.events, "openings": self.openings}
-
-    @classmethod
-    def load(cls, data: Data) -> Story:
-        return cls(data["hand"], list(data["events"]), dict(data["openings"]))
-
-    def copy(self) -> Story:
-        return Story(self.hand, list(self.events), dict(self.openings))
 
 
 class RequestError(Exception):
@@ -153,11 +130,10 @@ class Room:
         """Entries (and their bytes) written since the room's latest snapshot."""
         self.story: Story | None = None
         """The story of the hand in play (from its ``hand_started``), for ``hand_history``."""
-        self.kept: deque[tuple[int, int]] = deque()
-        """The hands whose stories the store keeps, oldest first: (number, bytes)."""
-        self.kept_bytes = 0
+        self.kept = KeptHands()
+        """The hands whose stories the store keeps."""
         self._hand_over = False
-        self._settings_dict = settings.as_dict()
+        self.settings_dict = settings.as_dict()
         self.config = config
         self.members: dict[str, Member] = {}
         self._spectator_count: int | None = 0
@@ -167,7 +143,7 @@ class Room:
         self.metrics = metrics
         self._hand_due = False
         """Whether the next hand is scheduled (``TimerKey.NEXT_HAND`` armed)."""
-        self._next_hand_ms: int | None = None
+        self.next_hand_ms: int | None = None
         self._spectators_due = False
         self.spectators_told = 0
         self._empty_due = False
@@ -217,109 +193,6 @@ class Room:
     @property
     def has_free_seat(self) -> bool:
         return len(self.game.state.seats) < self.settings.max_players
-
-    def summary_key(self) -> tuple[object, ...]:
-        """What the lobby pushes when it changes: who sits, how many watch, the state.
-
-        The hands played are in every summary but change too often to push.
-        """
-        return tuple(self.game.state.seats), self.spectators, self.game.hand_in_progress
-
-    def summary(self) -> msg.RoomSummary:
-        state = self.game.state
-        seated = sorted(state.seats.items(), key=lambda kv: kv[1].index)
-        sessions = [self.members[p].session for p, _ in seated if p in self.members]
-        return wire.room_summary(
-            self.id,
-            self.name,
-            self._settings_dict,
-            [session.name for session in sessions],
-            [session.bot for session in sessions],
-            self.spectators,
-            RoomState.IN_HAND if self.game.hand_in_progress else RoomState.WAITING,
-            state.hands_played,
-        )
-
-    def snapshot_for(self, session: Session) -> msg.Snapshot:
-        """What ``session`` may see of the room; refused if it is not a member."""
-        member = self._member(session)
-        player = session.player_id
-        now = self.shell.now()
-        table = view(self.game.state, player if member.role is Role.PLAYER else None)
-        # A bot waited for in a hand's first roll phase is not asked: its roll is made for it.
-        asked = player in self.turns.deadlines and self.game.legal_actions(player).actions
-        prompt = self._your_turn(player, now) if asked else None
-        return wire.snapshot_message(
-            table,
-            room=self.id,
-            seq=self.seq,
-            you=player,
-            role=member.role.value,
-            names={p: m.session.name for p, m in self.members.items()},
-            connected={p for p, m in self.members.items() if m.connected},
-            bots={p for p, m in self.members.items() if m.session.bot},
-            spectators=self.spectators,
-            your_turn=msg.YourTurn.model_validate(prompt, strict=False) if prompt else None,
-            next_hand_at=self._next_hand_ms,
-            deadline=self._deadline_ms(),
-            bot_kinds={
-                p: m.session.bot_kind
-                for p, m in self.members.items()
-                if m.session.bot_kind is not None
-            },
-            seconds_per_turn=now.lasts(self.settings.turn_seconds),
-            creator=self.creator or None,
-            invite=self.invite,
-        )
-
-    def _deadline_ms(self) -> int | None:
-        """The deadline of the decisions the table waits for, if it waits for any."""
-        for player in self.game.to_act():
-            deadline = self.turns.deadlines.get(player)
-            if deadline is not None:
-                return deadline.ms
-        return None
-
-    def stats(self) -> RoomStats:
-        """What the metrics count of the room."""
-        return RoomStats(
-            self.settings.variant.value,
-            self.game.hand_in_progress,
-            len(self.game.state.seats),
-            self.spectators,
-        )
-
-    def meta(self) -> Data:
-        """What the store keeps of the room besides its log: how to make it again."""
-        meta: Data = {
-            "settings": self._settings_dict,
-            "name": self.name,
-            "creator": self.creator,
-            "address": self.address,
-            **({"extra": self.extra} if self.extra else {}),
-        }
-        if self.invite is not None:
-            meta["invite"] = self.invite
-        return meta
-
-    def history_task(self, session: Session, count: int, *, current: bool = False) -> HistoryTask:
-        """The last ``count`` complete hands as ``session`` saw them (``server.history``), read
-        in a task by the shell (a store may read asynchronously); with ``current``, also the
-        hand in play so far, as they saw it (taken now: up to the room's seq of now)."""
-        return self.shell.history_task(session, count, current=current)
-
-    def history_view(
-        self, session: Session, current: bool
-    ) -> tuple[str | None, dict[str, Any] | None, int]:
-        """Who ``session`` is to a hand's story (a player, or None: a spectator), the hand in
-        play so far as they saw it (with ``current``), and the hands played."""
-        member = self._member(session)
-        viewer = session.player_id if member.role is Role.PLAYER else None
-        in_play = None
-        if current and self.story is not None and self.game.hand_in_progress:
-            # Nothing is opened before a hand ends (a leaver's own opening went to them).
-            in_play = {**told(self.story.copy().data(), viewer), "opening": None}
-        return viewer, in_play, self.game.state.hands_played
 
     def chips_conserved(self) -> bool:
         state = self.game.state
@@ -449,7 +322,7 @@ class Room:
         self._changed()
 
     def _set_ready(self, session: Session, ready: bool) -> None:
-        member = self._member(session)
+        member = self.member(session)
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators have no seat to sit out of")
         events = self._engine(lambda: self.game.set_ready(session.player_id, ready))
@@ -461,7 +334,7 @@ class Room:
     def _act(self, command: fx.Act) -> None:
         # Handed the command itself (``HANDLERS``): one call less on every action.
         session, action = command.session, command.action
-        member = self._member(session)
+        member = self.member(session)
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators cannot act")
         player = session.player_id
@@ -471,7 +344,7 @@ class Room:
         self._record(journal.Acted(player, action))
 
     def _chat(self, session: Session, text: str) -> None:
-        member = self._member(session)
+        member = self.member(session)
         if member.role is not Role.PLAYER:
             # A crowd of spectators must not be able to flood the table.
             raise RequestError(WireCode.NOT_SEATED, "spectators watch in silence")
@@ -541,7 +414,7 @@ class Room:
 
     # -- internals -------------------------------------------------------------
 
-    def _member(self, session: Session) -> Member:
+    def member(self, session: Session) -> Member:
         member = self.members.get(session.player_id)
         if member is None:
             raise RequestError(WireCode.NOT_IN_ROOM, "you have not joined this room")
@@ -629,7 +502,7 @@ class Room:
                 seq = stream.next_seq()
                 data = self._data(event, seq)
                 stream.publish(data)
-                if story is not None and not isinstance(event, _TABLE_EVENTS):
+                if story is not None and not isinstance(event, TABLE_EVENTS):
                     if isinstance(event, ev.HandEnded):
                         ended = True
                         data = wire.event_data(event, self.id, seq)  # no clock in a story
@@ -659,48 +532,6 @@ class Room:
         self.story = None
         self.effects.stories.append((story.hand, story.data()))
 
-    def replayed(self, events: list[ev.Event], seq: int) -> None:
-        """Events applied again after a restart (``server.recovery``), the entry before them
-        having left the room at ``seq``: the story of the hand in play goes on with them,
-        numbered as they were sent; a hand that ended among them was told before."""
-        story = self.story
-        for event in events:
-            if isinstance(event, ev.HandStarted):
-                story = self.story = Story(event.hand)
-            owner = event.visible_to
-            if isinstance(event, ev.DiceOpened):
-                if story is not None and owner is not None:
-                    story.openings[owner] = wire.opening_data(event.opening)
-                continue
-            seq += 1
-            if story is None or isinstance(event, _TABLE_EVENTS):
-                continue
-            if isinstance(event, ev.HandEnded):
-                self.story = None
-            if owner is None or event.public is None:
-                story.events.append(wire.event_data(event, self.id, seq))
-            else:
-                own = wire.event_data(event, self.id, seq)
-                story.events.append(
-                    private(owner, own, wire.event_data(event.public, self.id, seq))
-                )
-
-    def keep(self, hand: int, size: int) -> int | None:
-        """A story kept (``size`` bytes in the store): the oldest go beyond the room's share;
-        the hands numbered below the one returned are to be forgotten, if any."""
-        kept = self.kept
-        kept.append((hand, size))
-        self.kept_bytes += size
-        config = self.config
-        forgotten = False
-        while len(kept) > 1 and (
-            len(kept) > config.history_hands or self.kept_bytes > config.history_bytes
-        ):
-            _, gone = kept.popleft()
-            self.kept_bytes -= gone
-            forgotten = True
-        return kept[0][0] if forgotten else None
-
     def _data(self, event: ev.Event, seq: int) -> dict[str, Any]:
         if isinstance(event, ev.PlayerSeated):
             member = self.members.get(event.player)
@@ -720,12 +551,12 @@ class Room:
         if isinstance(event, ev.PlayerLeft):
             return wire.player_left(self.id, seq, event.player, event.seat, event.stack)
         if isinstance(event, ev.HandEnded):
-            return wire.event_data(event, self.id, seq, next_hand_at=self._next_hand_ms)
+            return wire.event_data(event, self.id, seq, next_hand_at=self.next_hand_ms)
         return wire.event_data(event, self.id, seq)
 
     # timers
 
-    def _your_turn(self, player: str, now: Instant) -> dict[str, Any]:
+    def your_turn(self, player: str, now: Instant) -> dict[str, Any]:
         """The prompt for ``player``, whom the table waits for."""
         hand = self.game.hand
         assert hand is not None
@@ -752,7 +583,7 @@ class Room:
             )
         )
         for player in prompts.prompted:
-            self.stream.notify(player, self._your_turn(player, now))
+            self.stream.notify(player, self.your_turn(player, now))
 
     def _on_turn_timer(self) -> None:
         timed_out = []
@@ -779,20 +610,20 @@ class Room:
                 return
             self._timer(TimerKey.NEXT_HAND, None)
             self._hand_due = False
-            self._next_hand_ms = None
+            self.next_hand_ms = None
         elif can_start:
             start = self._now.after(self.settings.next_hand_delay_seconds)
-            self._next_hand_ms = start.ms
+            self.next_hand_ms = start.ms
             self._hand_due = True
             self._timer(TimerKey.NEXT_HAND, start.at)
         else:
             return
         if announce:
-            self.stream.publish(wire.next_hand(self.id, self.stream.next_seq(), self._next_hand_ms))
+            self.stream.publish(wire.next_hand(self.id, self.stream.next_seq(), self.next_hand_ms))
 
     def _start_hand(self) -> None:
         self._hand_due = False
-        self._next_hand_ms = None
+        self.next_hand_ms = None
         if self.game.hand_in_progress or not self.game.can_start_hand():
             return
         events = self.game.start_hand()
@@ -876,7 +707,7 @@ class Room:
 HANDLERS: dict[type[Any], Callable[[Room, Any], None]] = {
     fx.Act: Room._act,
     fx.Join: lambda room, c: room._join(c.session, c.role, c.seat, c.invite),
-    fx.Leave: lambda room, c: room._remove(room._member(c.session)),
+    fx.Leave: lambda room, c: room._remove(room.member(c.session)),
     fx.SetReady: lambda room, c: room._set_ready(c.session, c.ready),
     fx.Chat: lambda room, c: room._chat(c.session, c.text),
     fx.Disconnected: lambda room, c: room._disconnected(c.session, c.grace_until),

@@ -22,22 +22,19 @@ puts every room's writes and messages in front of that gate, in that order.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from server.clock import Clock, Instant, Timer, instant
-from server.history import History, hand_history
 from server.room_effects import Command, Effects, TimerFired, TimerKey
 from server.store import Data
+from server.story import KeptHands
 
 if TYPE_CHECKING:
+    from server.config import ServerConfig
     from server.metrics import Metrics
-    from server.session import Session
     from server.store import Store
-
-HistoryTask = asyncio.Task[History]
 
 
 class Actor(Protocol):
@@ -49,10 +46,10 @@ class Actor(Protocol):
     logged: int
     logged_bytes: int
     log: Any
+    kept: KeptHands
+    config: ServerConfig
 
     def handle(self, command: Command, now: Instant) -> Effects: ...
-
-    def keep(self, hand: int, size: int) -> int | None: ...
 
     def snapshot_due(self, ends_hand: bool) -> bool: ...
 
@@ -60,10 +57,6 @@ class Actor(Protocol):
     def hands_played(self) -> int: ...
 
     def state(self) -> Data: ...
-
-    def history_view(
-        self, session: Session, current: bool
-    ) -> tuple[str | None, dict[str, Any] | None, int]: ...
 
 
 class RoomShell:
@@ -116,7 +109,7 @@ class RoomShell:
         store = self.store
         if effects.stories:  # each list looked at before a loop over it: most are empty
             for hand, story in effects.stories:
-                before = room.keep(hand, store.hand_story(room_id, hand, story))
+                before = room.kept.keep(hand, store.hand_story(room_id, hand, story), room.config)
                 if before is not None:
                     store.forget_hands(room_id, before)
         for record in effects.entries:
@@ -174,15 +167,3 @@ class RoomShell:
             self.run(TimerFired(key))
         except Exception:
             room.log.exception("room_timer_failed")
-
-    def history_task(self, session: Session, count: int, *, current: bool = False) -> HistoryTask:
-        """The last ``count`` complete hands as ``session`` saw them, read from the store in
-        a task; with ``current``, the hand in play so far (``Room.history_view``)."""
-        viewer, in_play, hands_played = self.room.history_view(session, current)
-        store, room_id = self.store, self.room.id
-
-        async def both() -> History:
-            hands = await hand_history(store, room_id, hands_played, viewer, count)
-            return hands, in_play
-
-        return asyncio.get_running_loop().create_task(both())

@@ -38,6 +38,7 @@ from server.engine.fair import CommittedDice
 from server.metrics import Metrics
 from server.recovery import restore
 from server.room import RequestError, Room
+from server.room_views import meta
 from server.session import Session
 from server.store import SqliteStore, Store
 from server.store_pg import PostgresStore
@@ -74,7 +75,7 @@ def play(store: Store, room_id: str, seed: int) -> Room:
     config = ServerConfig(store="memory", history_hands=3)
     room = Room(room_id, settings, dice, config, lambda r: None, Metrics(), clock, store,
                 name=f"The {variant} table", creator="p_Aulus", address="127.0.0.1")  # fmt: skip
-    store.open_room(room_id, room.meta())
+    store.open_room(room_id, meta(room))
     sessions: dict[str, Session] = {}
 
     def join(name: str, role: Role, bot: bool = False) -> None:
