@@ -51,7 +51,7 @@ def restore(
     for n, data in entries:
         apply(room, journal.decode(data), session_of)
         room.log_n = n
-    room.logged = len(entries)
+    room.shell.logged = len(entries)
     for hand, size in hands or ():
         room.kept.add(hand, size)
     for member in room.members.values():

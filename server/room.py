@@ -55,16 +55,6 @@ if TYPE_CHECKING:
     from server.session import Outbox, Session
 
 
-SNAPSHOT_EVERY = 4
-"""Hands between two snapshots of a room: a restart replays at most this many hands from
-the log. A snapshot each hand cost the SQLite store about as much again as the entries of
-the hand (benchmarks/README.md, "The room store")."""
-LOG_ENTRIES = 256
-"""Entries a room writes before it takes a snapshot, between hands or not: without it, a
-room where no hand is played (``set_ready`` toggled, spectators coming and going) would
-grow its log for ever; with it, a restart replays at most this many."""
-LOG_BYTES = 64 * 1024
-"""Bytes of entries a room writes before it takes a snapshot, likewise."""
 _new = tuple.__new__
 
 
@@ -125,9 +115,6 @@ class Room:
         self.game = Game(settings, self.tape or dice)
         self.log_n = 0
         """The number of the room's last log entry."""
-        self.logged = 0
-        self.logged_bytes = 0
-        """Entries (and their bytes) written since the room's latest snapshot."""
         self.story: Story | None = None
         """The story of the hand in play (from its ``hand_started``), for ``hand_history``."""
         self.kept = KeptHands()
@@ -655,7 +642,7 @@ class Room:
 
     def _record(self, entry: journal.Entry) -> None:
         """Write down what just changed the room (see ``server.journal``): the last change a
-        command makes to the room, so that a snapshot after it (``snapshot_due``) is the
+        command makes to the room, so that a snapshot after it (``RoomShell.snapshot_due``) is the
         room as the entry left it."""
         self.log_n += 1
         faces = self.tape.take() if self.tape is not None else []
@@ -664,16 +651,6 @@ class Room:
         self._hand_over = False
         # ``fx.Record(...)`` without its Python ``__new__``, as ``stream._send`` does.
         self.effects.entries.append(_new(fx.Record, (self.log_n, entry, data, ends_hand)))
-
-    def snapshot_due(self, ends_hand: bool) -> bool:
-        """Whether the room is to be snapshot after an entry just written (``logged`` and
-        ``logged_bytes`` counted it): at the end of every ``SNAPSHOT_EVERY``-th hand, and
-        whenever its log grew by ``LOG_ENTRIES`` entries or ``LOG_BYTES`` since the last."""
-        if ends_hand and self.game.state.hands_played % SNAPSHOT_EVERY == 0:
-            return True
-        # A log growing without a hand played (sitting in and out, chat, spectators
-        # coming and going): a snapshot, mid-hand or not, ends it there.
-        return self.logged >= LOG_ENTRIES or self.logged_bytes >= LOG_BYTES
 
     def state(self) -> Data:
         """The whole room as plain data: a snapshot."""

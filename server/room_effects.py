@@ -149,7 +149,7 @@ class Send(NamedTuple):
 class Record(NamedTuple):
     """A log entry to commit: the typed entry, its number in the room's log, its stored
     form (with the room's ``seq`` after it and the faces drawn), and whether it ended a
-    hand (``Room.snapshot_due``)."""
+    hand (``RoomShell.snapshot_due``)."""
 
     n: int
     entry: journal.Entry

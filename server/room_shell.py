@@ -4,7 +4,7 @@
 room (``Room.handle``) and carries out what it answered:
 
 1. the stories of hands that ended, then the log entries, into the store's open batch
-   (and a snapshot when the room says one is due): the room's writes of this command;
+   (and a snapshot when one is due: ``snapshot_due``): the room's writes of this command;
 2. the membership changes, onto the members' sessions (``Session.rooms``);
 3. the messages, pushed to each recipient's outbox (a connection's queue), each marked
    with the room it tells of;
@@ -36,6 +36,17 @@ if TYPE_CHECKING:
     from server.metrics import Metrics
     from server.store import Store
 
+SNAPSHOT_EVERY = 4
+"""Hands between two snapshots of a room: a restart replays at most this many hands from
+the log. A snapshot each hand cost the SQLite store about as much again as the entries of
+the hand (benchmarks/README.md, "The room store")."""
+LOG_ENTRIES = 256
+"""Entries a room writes before it takes a snapshot, between hands or not: without it, a
+room where no hand is played (``set_ready`` toggled, spectators coming and going) would
+grow its log for ever; with it, a restart replays at most this many."""
+LOG_BYTES = 64 * 1024
+"""Bytes of entries a room writes before it takes a snapshot, likewise."""
+
 
 class Actor(Protocol):
     """What the shell needs of a room (``server.room.Room``)."""
@@ -43,15 +54,11 @@ class Actor(Protocol):
     id: str
     closed: bool
     effects: Effects
-    logged: int
-    logged_bytes: int
     log: Any
     kept: KeptHands
     config: ServerConfig
 
     def handle(self, command: Command, now: Instant) -> Effects: ...
-
-    def snapshot_due(self, ends_hand: bool) -> bool: ...
 
     @property
     def hands_played(self) -> int: ...
@@ -62,7 +69,17 @@ class Actor(Protocol):
 class RoomShell:
     """One room's shell: its store, its clock, its timers, whom to tell of a change."""
 
-    __slots__ = ("_instant", "_on_change", "clock", "metrics", "room", "store", "timers")
+    __slots__ = (
+        "_instant",
+        "_on_change",
+        "clock",
+        "logged",
+        "logged_bytes",
+        "metrics",
+        "room",
+        "store",
+        "timers",
+    )
 
     def __init__(
         self,
@@ -78,6 +95,9 @@ class RoomShell:
         self.metrics = metrics
         self._on_change = on_change
         self.timers: dict[TimerKey, Timer] = {}
+        self.logged = 0
+        self.logged_bytes = 0
+        """Entries (and their bytes) written since the room's latest snapshot."""
         self._instant: Callable[[], Instant] | None = None
         """``instant(clock)``, looked up at the first command, not at every one (nor
         here: a room made with a clock it never uses is never told the time)."""
@@ -113,11 +133,11 @@ class RoomShell:
                 if before is not None:
                     store.forget_hands(room_id, before)
         for record in effects.entries:
-            room.logged_bytes += store.append(room_id, record.n, record.data)
-            room.logged += 1
-            if room.snapshot_due(record.ends_hand):
+            self.logged_bytes += store.append(room_id, record.n, record.data)
+            self.logged += 1
+            if self.snapshot_due(record.ends_hand):
                 store.snapshot(room_id, record.n, room.hands_played, room.state())
-                room.logged = room.logged_bytes = 0
+                self.logged = self.logged_bytes = 0
         if effects.membership:
             for change in effects.membership:
                 session = change.session
@@ -148,6 +168,16 @@ class RoomShell:
                 self._timer(request.key, request.at)
         if effects.changed:
             self._on_change(room)
+
+    def snapshot_due(self, ends_hand: bool) -> bool:
+        """Whether the room is to be snapshot after an entry just written (``logged`` and
+        ``logged_bytes`` counted it): at the end of every ``SNAPSHOT_EVERY``-th hand, and
+        whenever its log grew by ``LOG_ENTRIES`` entries or ``LOG_BYTES`` since the last."""
+        if ends_hand and self.room.hands_played % SNAPSHOT_EVERY == 0:
+            return True
+        # A log growing without a hand played (sitting in and out, chat, spectators
+        # coming and going): a snapshot, mid-hand or not, ends it there.
+        return self.logged >= LOG_ENTRIES or self.logged_bytes >= LOG_BYTES
 
     def _timer(self, key: TimerKey, at: float | None) -> None:
         timers = self.timers

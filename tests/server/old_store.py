@@ -30,7 +30,7 @@ from typing import Any
 import asyncpg
 
 from protocol.types import Role
-from server import room as room_module
+from server import room_shell
 from server.config import ServerConfig
 from server.demo import choose
 from server.engine import Roll, SeededDice, Settings
@@ -60,8 +60,8 @@ STEPS = 400
 def play(store: Store, room_id: str, seed: int) -> Room:
     """One room played at random for a while; returns it as it is after its last entry."""
     variant, committed, log_entries, snapshot_every = ROOMS[room_id]
-    room_module.LOG_ENTRIES = log_entries
-    room_module.SNAPSHOT_EVERY = snapshot_every
+    room_shell.LOG_ENTRIES = log_entries
+    room_shell.SNAPSHOT_EVERY = snapshot_every
     rng = random.Random(seed)
     clock = FakeClock()
     dice = CommittedDice(room_id, random.Random(seed).randbytes) if committed else SeededDice(seed)

@@ -7,14 +7,15 @@ import random
 import pytest
 
 from protocol.types import Role
-from server import room as room_module
+from server import room_shell
 from server.config import ServerConfig
 from server.demo import choose
 from server.engine import Roll, SeededDice, Settings
 from server.engine.fair import CommittedDice
 from server.metrics import Metrics
 from server.recovery import restore
-from server.room import LOG_ENTRIES, Room
+from server.room import Room
+from server.room_shell import LOG_ENTRIES
 from server.session import Session
 from tests.strength import scaled
 
@@ -69,7 +70,7 @@ def test_a_room_rebuilt_at_any_point_is_the_same_room(
 ) -> None:
     """At any point, mid-hand included; with a snapshot every seven entries too, most of
     them in the middle of a hand."""
-    monkeypatch.setattr(room_module, "LOG_ENTRIES", log_entries)
+    monkeypatch.setattr(room_shell, "LOG_ENTRIES", log_entries)
     rng = random.Random(seed)
     dice = CommittedDice("r_test", random.Random(seed).randbytes) if committed else None
     table = Table(variant, dice=dice, next_hand_delay_seconds=1, turn_seconds=10, starting_chips=12)
