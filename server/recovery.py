@@ -20,6 +20,7 @@ from server import journal
 from server.engine.events import Event
 from server.engine.snapshot import load
 from server.room import Member, Room
+from server.room_effects import Membership
 from server.session import Session
 from server.store import Data
 from server.story import Story, replayed
@@ -91,9 +92,9 @@ def _applied(room: Room, logged: journal.Logged, session_of: SessionOf) -> list[
             case journal.Left(player):
                 member = room.members.pop(player)
                 room.members_changed()
-                member.session.rooms.pop(room.id, None)
-                if player == room.creator:
-                    member.session.created_rooms.discard(room.id)
+                room.shell.membership(
+                    [Membership(member.session, None, created=player == room.creator)]
+                )
                 return game.leave(player) if member.role is Role.PLAYER else []
             case journal.ReadySet(player, ready):
                 return game.set_ready(player, ready)
@@ -116,7 +117,7 @@ def _add(room: Room, session: Session, role: Role) -> None:
         room.members[session.player_id] = Member(session, role)
     else:
         member.role = role
-    session.rooms[room.id] = role
+    room.shell.membership([Membership(session, role)])
 
 
 def summary(rooms: list[Room]) -> dict[str, Any]:

@@ -392,6 +392,10 @@ class Room:
         if self.stream.seq != before:
             self._record(journal.Resumed())
 
+    def _handed_over(self) -> None:
+        for member in self.members.values():
+            self.effects.membership.append(fx.Membership(member.session, None, moved=True))
+
     def _close(self) -> None:
         self.closed = True
         self.turns.cancel()
@@ -692,6 +696,7 @@ HANDLERS: dict[type[Any], Callable[[Room, Any], None]] = {
     fx.TimerFired: lambda room, c: room._fired(c.key),
     fx.Resume: lambda room, c: room._resume(),
     fx.Close: lambda room, c: room._close(),
+    fx.HandedOver: lambda room, c: room._handed_over(),
     fx.Opened: lambda room, c: room._schedule_empty_close(),
 }
 """Each command's handler, by its type (a dict: a ``match`` over the commands cost ten

@@ -86,6 +86,12 @@ class Close:
 
 
 @dataclass(slots=True)
+class HandedOver:
+    """The room is played at another node from now on (closed here first): its members'
+    sessions here forget it. The one command a closed room still takes."""
+
+
+@dataclass(slots=True)
 class Opened:
     """A room just made: nobody joined yet, so it closes like an emptied one unless
     someone does."""
@@ -118,6 +124,7 @@ Command = (
     | Reconnected
     | Resume
     | Close
+    | HandedOver
     | Opened
     | TimerFired
 )
@@ -166,11 +173,13 @@ class TimerRequest(NamedTuple):
 
 class Membership(NamedTuple):
     """``session`` is in the room as ``role`` from now on, or left it (None; ``created``:
-    it was the room's creator)."""
+    it was the room's creator; ``moved``: the room went to another node, where the session
+    is still in it)."""
 
     session: Session
     role: Role | None
     created: bool = False
+    moved: bool = False
 
 
 class Effects:

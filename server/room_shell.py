@@ -5,7 +5,8 @@ room (``Room.handle``) and carries out what it answered:
 
 1. the stories of hands that ended, then the log entries, into the store's open batch
    (and a snapshot when one is due: ``snapshot_due``): the room's writes of this command;
-2. the membership changes, onto the members' sessions (``Session.rooms``);
+2. the membership changes, onto the members' sessions (``Session.rooms``): the one place
+   they are written (``membership``), for a replay and a handover too;
 3. the messages, pushed to each recipient's outbox (a connection's queue), each marked
    with the room it tells of;
 4. the timers, armed or cancelled on the clock (one per ``TimerKey``; a timer firing is
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from server.clock import Clock, Instant, Timer, instant
-from server.room_effects import Command, Effects, TimerFired, TimerKey
+from server.room_effects import Command, Effects, Membership, TimerFired, TimerKey
 from server.store import Data
 from server.story import KeptHands
 
@@ -139,15 +140,7 @@ class RoomShell:
                 store.snapshot(room_id, record.n, room.hands_played, room.state())
                 self.logged = self.logged_bytes = 0
         if effects.membership:
-            for change in effects.membership:
-                session = change.session
-                if change.role is None:
-                    session.rooms.pop(room_id, None)
-                    if change.created:
-                        session.created_rooms.discard(room_id)
-                else:
-                    session.rooms[room_id] = change.role
-                session.rooms_changed()
+            self.membership(effects.membership)
         if effects.messages:
             # Hot: every message of every action, once per recipient.
             count = self.metrics.count_sent
@@ -168,6 +161,25 @@ class RoomShell:
                 self._timer(request.key, request.at)
         if effects.changed:
             self._on_change(room)
+
+    def membership(self, changes: list[Membership]) -> None:
+        """The one place a session's rooms are written (``Session.rooms``,
+        ``created_rooms``): the changes the room reported (``Effects.membership``), live,
+        or replayed after a restart (``server.recovery``). The session is told
+        (``Session.rooms_changed``: with several nodes its shared record follows), but
+        not of a room handed over to another node (``moved``): it is still in it there,
+        and its record says so."""
+        room_id = self.room.id
+        for change in changes:
+            session = change.session
+            if change.role is None:
+                session.rooms.pop(room_id, None)
+                if change.created:
+                    session.created_rooms.discard(room_id)
+            else:
+                session.rooms[room_id] = change.role
+            if not change.moved:
+                session.rooms_changed()
 
     def snapshot_due(self, ends_hand: bool) -> bool:
         """Whether the room is to be snapshot after an entry just written (``logged`` and

@@ -126,3 +126,58 @@ def test_a_restarted_room_gives_a_full_turn_to_whoever_it_waits_for() -> None:
     assert room.game.state.hand is not None
     assert room.game.state.hand.phase.value == "betting"
     # Holding their places for the grace is server.presence's (tests/server/test_presence.py).
+
+
+def test_a_replayed_log_leaves_the_sessions_as_the_live_path_left_them() -> None:
+    """Membership is written in one place, the room's shell: a restart's replay of who sat,
+    watched, sat down from watching and left writes each session's rooms and tells the
+    session (with several nodes, its shared record follows) as the live path did."""
+    table = Table("simple")
+    told: list[str] = []
+
+    def tell(session: Session) -> None:
+        told.append(session.player_id)
+
+    live = {
+        name: Session(player_id=f"p_{name}", key="k" * 64, name=name, on_rooms=tell)
+        for name in ("Aulus", "Brutus", "Cassia", "Decima")
+    }
+    room = table.room
+    room.join(live["Aulus"], Role.PLAYER, None)
+    room.join(live["Brutus"], Role.SPECTATOR, None)
+    room.join(live["Cassia"], Role.PLAYER, None)
+    room.join(live["Decima"], Role.PLAYER, None)
+    room.join(live["Brutus"], Role.PLAYER, None)  # sits down from watching
+    room.leave(live["Decima"])
+    room.leave(live["Cassia"])
+    table.store.commit()
+    (record,) = table.store.recover().rooms
+    assert record.snapshot is None
+    assert len(record.entries) == 7  # every change, replayed
+
+    replayed: list[str] = []
+    sessions: dict[str, Session] = {}
+
+    def retell(session: Session) -> None:
+        replayed.append(session.player_id)
+
+    def session_of(player: str, name: str) -> Session:
+        return sessions.setdefault(
+            player, Session(player_id=player, key="", name=name, on_rooms=retell)
+        )
+
+    again = Room(
+        record.room,
+        Settings.from_mapping(record.meta["settings"]),
+        SeededDice(99),
+        CONFIG,
+        lambda room: None,
+        Metrics(),
+        FakeClock(),
+        table.store,
+    )
+    restore(again, record.snapshot, record.entries, session_of, record.hands)
+    assert {p: s.rooms for p, s in sessions.items()} == {
+        s.player_id: s.rooms for s in live.values()
+    }
+    assert replayed == told
