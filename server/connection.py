@@ -42,7 +42,7 @@ from server.frames import Out, batch_frame
 from server.logs import get_logger
 from server.names import NameRefused, normalise
 from server.presence import HelloRefused
-from server.room import RequestError
+from server.room_effects import RequestError
 from server.room_views import history_task, snapshot_for
 from server.session import Identity, Message, Session
 from server.store import Fenced

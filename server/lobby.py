@@ -33,7 +33,8 @@ from server.engine.fair import CommittedDice
 from server.frames import Out
 from server.logs import get_logger
 from server.recovery import SessionOf
-from server.room import RequestError, Room
+from server.room import Room
+from server.room_effects import RequestError
 from server.room_views import meta, stats, summary, summary_key
 
 SCAN_LIMIT = 1000

@@ -43,7 +43,7 @@ from protocol.types import BanScope
 from server.budget import Window
 from server.frames import Out
 from server.logs import get_logger
-from server.room import RequestError
+from server.room_effects import RequestError
 from server.room_views import meta
 
 if TYPE_CHECKING:

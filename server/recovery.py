@@ -19,8 +19,8 @@ from protocol.types import Role
 from server import journal
 from server.engine.events import Event
 from server.engine.snapshot import load
-from server.room import Member, Room
-from server.room_effects import Membership
+from server.room import Room
+from server.room_effects import Member, Membership
 from server.session import Session
 from server.store import Data
 from server.story import Story, replayed

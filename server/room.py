@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import MAX_ROOMS_PER_SESSION, Role
 from server import journal, names, wire
 from server import room_effects as fx
-from server.budget import Window
 from server.clock import Clock, Instant
 from server.engine import Game, Settings
 from server.engine import events as ev
@@ -41,7 +39,7 @@ from server.engine.state import Phase
 from server.history import private
 from server.journal import RecordingDice
 from server.logs import get_logger
-from server.room_effects import Effects, TimerKey
+from server.room_effects import Effects, Member, RequestError, TimerKey
 from server.room_shell import RoomShell
 from server.store import Data, Store
 from server.story import TABLE_EVENTS, KeptHands, Story
@@ -52,34 +50,10 @@ if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.engine.dice import DieSource
     from server.metrics import Metrics
-    from server.session import Outbox, Session
+    from server.session import Session
 
 
 _new = tuple.__new__
-
-
-class RequestError(Exception):
-    """A request refused with a protocol error code; nothing changed."""
-
-    def __init__(self, code: WireCode, message: str, url: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.url = url
-        """With ``room_elsewhere``: the URL of the node that plays the room."""
-
-
-@dataclass(eq=False)
-class Member:
-    session: Session
-    role: Role
-    connected: bool = True
-    chats: Window = field(default_factory=lambda: Window(60.0))
-    """Their chat messages of the last minute (``chat_per_minute``)."""
-
-    @property
-    def outbox(self) -> Outbox | None:
-        return self.session.outbox
 
 
 class Room:

@@ -37,7 +37,8 @@ from server.engine import Roll, SeededDice, Settings
 from server.engine.fair import CommittedDice
 from server.metrics import Metrics
 from server.recovery import restore
-from server.room import RequestError, Room
+from server.room import Room
+from server.room_effects import RequestError
 from server.room_views import meta
 from server.session import Session
 from server.store import SqliteStore, Store

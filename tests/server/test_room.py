@@ -9,7 +9,7 @@ import pytest
 from protocol.codec import SERVER_ADAPTER
 from protocol.types import Role
 from server.engine import AllIn, Pass, Roll
-from server.room import RequestError
+from server.room_effects import RequestError
 from server.room_views import snapshot_for
 
 from .fakes import START_MS

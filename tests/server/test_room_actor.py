@@ -13,7 +13,7 @@ from server.clock import Instant
 from server.config import ServerConfig
 from server.engine import Roll, SeededDice, Settings
 from server.metrics import Metrics
-from server.room import HANDLERS, RequestError, Room
+from server.room import HANDLERS, Room
 from server.room_effects import (
     Act,
     Chat,
@@ -26,6 +26,7 @@ from server.room_effects import (
     Leave,
     Membership,
     Reconnected,
+    RequestError,
     TimerFired,
     TimerKey,
     TimerRequest,
