@@ -7,15 +7,18 @@ A room is changed by one thing only: ``Room.handle(command, now) -> Effects``
 and out what the world must be told: the typed log entries to commit, the
 messages for each member (data, never bytes), the timers to arm or cancel,
 whose membership changed. Inside, it drives the engine, says what happened
-through its ``RoomStream`` (sequenced, per-recipient messages) and leaves
-whom it waits for and until when to its ``TurnClock``. It reads no clock,
+through its ``Teller`` (``server.story``: onto its ``RoomStream`` of sequenced,
+per-recipient messages, and into the hand's story) and leaves whom it waits
+for and until when to its ``TurnClock``. It reads no clock,
 calls no store, holds no timer handle and knows no socket, so it is tested
 with plain values. Its shell (``server.room_shell.RoomShell``, made with the
 room) is the one path into it: ``Room.join``, ``act``... are the commands,
 run through the shell, which commits, then delivers, then arms the timers.
 
 Visibility was decided by the engine: the fan-out only follows each event's
-``visible_to`` and ``public`` form, building each distinct frame once.
+``visible_to`` and ``public`` form, building each distinct frame once. What
+others read of a room (its summary, a member's snapshot...) is in
+``server.room_views``.
 """
 
 from __future__ import annotations
@@ -36,13 +39,12 @@ from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import private
 from server.journal import RecordingDice
 from server.logs import get_logger
 from server.room_effects import Effects, Member, RequestError, TimerKey
 from server.room_shell import RoomShell
 from server.store import Data, Store
-from server.story import TABLE_EVENTS, KeptHands, Story
+from server.story import KeptHands, Story, Teller
 from server.stream import RoomStream
 from server.turns import TurnClock
 
@@ -89,8 +91,6 @@ class Room:
         self.game = Game(settings, self.tape or dice)
         self.log_n = 0
         """The number of the room's last log entry."""
-        self.story: Story | None = None
-        """The story of the hand in play (from its ``hand_started``), for ``hand_history``."""
         self.kept = KeptHands()
         """The hands whose stories the store keeps."""
         self._hand_over = False
@@ -99,6 +99,8 @@ class Room:
         self.members: dict[str, Member] = {}
         self._spectator_count: int | None = 0
         self.stream = RoomStream(room_id, self.members)
+        self.teller = Teller(room_id, self.stream, self.members)
+        """What the room says of the engine's events, and the story of the hand in play."""
         self.turns = TurnClock(lambda at: self._timer(TimerKey.TURN, at))
         self.closed = False
         self.metrics = metrics
@@ -130,6 +132,15 @@ class Room:
     @property
     def seq(self) -> int:
         return self.stream.seq
+
+    @property
+    def story(self) -> Story | None:
+        """The story of the hand in play (from its ``hand_started``), for ``hand_history``."""
+        return self.teller.story
+
+    @story.setter
+    def story(self, story: Story | None) -> None:
+        self.teller.story = story
 
     @property
     def spectators(self) -> int:
@@ -206,6 +217,7 @@ class Room:
         ``RequestError`` for a request refused (nothing changed, no effects)."""
         effects = self.effects = Effects()
         self.stream.sends = effects.messages
+        self.teller.stories = effects.stories
         self._now = now
         HANDLERS[type(command)](self, command)
         return effects
@@ -265,7 +277,7 @@ class Room:
                 current.role = Role.PLAYER
             self._joined(session, role)
             self._cancel_empty_timer()
-            self._publish(events)
+            self.teller.publish(events, self.next_hand_ms)
             self._maybe_schedule_hand()
             taken = self.game.state.seats[player].index
             self._record(journal.Sat(player, session.name, taken, session.bot))
@@ -288,7 +300,7 @@ class Room:
             raise RequestError(WireCode.NOT_SEATED, "spectators have no seat to sit out of")
         events = self._engine(lambda: self.game.set_ready(session.player_id, ready))
         if events:
-            self._publish(events)
+            self.teller.publish(events, self.next_hand_ms)
             self._maybe_schedule_hand()
             self._record(journal.ReadySet(session.player_id, ready))
 
@@ -410,7 +422,7 @@ class Room:
             # the leaver's player_left is the last frame the leaver receives.
             self._publish_hand([e for e in folding if e not in opened])
             self._refresh_turns()
-            self._publish([*opened, left])
+            self.teller.publish([*opened, left], self.next_hand_ms)
         del self.members[player]
         self.members_changed()
         # The creator's room cap counts the rooms they made and are still in.
@@ -448,76 +460,12 @@ class Room:
                 pot=sum(p.amount for p in hand.pots),
                 winners=hand.winners,
             )
-        self._publish(events)
+        self.teller.publish(events, self.next_hand_ms)
 
     def _move_on(self) -> None:
         self._refresh_turns()
         self._maybe_schedule_hand()
         self.effects.changed = True  # self._changed(), inline: after every action
-
-    def _publish(self, events: list[ev.Event]) -> None:
-        stream = self.stream
-        story = self.story
-        ended = False
-        for event in events:
-            if isinstance(event, ev.HandStarted):
-                story = self.story = Story(event.hand)
-            owner = event.visible_to
-            if owner is None:
-                seq = stream.next_seq()
-                data = self._data(event, seq)
-                stream.publish(data)
-                if story is not None and not isinstance(event, TABLE_EVENTS):
-                    if isinstance(event, ev.HandEnded):
-                        ended = True
-                        data = wire.event_data(event, self.id, seq)  # no clock in a story
-                    story.events.append(data)
-                continue
-            public = event.public
-            if public is None:
-                # For its owner alone, with no place in the stream: a personal notice.
-                assert isinstance(event, ev.DiceOpened), event
-                stream.notify(owner, wire.dice_opened(self.id, event.hand, event.opening))
-                if story is not None:
-                    story.openings[owner] = wire.opening_data(event.opening)
-                continue
-            # A private event: its owner gets it, everyone else its public form.
-            if public.visible_to is not None:
-                raise AssertionError(f"a public form that is private: {event!r}")
-            seq = stream.next_seq()
-            own, shown = self._data(event, seq), self._data(public, seq)
-            stream.publish_private(owner, own, shown)
-            if story is not None:
-                story.events.append(private(owner, own, shown))
-        if ended and story is not None:
-            self._tell(story)
-
-    def _tell(self, story: Story) -> None:
-        """The hand is over: its story goes to the store (the shell keeps it: ``keep``)."""
-        self.story = None
-        self.effects.stories.append((story.hand, story.data()))
-
-    def _data(self, event: ev.Event, seq: int) -> dict[str, Any]:
-        if isinstance(event, ev.PlayerSeated):
-            member = self.members.get(event.player)
-            name = member.session.name if member is not None else event.player
-            bot = member is not None and member.session.bot
-            kind = member.session.bot_kind if member is not None else None
-            return wire.player_joined(
-                self.id,
-                seq,
-                event.player,
-                name,
-                event.seat,
-                event.stack,
-                bot,
-                *(kind or (None, None)),
-            )
-        if isinstance(event, ev.PlayerLeft):
-            return wire.player_left(self.id, seq, event.player, event.seat, event.stack)
-        if isinstance(event, ev.HandEnded):
-            return wire.event_data(event, self.id, seq, next_hand_at=self.next_hand_ms)
-        return wire.event_data(event, self.id, seq)
 
     # timers
 
@@ -595,7 +543,7 @@ class Room:
         hand = self.game.hand
         assert hand is not None
         self.log.debug("hand_started", hand=hand.number, players=hand.players)
-        self._publish(events)
+        self.teller.publish(events, self.next_hand_ms)
         self._refresh_turns()
         if hand.fair is not None:
             # The hand's secrets, to deal the same dice again after a restart.
