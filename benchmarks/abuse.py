@@ -56,6 +56,7 @@ from typing import Any
 
 from protocol.codec import PROTOCOL_VERSION
 from server import room as room_module
+from server import room_shell
 from server.config import ServerConfig
 from server.costs import cost_of
 
@@ -74,7 +75,7 @@ P99_FACTOR = 3.0
 P99_FLOOR_MS = 5.0
 # Read where the server has them, else their shipped values: the suite also runs against
 # code older than these limits, to show each attack get through there.
-LOG_BOUND = getattr(room_module, "LOG_ENTRIES", 256) + 8
+LOG_BOUND = getattr(room_shell, "LOG_ENTRIES", getattr(room_module, "LOG_ENTRIES", 256)) + 8
 """The most entries a room's log may hold (a snapshot every LOG_ENTRIES; a turn's more)."""
 _SHARE = ServerConfig.model_fields.get("max_bots_per_address")
 BOTS_PER_ADDRESS = int(_SHARE.default) if _SHARE is not None else 32

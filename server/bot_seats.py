@@ -74,7 +74,7 @@ from server.engine.game import LegalActions
 from server.engine.view import TableView
 from server.frames import read_frames
 from server.logs import get_logger
-from server.room import RequestError
+from server.room_effects import RequestError
 
 if TYPE_CHECKING:
     from server.config import ServerConfig

@@ -42,7 +42,8 @@ from server.frames import Out, batch_frame
 from server.logs import get_logger
 from server.names import NameRefused, normalise
 from server.presence import HelloRefused
-from server.room import RequestError
+from server.room_effects import RequestError
+from server.room_views import history_task, snapshot_for
 from server.session import Identity, Message, Session
 from server.store import Fenced
 
@@ -719,12 +720,12 @@ class Connection:
             self.app.moderation.may_join(room, session)
             room.join(session, message.role, message.seat, message.invite)
             self._result(message, room.id)
-            self.reply(room.snapshot_for(session), room.id)
+            self.reply(snapshot_for(room, session), room.id)
             return
         elif isinstance(message, req.HandHistory):
             # Replayed in a task, a hand at a time; this client's next messages wait for it.
-            task = lobby.room(message.room).history_task(
-                session, message.hands or 5, current=bool(message.current)
+            task = history_task(
+                lobby.room(message.room), session, message.hands or 5, current=bool(message.current)
             )
             # The reply first, then what waited behind it (callbacks run in order).
             task.add_done_callback(lambda done: self._history_done(message, done))
@@ -732,7 +733,7 @@ class Connection:
             return
         elif isinstance(message, req.Resync):
             room = lobby.room(message.room)
-            snapshot = room.snapshot_for(session)
+            snapshot = snapshot_for(room, session)
             self._result(message, room.id)
             self.reply(snapshot, room.id)
             return
@@ -1017,4 +1018,4 @@ class Connection:
                 room = self.app.lobby.rooms.get(room_id)
                 if room is not None:
                     room.reconnected(session)
-                    self.reply(room.snapshot_for(session), room_id)
+                    self.reply(snapshot_for(room, session), room_id)

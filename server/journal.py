@@ -347,7 +347,7 @@ class RoomSnapshot:
     """Each member's role and name, by player id."""
     spectators_told: int
     story: Data | None
-    """The story of the hand in play so far (``server.room.Story``); None when no hand is in
+    """The story of the hand in play so far (``server.story.Story``); None when no hand is in
     play, or written by a server before stories."""
 
     def encode(self) -> Data:

@@ -33,7 +33,9 @@ from server.engine.fair import CommittedDice
 from server.frames import Out
 from server.logs import get_logger
 from server.recovery import SessionOf
-from server.room import RequestError, Room
+from server.room import Room
+from server.room_effects import RequestError
+from server.room_views import meta, stats, summary, summary_key
 
 SCAN_LIMIT = 1000
 """Most rooms one ``list_rooms`` looks at: a filter that matches few rooms ends its page
@@ -172,7 +174,7 @@ class Lobby:
         # 128 bits from the OS, whatever the seed: an invite is a secret, not an id.
         invite = secrets.token_urlsafe(16) if request.private else None
         room = self._add(room_id, settings, name, session.player_id, address, invite)
-        self.store.open_room(room_id, room.meta())
+        self.store.open_room(room_id, meta(room))
         session.created_rooms.add(room_id)
         room.log.info("room_created", variant=settings.variant.value, by=session.player_id)
         # A room nobody joins closes like an emptied one.
@@ -227,7 +229,7 @@ class Lobby:
             )
             room.extra = dict(meta.get("extra", {}))
             recovery.restore(room, record.snapshot, record.entries, session_of, record.hands)
-            self.metrics.rooms.update(room.id, room.stats())
+            self.metrics.rooms.update(room.id, stats(room))
             creator = room.members.get(room.creator)
             if creator is not None:
                 creator.session.created_rooms.add(room.id)
@@ -279,7 +281,7 @@ class Lobby:
         return msg.RoomList(
             type="room_list",
             id=request.id,
-            rooms=[room.summary() if isinstance(room, Room) else room.summary for room in rooms],
+            rooms=[summary(room) if isinstance(room, Room) else room.summary for room in rooms],
             next_cursor=str(last) if last else None,
         )
 
@@ -317,12 +319,12 @@ class Lobby:
             self.close(room)
             return
         if not room.closed:
-            self.metrics.rooms.update(room.id, room.stats())
+            self.metrics.rooms.update(room.id, stats(room))
         # ``room.invite is not None``: ``room.private``, without a property call.
         if room.closed or room.invite is not None or not (self.subscribers or self._shared):
             return
         # Called after every action: compare a cheap key before anything else.
-        key = room.summary_key()
+        key = summary_key(room)
         if self._told.get(room.id) == key:
             return
         self._told[room.id] = key
@@ -409,7 +411,7 @@ class Lobby:
         self._flush_timer = None
         if self._bus_changed or self._bus_removed:
             published: dict[str, msg.RoomSummary | None] = {
-                r: self.rooms[r].summary() for r in self._bus_changed if r in self.rooms
+                r: summary(self.rooms[r]) for r in self._bus_changed if r in self.rooms
             }
             published.update(dict.fromkeys(self._bus_removed))
             self._bus_changed.clear()
@@ -429,7 +431,7 @@ class Lobby:
             here = self.rooms.get(room_id)
             there = self.remote.get(room_id)
             if here is not None:
-                summaries.append(here.summary())
+                summaries.append(summary(here))
             elif there is not None:
                 summaries.append(there.summary)
         removed = list(self._removed)[:MAX_PAGE]

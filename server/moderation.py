@@ -43,7 +43,8 @@ from protocol.types import BanScope
 from server.budget import Window
 from server.frames import Out
 from server.logs import get_logger
-from server.room import RequestError
+from server.room_effects import RequestError
+from server.room_views import meta
 
 if TYPE_CHECKING:
     from server.clock import Clock
@@ -452,7 +453,7 @@ class Moderation:
             state = _state(room, key)
             for who in [w for w, until in state.items() if until <= now]:
                 del state[who]
-        self.lobby.store.open_room(room.id, room.meta())
+        self.lobby.store.open_room(room.id, meta(room))
 
     def _record(
         self,

@@ -37,6 +37,7 @@ from server.directory import Cluster, claim_room
 from server.lobby import RemoteRoom
 from server.logs import get_logger
 from server.presence import HelloRefused
+from server.room_effects import HandedOver
 
 if TYPE_CHECKING:
     from server.config import ServerConfig
@@ -756,8 +757,7 @@ class Node:
         self._end(room.id, Spell.CLOSED)
         self.lobby.drop(room.id, moved=True)
         self.presence.drop_room(room.id)
-        for member in room.members.values():
-            member.session.rooms.pop(room.id, None)
+        room.shell.run(HandedOver())  # its members' sessions here forget it
         await self.cluster.directory.handover(room.id, self.id, tenure.generation, heir, url)
         self.shell.moved(room)
         self.log.info("room_handed_over", room=room.id, to=heir)

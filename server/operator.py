@@ -32,7 +32,7 @@ from protocol.types import BanScope
 from server.engine import view
 from server.logs import get_logger
 from server.moderation import OPERATOR, Actor
-from server.room import RequestError
+from server.room_effects import RequestError
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis

@@ -26,6 +26,7 @@ from protocol.errors import ErrorCode as WireCode
 from server.clock import Clock, Timer
 from server.frames import Out
 from server.logs import get_logger
+from server.room_views import snapshot_for
 from server.session import Identity, Ids, Outbox, Session
 from server.store import Data, Store
 
@@ -209,7 +210,7 @@ class Presence:
             session = member.session
             if session.connected:
                 room.reconnected(session)
-                snapshot = room.snapshot_for(session)
+                snapshot = snapshot_for(room, session)
                 session.send(Out.of(snapshot), snapshot.type, room.id)
             else:
                 self._hold(session, room)

@@ -33,7 +33,7 @@ import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
 from server.community import Standing
 from server.logs import get_logger
-from server.room import RequestError
+from server.room_effects import RequestError
 
 if TYPE_CHECKING:
     from server.community import Records

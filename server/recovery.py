@@ -19,9 +19,11 @@ from protocol.types import Role
 from server import journal
 from server.engine.events import Event
 from server.engine.snapshot import load
-from server.room import Member, Room, Story
+from server.room import Room
+from server.room_effects import Member, Membership
 from server.session import Session
 from server.store import Data
+from server.story import Story, replayed
 
 SessionOf = Callable[[str, str], Session]
 """The session of a player id (and name, should it have been forgotten)."""
@@ -50,10 +52,9 @@ def restore(
     for n, data in entries:
         apply(room, journal.decode(data), session_of)
         room.log_n = n
-    room.logged = len(entries)
+    room.shell.logged = len(entries)
     for hand, size in hands or ():
-        room.kept.append((hand, size))
-        room.kept_bytes += size
+        room.kept.add(hand, size)
     for member in room.members.values():
         member.connected = False
 
@@ -64,7 +65,7 @@ def apply(room: Room, logged: journal.Logged, session_of: SessionOf) -> list[Eve
     room at. Nothing is sent or written. Returns the engine's events, as it gave them the
     first time."""
     events = _applied(room, logged, session_of)
-    room.replayed(events, room.stream.seq)
+    room.story = replayed(room.story, events, room.id, room.stream.seq)
     room.stream.seq = logged.seq
     return events
 
@@ -91,9 +92,9 @@ def _applied(room: Room, logged: journal.Logged, session_of: SessionOf) -> list[
             case journal.Left(player):
                 member = room.members.pop(player)
                 room.members_changed()
-                member.session.rooms.pop(room.id, None)
-                if player == room.creator:
-                    member.session.created_rooms.discard(room.id)
+                room.shell.membership(
+                    [Membership(member.session, None, created=player == room.creator)]
+                )
                 return game.leave(player) if member.role is Role.PLAYER else []
             case journal.ReadySet(player, ready):
                 return game.set_ready(player, ready)
@@ -116,7 +117,7 @@ def _add(room: Room, session: Session, role: Role) -> None:
         room.members[session.player_id] = Member(session, role)
     else:
         member.role = role
-    session.rooms[room.id] = role
+    room.shell.membership([Membership(session, role)])
 
 
 def summary(rooms: list[Room]) -> dict[str, Any]:

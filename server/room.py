@@ -7,47 +7,45 @@ A room is changed by one thing only: ``Room.handle(command, now) -> Effects``
 and out what the world must be told: the typed log entries to commit, the
 messages for each member (data, never bytes), the timers to arm or cancel,
 whose membership changed. Inside, it drives the engine, says what happened
-through its ``RoomStream`` (sequenced, per-recipient messages) and leaves
-whom it waits for and until when to its ``TurnClock``. It reads no clock,
+through its ``Teller`` (``server.story``: onto its ``RoomStream`` of sequenced,
+per-recipient messages, and into the hand's story) and leaves whom it waits
+for and until when to its ``TurnClock``. It reads no clock,
 calls no store, holds no timer handle and knows no socket, so it is tested
 with plain values. Its shell (``server.room_shell.RoomShell``, made with the
 room) is the one path into it: ``Room.join``, ``act``... are the commands,
 run through the shell, which commits, then delivers, then arms the timers.
 
 Visibility was decided by the engine: the fan-out only follows each event's
-``visible_to`` and ``public`` form, building each distinct frame once.
+``visible_to`` and ``public`` form, building each distinct frame once. What
+others read of a room (its summary, a member's snapshot...) is in
+``server.room_views``.
 """
 
 from __future__ import annotations
 
 import hmac
 import weakref
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
-from protocol.types import MAX_ROOMS_PER_SESSION, Role, RoomState
+from protocol.types import MAX_ROOMS_PER_SESSION, Role
 from server import journal, names, wire
 from server import room_effects as fx
-from server.budget import Window
 from server.clock import Clock, Instant
-from server.engine import Game, LegalActions, Settings, view
+from server.engine import Game, LegalActions, Settings
 from server.engine import events as ev
 from server.engine.actions import Action
 from server.engine.errors import RuleError
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump
 from server.engine.state import Phase
-from server.history import private, told
 from server.journal import RecordingDice
 from server.logs import get_logger
-from server.metrics import RoomStats
-from server.room_effects import Effects, TimerKey
-from server.room_shell import HistoryTask, RoomShell
+from server.room_effects import Effects, Member, RequestError, TimerKey
+from server.room_shell import RoomShell
 from server.store import Data, Store
+from server.story import KeptHands, Story, Teller
 from server.stream import RoomStream
 from server.turns import TurnClock
 
@@ -55,41 +53,10 @@ if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.engine.dice import DieSource
     from server.metrics import Metrics
-    from server.session import Outbox, Session
+    from server.session import Session
 
 
-SNAPSHOT_EVERY = 4
-"""Hands between two snapshots of a room: a restart replays at most this many hands from
-the log. A snapshot each hand cost the SQLite store about as much again as the entries of
-the hand (benchmarks/README.md, "The room store")."""
-LOG_ENTRIES = 256
-"""Entries a room writes before it takes a snapshot, between hands or not: without it, a
-room where no hand is played (``set_ready`` toggled, spectators coming and going) would
-grow its log for ever; with it, a restart replays at most this many."""
-LOG_BYTES = 64 * 1024
-"""Bytes of entries a room writes before it takes a snapshot, likewise."""
-# Events about the table, not the hand: left out of a hand's story.
-_TABLE_EVENTS = (ev.PlayerSeated, ev.PlayerLeft, ev.ReadinessChanged)
 _new = tuple.__new__
-
-
-@dataclass(slots=True)
-class Story:
-    """The story of the hand being played, as it is published (``server.history``)."""
-
-    hand: int
-    events: list[dict[str, Any]] = field(default_factory=list)
-    openings: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def data(self) -> Data:
-        return {"hand": self.hand, "events": self.events, "openings": self.openings}
-
-    @classmethod
-    def load(cls, data: Data) -> Story:
-        return cls(data["hand"], list(data["events"]), dict(data["openings"]))
-
-    def copy(self) -> Story:
-        return Story(self.hand, list(self.events), dict(self.openings))
 
 
 def _weakly(method: Callable[[float | None], None]) -> Callable[[float | None], None]:
@@ -105,30 +72,6 @@ def _weakly(method: Callable[[float | None], None]) -> Callable[[float | None], 
             bound(at)
 
     return call
-
-
-class RequestError(Exception):
-    """A request refused with a protocol error code; nothing changed."""
-
-    def __init__(self, code: WireCode, message: str, url: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.url = url
-        """With ``room_elsewhere``: the URL of the node that plays the room."""
-
-
-@dataclass(eq=False)
-class Member:
-    session: Session
-    role: Role
-    connected: bool = True
-    chats: Window = field(default_factory=lambda: Window(60.0))
-    """Their chat messages of the last minute (``chat_per_minute``)."""
-
-    @property
-    def outbox(self) -> Outbox | None:
-        return self.session.outbox
 
 
 class Room:
@@ -164,26 +107,22 @@ class Room:
         self.game = Game(settings, self.tape or dice)
         self.log_n = 0
         """The number of the room's last log entry."""
-        self.logged = 0
-        self.logged_bytes = 0
-        """Entries (and their bytes) written since the room's latest snapshot."""
-        self.story: Story | None = None
-        """The story of the hand in play (from its ``hand_started``), for ``hand_history``."""
-        self.kept: deque[tuple[int, int]] = deque()
-        """The hands whose stories the store keeps, oldest first: (number, bytes)."""
-        self.kept_bytes = 0
+        self.kept = KeptHands()
+        """The hands whose stories the store keeps."""
         self._hand_over = False
-        self._settings_dict = settings.as_dict()
+        self.settings_dict = settings.as_dict()
         self.config = config
         self.members: dict[str, Member] = {}
         self._spectator_count: int | None = 0
         self.stream = RoomStream(room_id, self.members)
+        self.teller = Teller(room_id, self.stream, self.members)
+        """What the room says of the engine's events, and the story of the hand in play."""
         self.turns = TurnClock(_weakly(self._turn_timer))
         self.closed = False
         self.metrics = metrics
         self._hand_due = False
         """Whether the next hand is scheduled (``TimerKey.NEXT_HAND`` armed)."""
-        self._next_hand_ms: int | None = None
+        self.next_hand_ms: int | None = None
         self._spectators_due = False
         self.spectators_told = 0
         self._empty_due = False
@@ -211,6 +150,15 @@ class Room:
         return self.stream.seq
 
     @property
+    def story(self) -> Story | None:
+        """The story of the hand in play (from its ``hand_started``), for ``hand_history``."""
+        return self.teller.story
+
+    @story.setter
+    def story(self, story: Story | None) -> None:
+        self.teller.story = story
+
+    @property
     def spectators(self) -> int:
         # Read after every action (the metrics, the lobby): counted again only when the
         # members changed.
@@ -233,116 +181,6 @@ class Room:
     @property
     def has_free_seat(self) -> bool:
         return len(self.game.state.seats) < self.settings.max_players
-
-    def summary_key(self) -> tuple[object, ...]:
-        """What the lobby pushes when it changes: who sits, how many watch, the state.
-
-        The hands played are in every summary but change too often to push.
-        """
-        return tuple(self.game.state.seats), self.spectators, self.game.hand_in_progress
-
-    def summary(self) -> msg.RoomSummary:
-        state = self.game.state
-        seated = sorted(state.seats.items(), key=lambda kv: kv[1].index)
-        sessions = [self.members[p].session for p, _ in seated if p in self.members]
-        return wire.room_summary(
-            self.id,
-            self.name,
-            self._settings_dict,
-            [session.name for session in sessions],
-            [session.bot for session in sessions],
-            self.spectators,
-            RoomState.IN_HAND if self.game.hand_in_progress else RoomState.WAITING,
-            state.hands_played,
-        )
-
-    def snapshot_for(self, session: Session) -> msg.Snapshot:
-        """What ``session`` may see of the room; refused if it is not a member."""
-        member = self._member(session)
-        player = session.player_id
-        now = self.shell.now()
-        table = view(self.game.state, player if member.role is Role.PLAYER else None)
-        # A bot waited for in a hand's first roll phase is not asked: its roll is made for it.
-        asked = player in self.turns.deadlines and self.game.legal_actions(player).actions
-        prompt = self._your_turn(player, now) if asked else None
-        return wire.snapshot_message(
-            table,
-            room=self.id,
-            seq=self.seq,
-            you=player,
-            role=member.role.value,
-            names={p: m.session.name for p, m in self.members.items()},
-            connected={p for p, m in self.members.items() if m.connected},
-            bots={p for p, m in self.members.items() if m.session.bot},
-            spectators=self.spectators,
-            your_turn=msg.YourTurn.model_validate(prompt, strict=False) if prompt else None,
-            next_hand_at=self._next_hand_ms,
-            deadline=self._deadline_ms(),
-            bot_kinds={
-                p: m.session.bot_kind
-                for p, m in self.members.items()
-                if m.session.bot_kind is not None
-            },
-            seconds_per_turn=now.lasts(self.settings.turn_seconds),
-            creator=self.creator or None,
-            invite=self.invite,
-        )
-
-    def _deadline_ms(self) -> int | None:
-        """The deadline of the decisions the table waits for, if it waits for any."""
-        for player in self.game.to_act():
-            deadline = self.turns.deadlines.get(player)
-            if deadline is not None:
-                return deadline.ms
-        return None
-
-    def stats(self) -> RoomStats:
-        """What the metrics count of the room."""
-        # Read after every command (the lobby's ``changed``): no properties in the way, the
-        # variant's value as str() gives it (a StrEnum's), the tuple made as ``_record`` does.
-        state = self.game.state
-        hand = state.hand
-        return _new(
-            RoomStats,
-            (
-                str(state.settings.variant),
-                hand is not None and hand.phase is not Phase.COMPLETE,
-                len(state.seats),
-                self.spectators,
-            ),
-        )
-
-    def meta(self) -> Data:
-        """What the store keeps of the room besides its log: how to make it again."""
-        meta: Data = {
-            "settings": self._settings_dict,
-            "name": self.name,
-            "creator": self.creator,
-            "address": self.address,
-            **({"extra": self.extra} if self.extra else {}),
-        }
-        if self.invite is not None:
-            meta["invite"] = self.invite
-        return meta
-
-    def history_task(self, session: Session, count: int, *, current: bool = False) -> HistoryTask:
-        """The last ``count`` complete hands as ``session`` saw them (``server.history``), read
-        in a task by the shell (a store may read asynchronously); with ``current``, also the
-        hand in play so far, as they saw it (taken now: up to the room's seq of now)."""
-        return self.shell.history_task(session, count, current=current)
-
-    def history_view(
-        self, session: Session, current: bool
-    ) -> tuple[str | None, dict[str, Any] | None, int]:
-        """Who ``session`` is to a hand's story (a player, or None: a spectator), the hand in
-        play so far as they saw it (with ``current``), and the hands played."""
-        member = self._member(session)
-        viewer = session.player_id if member.role is Role.PLAYER else None
-        in_play = None
-        if current and self.story is not None and self.game.hand_in_progress:
-            # Nothing is opened before a hand ends (a leaver's own opening went to them).
-            in_play = {**told(self.story.copy().data(), viewer), "opening": None}
-        return viewer, in_play, self.game.state.hands_played
 
     def chips_conserved(self) -> bool:
         state = self.game.state
@@ -395,6 +233,7 @@ class Room:
         ``RequestError`` for a request refused (nothing changed, no effects)."""
         effects = self.effects = Effects()
         self.stream.sends = effects.messages
+        self.teller.stories = effects.stories
         self._now = now
         HANDLERS[type(command)](self, command)
         return effects
@@ -457,7 +296,7 @@ class Room:
                 current.role = Role.PLAYER
             self._joined(session, role)
             self._cancel_empty_timer()
-            self._publish(events)
+            self.teller.publish(events, self.next_hand_ms)
             self._maybe_schedule_hand()
             taken = self.game.state.seats[player].index
             self._record(journal.Sat(player, session.name, taken, session.bot))
@@ -475,19 +314,19 @@ class Room:
         self._changed()
 
     def _set_ready(self, session: Session, ready: bool) -> None:
-        member = self._member(session)
+        member = self.member(session)
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators have no seat to sit out of")
         events = self._engine(lambda: self.game.set_ready(session.player_id, ready))
         if events:
-            self._publish(events)
+            self.teller.publish(events, self.next_hand_ms)
             self._maybe_schedule_hand()
             self._record(journal.ReadySet(session.player_id, ready))
 
     def _act(self, command: fx.Act) -> None:
         # Handed the command itself (``HANDLERS``): one call less on every action.
         session, action = command.session, command.action
-        member = self._member(session)
+        member = self.member(session)
         if member.role is not Role.PLAYER:
             raise RequestError(WireCode.NOT_SEATED, "spectators cannot act")
         player = session.player_id
@@ -502,7 +341,7 @@ class Room:
         self._record(journal.Acted(player, action))
 
     def _chat(self, session: Session, text: str) -> None:
-        member = self._member(session)
+        member = self.member(session)
         if member.role is not Role.PLAYER:
             # A crowd of spectators must not be able to flood the table.
             raise RequestError(WireCode.NOT_SEATED, "spectators watch in silence")
@@ -563,6 +402,10 @@ class Room:
         if self.stream.seq != before:
             self._record(journal.Resumed())
 
+    def _handed_over(self) -> None:
+        for member in self.members.values():
+            self.effects.membership.append(fx.Membership(member.session, None, moved=True))
+
     def _close(self) -> None:
         self.closed = True
         self.turns.cancel()
@@ -572,7 +415,7 @@ class Room:
 
     # -- internals -------------------------------------------------------------
 
-    def _member(self, session: Session) -> Member:
+    def member(self, session: Session) -> Member:
         member = self.members.get(session.player_id)
         if member is None:
             raise RequestError(WireCode.NOT_IN_ROOM, "you have not joined this room")
@@ -603,7 +446,7 @@ class Room:
             # the leaver's player_left is the last frame the leaver receives.
             self._publish_hand([e for e in folding if e not in opened])
             self._refresh_turns()
-            self._publish([*opened, left])
+            self.teller.publish([*opened, left], self.next_hand_ms)
         del self.members[player]
         self.members_changed()
         # The creator's room cap counts the rooms they made and are still in.
@@ -641,122 +484,16 @@ class Room:
                 pot=sum(p.amount for p in hand.pots),
                 winners=hand.winners,
             )
-        self._publish(events)
+        self.teller.publish(events, self.next_hand_ms)
 
     def _move_on(self) -> None:
         self._refresh_turns()
         self._maybe_schedule_hand()
         self.effects.changed = True  # self._changed(), inline: after every action
 
-    def _publish(self, events: list[ev.Event]) -> None:
-        stream = self.stream
-        story = self.story
-        ended = False
-        for event in events:
-            if isinstance(event, ev.HandStarted):
-                story = self.story = Story(event.hand)
-            owner = event.visible_to
-            if owner is None:
-                seq = stream.next_seq()
-                data = self._data(event, seq)
-                stream.publish(data)
-                if story is not None and not isinstance(event, _TABLE_EVENTS):
-                    if isinstance(event, ev.HandEnded):
-                        ended = True
-                        data = wire.event_data(event, self.id, seq)  # no clock in a story
-                    story.events.append(data)
-                continue
-            public = event.public
-            if public is None:
-                # For its owner alone, with no place in the stream: a personal notice.
-                assert isinstance(event, ev.DiceOpened), event
-                stream.notify(owner, wire.dice_opened(self.id, event.hand, event.opening))
-                if story is not None:
-                    story.openings[owner] = wire.opening_data(event.opening)
-                continue
-            # A private event: its owner gets it, everyone else its public form.
-            if public.visible_to is not None:
-                raise AssertionError(f"a public form that is private: {event!r}")
-            seq = stream.next_seq()
-            own, shown = self._data(event, seq), self._data(public, seq)
-            stream.publish_private(owner, own, shown)
-            if story is not None:
-                story.events.append(private(owner, own, shown))
-        if ended and story is not None:
-            self._tell(story)
-
-    def _tell(self, story: Story) -> None:
-        """The hand is over: its story goes to the store (the shell keeps it: ``keep``)."""
-        self.story = None
-        self.effects.stories.append((story.hand, story.data()))
-
-    def replayed(self, events: list[ev.Event], seq: int) -> None:
-        """Events applied again after a restart (``server.recovery``), the entry before them
-        having left the room at ``seq``: the story of the hand in play goes on with them,
-        numbered as they were sent; a hand that ended among them was told before."""
-        story = self.story
-        for event in events:
-            if isinstance(event, ev.HandStarted):
-                story = self.story = Story(event.hand)
-            owner = event.visible_to
-            if isinstance(event, ev.DiceOpened):
-                if story is not None and owner is not None:
-                    story.openings[owner] = wire.opening_data(event.opening)
-                continue
-            seq += 1
-            if story is None or isinstance(event, _TABLE_EVENTS):
-                continue
-            if isinstance(event, ev.HandEnded):
-                self.story = None
-            if owner is None or event.public is None:
-                story.events.append(wire.event_data(event, self.id, seq))
-            else:
-                own = wire.event_data(event, self.id, seq)
-                story.events.append(
-                    private(owner, own, wire.event_data(event.public, self.id, seq))
-                )
-
-    def keep(self, hand: int, size: int) -> int | None:
-        """A story kept (``size`` bytes in the store): the oldest go beyond the room's share;
-        the hands numbered below the one returned are to be forgotten, if any."""
-        kept = self.kept
-        kept.append((hand, size))
-        self.kept_bytes += size
-        config = self.config
-        forgotten = False
-        while len(kept) > 1 and (
-            len(kept) > config.history_hands or self.kept_bytes > config.history_bytes
-        ):
-            _, gone = kept.popleft()
-            self.kept_bytes -= gone
-            forgotten = True
-        return kept[0][0] if forgotten else None
-
-    def _data(self, event: ev.Event, seq: int) -> dict[str, Any]:
-        if isinstance(event, ev.PlayerSeated):
-            member = self.members.get(event.player)
-            name = member.session.name if member is not None else event.player
-            bot = member is not None and member.session.bot
-            kind = member.session.bot_kind if member is not None else None
-            return wire.player_joined(
-                self.id,
-                seq,
-                event.player,
-                name,
-                event.seat,
-                event.stack,
-                bot,
-                *(kind or (None, None)),
-            )
-        if isinstance(event, ev.PlayerLeft):
-            return wire.player_left(self.id, seq, event.player, event.seat, event.stack)
-        if isinstance(event, ev.HandEnded):
-            return wire.event_data(event, self.id, seq, next_hand_at=self._next_hand_ms)
-        return wire.event_data(event, self.id, seq)
-
     # timers
 
-    def _your_turn(
+    def your_turn(
         self, player: str, now: Instant, legal: LegalActions | None = None
     ) -> dict[str, Any]:
         """The prompt for ``player``, whom the table waits for (``legal``: their legal
@@ -787,7 +524,7 @@ class Room:
         )
         offered = self.turns.offered  # the legal actions the update just worked out
         for player in prompts.prompted:
-            self.stream.notify(player, self._your_turn(player, now, offered(player)))
+            self.stream.notify(player, self.your_turn(player, now, offered(player)))
 
     def _on_turn_timer(self) -> None:
         timed_out = []
@@ -814,27 +551,27 @@ class Room:
                 return
             self._timer(TimerKey.NEXT_HAND, None)
             self._hand_due = False
-            self._next_hand_ms = None
+            self.next_hand_ms = None
         elif can_start:
             start = self._now.after(self.settings.next_hand_delay_seconds)
-            self._next_hand_ms = start.ms
+            self.next_hand_ms = start.ms
             self._hand_due = True
             self._timer(TimerKey.NEXT_HAND, start.at)
         else:
             return
         if announce:
-            self.stream.publish(wire.next_hand(self.id, self.stream.next_seq(), self._next_hand_ms))
+            self.stream.publish(wire.next_hand(self.id, self.stream.next_seq(), self.next_hand_ms))
 
     def _start_hand(self) -> None:
         self._hand_due = False
-        self._next_hand_ms = None
+        self.next_hand_ms = None
         if self.game.hand_in_progress or not self.game.can_start_hand():
             return
         events = self.game.start_hand()
         hand = self.game.hand
         assert hand is not None
         self.log.debug("hand_started", hand=hand.number, players=hand.players)
-        self._publish(events)
+        self.teller.publish(events, self.next_hand_ms)
         self._refresh_turns()
         if hand.fair is not None:
             # The hand's secrets, to deal the same dice again after a restart.
@@ -859,7 +596,7 @@ class Room:
 
     def _record(self, entry: journal.Entry) -> None:
         """Write down what just changed the room (see ``server.journal``): the last change a
-        command makes to the room, so that a snapshot after it (``snapshot_due``) is the
+        command makes to the room, so that a snapshot after it (``RoomShell.snapshot_due``) is the
         room as the entry left it."""
         self.log_n += 1
         faces = self.tape.take() if self.tape is not None else []
@@ -868,16 +605,6 @@ class Room:
         self._hand_over = False
         # ``fx.Record(...)`` without its Python ``__new__``, as ``stream._send`` does.
         self.effects.entries.append(_new(fx.Record, (self.log_n, entry, data, ends_hand)))
-
-    def snapshot_due(self, ends_hand: bool) -> bool:
-        """Whether the room is to be snapshot after an entry just written (``logged`` and
-        ``logged_bytes`` counted it): at the end of every ``SNAPSHOT_EVERY``-th hand, and
-        whenever its log grew by ``LOG_ENTRIES`` entries or ``LOG_BYTES`` since the last."""
-        if ends_hand and self.game.state.hands_played % SNAPSHOT_EVERY == 0:
-            return True
-        # A log growing without a hand played (sitting in and out, chat, spectators
-        # coming and going): a snapshot, mid-hand or not, ends it there.
-        return self.logged >= LOG_ENTRIES or self.logged_bytes >= LOG_BYTES
 
     def state(self) -> Data:
         """The whole room as plain data: a snapshot."""
@@ -911,7 +638,7 @@ class Room:
 HANDLERS: dict[type[Any], Callable[[Room, Any], None]] = {
     fx.Act: Room._act,
     fx.Join: lambda room, c: room._join(c.session, c.role, c.seat, c.invite),
-    fx.Leave: lambda room, c: room._remove(room._member(c.session)),
+    fx.Leave: lambda room, c: room._remove(room.member(c.session)),
     fx.SetReady: lambda room, c: room._set_ready(c.session, c.ready),
     fx.Chat: lambda room, c: room._chat(c.session, c.text),
     fx.Disconnected: lambda room, c: room._disconnected(c.session, c.grace_until),
@@ -919,6 +646,7 @@ HANDLERS: dict[type[Any], Callable[[Room, Any], None]] = {
     fx.TimerFired: lambda room, c: room._fired(c.key),
     fx.Resume: lambda room, c: room._resume(),
     fx.Close: lambda room, c: room._close(),
+    fx.HandedOver: lambda room, c: room._handed_over(),
     fx.Opened: lambda room, c: room._schedule_empty_close(),
 }
 """Each command's handler, by its type (a dict: a ``match`` over the commands cost ten

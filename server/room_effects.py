@@ -2,7 +2,9 @@
 
 A *command* is one input to a room: a member's request (``Join``, ``Act``...), their
 connection coming and going (``Disconnected``, ``Reconnected``), the server's own
-(``Resume``, ``Close``, ``Opened``) or one of the room's timers firing (``TimerFired``).
+(``Resume``, ``Close``, ``HandedOver``, ``Opened``) or one of the room's timers firing
+(``TimerFired``); a request the room refuses raises ``RequestError``, with nothing to
+carry out. Its members are ``Member`` records.
 The room answers each with ``Effects``: the typed log entries to commit, the messages
 for each recipient (data: ``frames.Out``, never bytes), the timers to arm or cancel, and
 whose membership changed. The room does nothing else to the world; the shell
@@ -12,18 +14,47 @@ the messages leave (``connection.Outgoing``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
 from server import journal
+from server.budget import Window
 from server.frames import Out
 from server.store import Data
 
 if TYPE_CHECKING:
     from server.engine.actions import Action
-    from server.session import Session
+    from server.session import Outbox, Session
+
+
+# -- a room's members, and a request it refuses -------------------------------------------
+
+
+class RequestError(Exception):
+    """A request refused with a protocol error code; nothing changed."""
+
+    def __init__(self, code: WireCode, message: str, url: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.url = url
+        """With ``room_elsewhere``: the URL of the node that plays the room."""
+
+
+@dataclass(eq=False)
+class Member:
+    session: Session
+    role: Role
+    connected: bool = True
+    chats: Window = field(default_factory=lambda: Window(60.0))
+    """Their chat messages of the last minute (``chat_per_minute``)."""
+
+    @property
+    def outbox(self) -> Outbox | None:
+        return self.session.outbox
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -86,6 +117,12 @@ class Close:
 
 
 @dataclass(slots=True)
+class HandedOver:
+    """The room is played at another node from now on (closed here first): its members'
+    sessions here forget it. The one command a closed room still takes."""
+
+
+@dataclass(slots=True)
 class Opened:
     """A room just made: nobody joined yet, so it closes like an emptied one unless
     someone does."""
@@ -118,6 +155,7 @@ Command = (
     | Reconnected
     | Resume
     | Close
+    | HandedOver
     | Opened
     | TimerFired
 )
@@ -149,7 +187,7 @@ class Send(NamedTuple):
 class Record(NamedTuple):
     """A log entry to commit: the typed entry, its number in the room's log, its stored
     form (with the room's ``seq`` after it and the faces drawn), and whether it ended a
-    hand (``Room.snapshot_due``)."""
+    hand (``RoomShell.snapshot_due``)."""
 
     n: int
     entry: journal.Entry
@@ -166,11 +204,13 @@ class TimerRequest(NamedTuple):
 
 class Membership(NamedTuple):
     """``session`` is in the room as ``role`` from now on, or left it (None; ``created``:
-    it was the room's creator)."""
+    it was the room's creator; ``moved``: the room went to another node, where the session
+    is still in it)."""
 
     session: Session
     role: Role | None
     created: bool = False
+    moved: bool = False
 
 
 class Effects:

@@ -4,8 +4,9 @@
 room (``Room.handle``) and carries out what it answered:
 
 1. the stories of hands that ended, then the log entries, into the store's open batch
-   (and a snapshot when the room says one is due): the room's writes of this command;
-2. the membership changes, onto the members' sessions (``Session.rooms``);
+   (and a snapshot when one is due: ``snapshot_due``): the room's writes of this command;
+2. the membership changes, onto the members' sessions (``Session.rooms``): the one place
+   they are written (``membership``), for a replay and a handover too;
 3. the messages, pushed to each recipient's outbox (a connection's queue), each marked
    with the room it tells of;
 4. the timers, armed or cancelled on the clock (one per ``TimerKey``; a timer firing is
@@ -22,23 +23,31 @@ puts every room's writes and messages in front of that gate, in that order.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from server.clock import Clock, Instant, Timer, instant
-from server.history import History, hand_history
-from server.room_effects import Command, Effects, TimerFired, TimerKey
+from server.room_effects import Command, Effects, Membership, TimerFired, TimerKey
 from server.store import Data
+from server.story import KeptHands
 
 if TYPE_CHECKING:
+    from server.config import ServerConfig
     from server.metrics import Metrics
-    from server.session import Session
     from server.store import Store
 
-HistoryTask = asyncio.Task[History]
+SNAPSHOT_EVERY = 4
+"""Hands between two snapshots of a room: a restart replays at most this many hands from
+the log. A snapshot each hand cost the SQLite store about as much again as the entries of
+the hand (benchmarks/README.md, "The room store")."""
+LOG_ENTRIES = 256
+"""Entries a room writes before it takes a snapshot, between hands or not: without it, a
+room where no hand is played (``set_ready`` toggled, spectators coming and going) would
+grow its log for ever; with it, a restart replays at most this many."""
+LOG_BYTES = 64 * 1024
+"""Bytes of entries a room writes before it takes a snapshot, likewise."""
 
 
 class Actor(Protocol):
@@ -47,30 +56,32 @@ class Actor(Protocol):
     id: str
     closed: bool
     effects: Effects
-    logged: int
-    logged_bytes: int
     log: Any
+    kept: KeptHands
+    config: ServerConfig
 
     def handle(self, command: Command, now: Instant) -> Effects: ...
-
-    def keep(self, hand: int, size: int) -> int | None: ...
-
-    def snapshot_due(self, ends_hand: bool) -> bool: ...
 
     @property
     def hands_played(self) -> int: ...
 
     def state(self) -> Data: ...
 
-    def history_view(
-        self, session: Session, current: bool
-    ) -> tuple[str | None, dict[str, Any] | None, int]: ...
-
 
 class RoomShell:
     """One room's shell: its store, its clock, its timers, whom to tell of a change."""
 
-    __slots__ = ("_instant", "_on_change", "_room", "clock", "metrics", "store", "timers")
+    __slots__ = (
+        "_instant",
+        "_on_change",
+        "_room",
+        "clock",
+        "logged",
+        "logged_bytes",
+        "metrics",
+        "store",
+        "timers",
+    )
 
     def __init__(
         self,
@@ -89,6 +100,9 @@ class RoomShell:
         self.metrics = metrics
         self._on_change = on_change
         self.timers: dict[TimerKey, Timer] = {}
+        self.logged = 0
+        self.logged_bytes = 0
+        """Entries (and their bytes) written since the room's latest snapshot."""
         self._instant: Callable[[], Instant] | None = None
         """``instant(clock)``, looked up at the first command, not at every one (nor
         here: a room made with a clock it never uses is never told the time)."""
@@ -130,25 +144,17 @@ class RoomShell:
         store = self.store
         if effects.stories:  # each list looked at before a loop over it: most are empty
             for hand, story in effects.stories:
-                before = room.keep(hand, store.hand_story(room_id, hand, story))
+                before = room.kept.keep(hand, store.hand_story(room_id, hand, story), room.config)
                 if before is not None:
                     store.forget_hands(room_id, before)
         for record in effects.entries:
-            room.logged_bytes += store.append(room_id, record.n, record.data)
-            room.logged += 1
-            if room.snapshot_due(record.ends_hand):
+            self.logged_bytes += store.append(room_id, record.n, record.data)
+            self.logged += 1
+            if self.snapshot_due(record.ends_hand):
                 store.snapshot(room_id, record.n, room.hands_played, room.state())
-                room.logged = room.logged_bytes = 0
+                self.logged = self.logged_bytes = 0
         if effects.membership:
-            for change in effects.membership:
-                session = change.session
-                if change.role is None:
-                    session.rooms.pop(room_id, None)
-                    if change.created:
-                        session.created_rooms.discard(room_id)
-                else:
-                    session.rooms[room_id] = change.role
-                session.rooms_changed()
+            self.membership(effects.membership)
         if effects.messages:
             # Hot: every message of every action, once per recipient.
             count = self.metrics.count_sent
@@ -170,6 +176,35 @@ class RoomShell:
         if effects.changed:
             self._on_change(room)
 
+    def membership(self, changes: list[Membership]) -> None:
+        """The one place a session's rooms are written (``Session.rooms``,
+        ``created_rooms``): the changes the room reported (``Effects.membership``), live,
+        or replayed after a restart (``server.recovery``). The session is told
+        (``Session.rooms_changed``: with several nodes its shared record follows), but
+        not of a room handed over to another node (``moved``): it is still in it there,
+        and its record says so."""
+        room_id = self.room.id
+        for change in changes:
+            session = change.session
+            if change.role is None:
+                session.rooms.pop(room_id, None)
+                if change.created:
+                    session.created_rooms.discard(room_id)
+            else:
+                session.rooms[room_id] = change.role
+            if not change.moved:
+                session.rooms_changed()
+
+    def snapshot_due(self, ends_hand: bool) -> bool:
+        """Whether the room is to be snapshot after an entry just written (``logged`` and
+        ``logged_bytes`` counted it): at the end of every ``SNAPSHOT_EVERY``-th hand, and
+        whenever its log grew by ``LOG_ENTRIES`` entries or ``LOG_BYTES`` since the last."""
+        if ends_hand and self.room.hands_played % SNAPSHOT_EVERY == 0:
+            return True
+        # A log growing without a hand played (sitting in and out, chat, spectators
+        # coming and going): a snapshot, mid-hand or not, ends it there.
+        return self.logged >= LOG_ENTRIES or self.logged_bytes >= LOG_BYTES
+
     def _timer(self, key: TimerKey, at: float | None) -> None:
         timers = self.timers
         armed = timers.pop(key, None)
@@ -188,15 +223,3 @@ class RoomShell:
             self.run(TimerFired(key))
         except Exception:
             room.log.exception("room_timer_failed")
-
-    def history_task(self, session: Session, count: int, *, current: bool = False) -> HistoryTask:
-        """The last ``count`` complete hands as ``session`` saw them, read from the store in
-        a task; with ``current``, the hand in play so far (``Room.history_view``)."""
-        viewer, in_play, hands_played = self.room.history_view(session, current)
-        store, room_id = self.store, self.room.id
-
-        async def both() -> History:
-            hands = await hand_history(store, room_id, hands_played, viewer, count)
-            return hands, in_play
-
-        return asyncio.get_running_loop().create_task(both())

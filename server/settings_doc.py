@@ -27,7 +27,7 @@ from protocol.types import MAX_ROOMS_PER_SESSION
 from server import costs, http, static, transport
 from server.config import ServerConfig
 from server.lobby import SCAN_LIMIT
-from server.room import LOG_BYTES, LOG_ENTRIES
+from server.room_shell import LOG_BYTES, LOG_ENTRIES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -10,8 +10,8 @@ frame to any client before the batch holding the entries that caused it is
 committed (one commit per event-loop turn, before the turn's writes). So no
 client ever sees an event that a crash can take back.
 
-At some hand boundaries (every fourth: ``server.room.SNAPSHOT_EVERY``), and
-whenever its log has grown by ``server.room.LOG_ENTRIES`` entries or
+At some hand boundaries (every fourth: ``server.room_shell.SNAPSHOT_EVERY``), and
+whenever its log has grown by ``server.room_shell.LOG_ENTRIES`` entries or
 ``LOG_BYTES`` since the last, a room also writes a *snapshot*: its whole state
 as plain data. A restart loads each open room's latest snapshot and replays the
 entries after it through the same pure engine, with the recorded dice; so the

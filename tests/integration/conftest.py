@@ -24,6 +24,7 @@ from server.app import TaliServer
 from server.clock import ManualClock
 from server.config import LogFormat, ServerConfig
 from server.logs import configure
+from server.room_views import stats
 
 configure(LogFormat.JSON, "warning")
 
@@ -75,7 +76,7 @@ async def running(app: TaliServer) -> AsyncIterator[TaliServer]:
         conserved = app.chips_conserved()
         # The rooms' gauges are kept as the rooms change: they must be what a walk finds.
         kept = sorted(app.metrics.rooms)
-        walked = sorted(room.stats() for room in app.lobby.rooms.values() if not room.closed)
+        walked = sorted(stats(room) for room in app.lobby.rooms.values() if not room.closed)
         await app.close()
         assert conserved, "chips were created or destroyed"
         assert kept == walked, "the rooms' gauges drifted from the rooms"

@@ -30,14 +30,16 @@ from typing import Any
 import asyncpg
 
 from protocol.types import Role
-from server import room as room_module
+from server import room_shell
 from server.config import ServerConfig
 from server.demo import choose
 from server.engine import Roll, SeededDice, Settings
 from server.engine.fair import CommittedDice
 from server.metrics import Metrics
 from server.recovery import restore
-from server.room import RequestError, Room
+from server.room import Room
+from server.room_effects import RequestError
+from server.room_views import meta
 from server.session import Session
 from server.store import SqliteStore, Store
 from server.store_pg import PostgresStore
@@ -59,8 +61,8 @@ STEPS = 400
 def play(store: Store, room_id: str, seed: int) -> Room:
     """One room played at random for a while; returns it as it is after its last entry."""
     variant, committed, log_entries, snapshot_every = ROOMS[room_id]
-    room_module.LOG_ENTRIES = log_entries
-    room_module.SNAPSHOT_EVERY = snapshot_every
+    room_shell.LOG_ENTRIES = log_entries
+    room_shell.SNAPSHOT_EVERY = snapshot_every
     rng = random.Random(seed)
     clock = FakeClock()
     dice = CommittedDice(room_id, random.Random(seed).randbytes) if committed else SeededDice(seed)
@@ -74,7 +76,7 @@ def play(store: Store, room_id: str, seed: int) -> Room:
     config = ServerConfig(store="memory", history_hands=3)
     room = Room(room_id, settings, dice, config, lambda r: None, Metrics(), clock, store,
                 name=f"The {variant} table", creator="p_Aulus", address="127.0.0.1")  # fmt: skip
-    store.open_room(room_id, room.meta())
+    store.open_room(room_id, meta(room))
     sessions: dict[str, Session] = {}
 
     def join(name: str, role: Role, bot: bool = False) -> None:

@@ -8,6 +8,7 @@ from server.engine import DieSource, SeededDice, Settings
 from server.engine.fair import CommittedDice
 from server.metrics import Metrics
 from server.room import Room
+from server.room_views import meta
 from server.session import Session
 from server.store import MemoryStore, Store
 
@@ -38,7 +39,7 @@ class Table:
             self.clock,
             self.store,
         )
-        self.store.open_room("r_test", self.room.meta())
+        self.store.open_room("r_test", meta(self.room))
         self.inboxes: dict[str, Inbox] = {}
         self.sessions: dict[str, Session] = {}
 

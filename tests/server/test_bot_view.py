@@ -19,6 +19,7 @@ from server.bot_view import SeatModel, legal_actions
 from server.demo import choose
 from server.engine import view
 from server.engine.view import TableView
+from server.room_views import snapshot_for
 from server.wire import legal_data
 from tests.strength import scaled
 
@@ -33,7 +34,7 @@ class Follower:
     def __init__(self, table: Table, name: str) -> None:
         self.inbox = table.join(name)
         session = table.sessions[name]
-        snapshot = table.room.snapshot_for(session).model_dump(mode="json")
+        snapshot = snapshot_for(table.room, session).model_dump(mode="json")
         self.model = SeatModel(snapshot)
         self.read = len(self.inbox.frames)
 
@@ -129,5 +130,5 @@ def test_a_snapshot_taken_mid_hand_continues_like_the_seats_view() -> None:
     (first,) = room.game.to_act()
     room.act(table.sessions[first.removeprefix("p_")], choose(room.game.legal_actions(first), rng))
     room.leave(table.sessions["Decima"])
-    model = SeatModel(room.snapshot_for(table.sessions["Aulus"]).model_dump(mode="json"))
+    model = SeatModel(snapshot_for(room, table.sessions["Aulus"]).model_dump(mode="json"))
     assert model.view() == comparable(view(room.game.state, "p_Aulus"))

@@ -14,7 +14,7 @@ from server.config import ServerConfig
 from server.demo import choose
 from server.engine.fair import CommittedDice
 from server.history import hand_history
-from server.room import LOG_ENTRIES
+from server.room_shell import LOG_ENTRIES
 from server.store import SqliteStore, Store, done
 from server.store_pg import PostgresStore
 

@@ -8,6 +8,7 @@ import protocol.client as req
 from server.config import ServerConfig
 from server.lobby import Lobby, RemoteRoom, Unheard
 from server.metrics import Metrics
+from server.room_views import summary
 from server.session import Ids, Session
 from server.store import MemoryStore
 
@@ -43,7 +44,7 @@ def test_other_nodes_rooms_are_listed_in_order_and_a_room_taken_over_keeps_its_p
     first = create(a, aulus, "liars")
     second = create(a, aulus, "stud")
     here = create(b, creator("Brutus"), "liars")
-    b.remote_changed({r: RemoteRoom(a.rooms[r].summary(), "ws://a/") for r in (first, second)})
+    b.remote_changed({r: RemoteRoom(summary(a.rooms[r]), "ws://a/") for r in (first, second)})
     assert listed(b) == [here, first, second]
     assert listed(b, variant="stud") == [second]
     assert listed(b, has_seat=True) == [here, first, second]

@@ -243,3 +243,22 @@ async def test_a_resume_at_the_other_node_is_sent_where_the_room_is_played_or_ta
     assert (resumed.player_id, list(resumed.rooms)) == (session.player_id, [room.id])
     assert room.id in shell_b.lobby.rooms
     assert b.owned == {room.id: tenure.generation + 1}
+
+
+async def test_a_room_handed_over_is_forgotten_by_its_members_sessions_here(two: Two) -> None:
+    """The handover asks the room (``HandedOver``) and its shell writes the change: the
+    members' sessions here forget the room, untold (their shared record keeps it: they are
+    still in it, at the heir)."""
+    (a, shell_a), _, _, _ = two
+    room = await claimed(a, shell_a)
+    session = Session(player_id="p_Hostus", key="h" * 8, name="Hostus", outbox=Inbox())
+    room.join(session, Role.PLAYER, None)
+    assert session.rooms == {room.id: Role.PLAYER}
+    told: list[str] = []
+    session.on_rooms = lambda s: told.append(s.player_id)
+    room.close()
+    await a._give_away(room, "b", "ws://b/")
+    assert shell_a.moved_rooms == [room.id]
+    assert room.id not in shell_a.lobby.rooms
+    assert session.rooms == {}
+    assert told == []

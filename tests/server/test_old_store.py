@@ -17,7 +17,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from server import room as room_module
+from server import room_shell
 from server.config import ServerConfig
 from server.engine import SeededDice, Settings
 from server.metrics import Metrics
@@ -155,7 +155,7 @@ def test_todays_server_writes_format_1_as_the_old_one_did(
     """The same play on today's code gives the same rows, byte for byte: the typed entries
     encode to the stored form the old server wrote (so an older node reads them too)."""
     for name in ("LOG_ENTRIES", "SNAPSHOT_EVERY"):
-        monkeypatch.setattr(room_module, name, getattr(room_module, name))  # play sets them
+        monkeypatch.setattr(room_shell, name, getattr(room_shell, name))  # play sets them
     assert old_store.sqlite(tmp_path / "today.db") == EXPECTED
     shutil.copy(DATA / "format1.db", tmp_path / "old.db")
     rows = {}

@@ -7,14 +7,15 @@ import random
 import pytest
 
 from protocol.types import Role
-from server import room as room_module
+from server import room_shell
 from server.config import ServerConfig
 from server.demo import choose
 from server.engine import Roll, SeededDice, Settings
 from server.engine.fair import CommittedDice
 from server.metrics import Metrics
 from server.recovery import restore
-from server.room import LOG_ENTRIES, Room
+from server.room import Room
+from server.room_shell import LOG_ENTRIES
 from server.session import Session
 from tests.strength import scaled
 
@@ -69,7 +70,7 @@ def test_a_room_rebuilt_at_any_point_is_the_same_room(
 ) -> None:
     """At any point, mid-hand included; with a snapshot every seven entries too, most of
     them in the middle of a hand."""
-    monkeypatch.setattr(room_module, "LOG_ENTRIES", log_entries)
+    monkeypatch.setattr(room_shell, "LOG_ENTRIES", log_entries)
     rng = random.Random(seed)
     dice = CommittedDice("r_test", random.Random(seed).randbytes) if committed else None
     table = Table(variant, dice=dice, next_hand_delay_seconds=1, turn_seconds=10, starting_chips=12)
@@ -125,3 +126,58 @@ def test_a_restarted_room_gives_a_full_turn_to_whoever_it_waits_for() -> None:
     assert room.game.state.hand is not None
     assert room.game.state.hand.phase.value == "betting"
     # Holding their places for the grace is server.presence's (tests/server/test_presence.py).
+
+
+def test_a_replayed_log_leaves_the_sessions_as_the_live_path_left_them() -> None:
+    """Membership is written in one place, the room's shell: a restart's replay of who sat,
+    watched, sat down from watching and left writes each session's rooms and tells the
+    session (with several nodes, its shared record follows) as the live path did."""
+    table = Table("simple")
+    told: list[str] = []
+
+    def tell(session: Session) -> None:
+        told.append(session.player_id)
+
+    live = {
+        name: Session(player_id=f"p_{name}", key="k" * 64, name=name, on_rooms=tell)
+        for name in ("Aulus", "Brutus", "Cassia", "Decima")
+    }
+    room = table.room
+    room.join(live["Aulus"], Role.PLAYER, None)
+    room.join(live["Brutus"], Role.SPECTATOR, None)
+    room.join(live["Cassia"], Role.PLAYER, None)
+    room.join(live["Decima"], Role.PLAYER, None)
+    room.join(live["Brutus"], Role.PLAYER, None)  # sits down from watching
+    room.leave(live["Decima"])
+    room.leave(live["Cassia"])
+    table.store.commit()
+    (record,) = table.store.recover().rooms
+    assert record.snapshot is None
+    assert len(record.entries) == 7  # every change, replayed
+
+    replayed: list[str] = []
+    sessions: dict[str, Session] = {}
+
+    def retell(session: Session) -> None:
+        replayed.append(session.player_id)
+
+    def session_of(player: str, name: str) -> Session:
+        return sessions.setdefault(
+            player, Session(player_id=player, key="", name=name, on_rooms=retell)
+        )
+
+    again = Room(
+        record.room,
+        Settings.from_mapping(record.meta["settings"]),
+        SeededDice(99),
+        CONFIG,
+        lambda room: None,
+        Metrics(),
+        FakeClock(),
+        table.store,
+    )
+    restore(again, record.snapshot, record.entries, session_of, record.hands)
+    assert {p: s.rooms for p, s in sessions.items()} == {
+        s.player_id: s.rooms for s in live.values()
+    }
+    assert replayed == told

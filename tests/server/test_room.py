@@ -9,7 +9,8 @@ import pytest
 from protocol.codec import SERVER_ADAPTER
 from protocol.types import Role
 from server.engine import AllIn, Pass, Roll
-from server.room import RequestError
+from server.room_effects import RequestError
+from server.room_views import snapshot_for
 
 from .fakes import START_MS
 from .tables import Table
@@ -41,7 +42,7 @@ def test_the_first_hand_starts_after_the_delay_and_prompts_everyone_at_once() ->
     table = Table("simple", next_hand_delay_seconds=5, turn_seconds=30)
     a = table.join("Aulus")
     b = table.join("Brutus")
-    snapshot = table.room.snapshot_for(table.sessions["Brutus"])
+    snapshot = snapshot_for(table.room, table.sessions["Brutus"])
     assert snapshot.next_hand_at == START_MS + 5000
     table.clock.advance(4.9)
     assert a.of_type("hand_started") == []
@@ -79,7 +80,7 @@ def test_a_snapshot_repeats_the_prompt_with_its_deadline_later_on() -> None:
         table.room.act(table.sessions[name], engine_roll())
     on_turn = table.prompt("Brutus")
     table.clock.advance(12.3456)
-    snapshot = table.room.snapshot_for(table.sessions["Brutus"])
+    snapshot = snapshot_for(table.room, table.sessions["Brutus"])
     assert snapshot.your_turn is not None
     assert snapshot.your_turn.deadline == on_turn["deadline"]
     assert snapshot.your_turn.seconds_left == pytest.approx(60 - 12.3456, abs=0.001)
@@ -163,7 +164,7 @@ def test_next_hand_tells_the_table_when_the_schedule_changes_between_hands() -> 
     assert [f["at"] for f in a.of_type("next_hand")] == [START_MS + 6000]
     table.room.set_ready(table.sessions["Brutus"], False)
     assert [f["at"] for f in a.of_type("next_hand")] == [START_MS + 6000, None]
-    assert table.room.snapshot_for(table.sessions["Aulus"]).next_hand_at is None
+    assert snapshot_for(table.room, table.sessions["Aulus"]).next_hand_at is None
     table.clock.advance(10)  # the cancelled schedule starts nothing
     assert a.of_type("hand_started") == []
     table.room.set_ready(table.sessions["Brutus"], True)
@@ -184,19 +185,19 @@ def test_a_snapshot_says_until_when_the_table_waits_for_someone_else() -> None:
     table = Table("draw", next_hand_delay_seconds=0, turn_seconds=60)
     table.join("Aulus")
     b = table.join("Brutus")
-    assert table.room.snapshot_for(table.sessions["Aulus"]).hand is None
+    assert snapshot_for(table.room, table.sessions["Aulus"]).hand is None
     table.clock.advance(0)
     for name in ("Brutus", "Aulus"):
         table.room.act(table.sessions[name], engine_roll())
     table.clock.advance(3)
     waiting = b.of_type("waiting_for")[-1]
     assert waiting["players"] == ["p_Brutus"]
-    hand = table.room.snapshot_for(table.sessions["Aulus"]).hand
+    hand = snapshot_for(table.room, table.sessions["Aulus"]).hand
     assert hand is not None
     assert hand.deadline == waiting["deadline"] == START_MS + 60_000
     for name in ("Brutus", "Aulus"):
         table.room.act(table.sessions[name], Pass())
-    hand = table.room.snapshot_for(table.sessions["Aulus"]).hand
+    hand = snapshot_for(table.room, table.sessions["Aulus"]).hand
     assert hand is not None
     assert hand.phase == "complete"
     assert hand.deadline is None

@@ -13,7 +13,7 @@ from server.clock import Instant
 from server.config import ServerConfig
 from server.engine import Roll, SeededDice, Settings
 from server.metrics import Metrics
-from server.room import HANDLERS, RequestError, Room
+from server.room import HANDLERS, Room
 from server.room_effects import (
     Act,
     Chat,
@@ -21,10 +21,12 @@ from server.room_effects import (
     Command,
     Disconnected,
     Effects,
+    HandedOver,
     Join,
     Leave,
     Membership,
     Reconnected,
+    RequestError,
     TimerFired,
     TimerKey,
     TimerRequest,
@@ -327,3 +329,33 @@ def test_the_shell_writes_the_entries_down_before_it_hands_out_the_messages() ->
     table.clock.advance(3)
     assert set(table.room.shell.timers) == {TimerKey.TURN}
     assert table.room.game.hand_in_progress
+
+
+def test_a_room_handed_over_has_its_members_sessions_here_forget_it_untold() -> None:
+    """A handover (``HandedOver``, to a room closed first): the room reports every member's
+    session here leaving it, as moved; the shell writes that like any membership change,
+    but does not tell the session: it is still in the room at the node that plays it now,
+    and its shared record keeps saying so (a resume here is sent there)."""
+    actor = Actor("simple")
+    actor.join("Aulus")
+    actor.join("Watcher", role=Role.SPECTATOR)
+    actor.do(Close())
+    effects = actor.do(HandedOver())
+    aulus, watcher = actor.session("Aulus"), actor.session("Watcher")
+    assert effects.membership == [
+        Membership(aulus, None, moved=True),
+        Membership(watcher, None, moved=True),
+    ]
+    assert (effects.entries, effects.messages, effects.changed) == ([], [], False)
+
+    table = Table("simple")
+    table.join("Aulus")
+    table.join("Watcher", Role.SPECTATOR)
+    told: list[str] = []
+    for session in table.sessions.values():
+        session.on_rooms = lambda s: told.append(s.player_id)
+    table.room.close()
+    table.room.shell.run(HandedOver())
+    assert [s.rooms for s in table.sessions.values()] == [{}, {}]
+    assert told == []
+    assert set(table.room.members) == {A, W}  # the room as it was handed over

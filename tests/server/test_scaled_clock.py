@@ -9,6 +9,7 @@ from server.engine import SeededDice, Settings
 from server.metrics import Metrics
 from server.room import Room
 from server.room_effects import TimerKey
+from server.room_views import meta, snapshot_for
 from server.session import Session
 from server.store import MemoryStore
 
@@ -39,7 +40,7 @@ def test_a_room_on_a_scaled_clock_runs_every_game_timer_at_its_scale() -> None:
     settings = Settings.create("simple", next_hand_delay_seconds=10, turn_seconds=30)
     room = Room("r_scaled", settings, SeededDice(1), config, lambda r: None, Metrics(),
                 ScaledClock(inner, config.time_scale), store)  # fmt: skip
-    store.open_room("r_scaled", room.meta())
+    store.open_room("r_scaled", meta(room))
     inboxes = {}
     for name, role in [("Aulus", Role.PLAYER), ("Brutus", Role.PLAYER), ("Cato", Role.SPECTATOR)]:
         inboxes[name] = Inbox()
@@ -54,7 +55,7 @@ def test_a_room_on_a_scaled_clock_runs_every_game_timer_at_its_scale() -> None:
     prompt = inboxes["Aulus"].of_type("your_turn")[-1]
     assert prompt["deadline"] == inner.wall_ms(START + 1.0 + 3.0)  # 30 s at 0.1
     # What the wire says a turn lasts comes from the clock too.
-    assert room.snapshot_for(room.members["p_Aulus"].session).seconds_per_turn == 3.0
+    assert snapshot_for(room, room.members["p_Aulus"].session).seconds_per_turn == 3.0
     for member in list(room.members.values()):
         room.leave(member.session)
     assert TimerKey.EMPTY in room.shell.timers
@@ -75,7 +76,7 @@ def test_the_room_knows_no_scale_but_its_clocks() -> None:
         # The setting is left at 1: only the clock scales.
         room = Room("r_scaled", settings, SeededDice(1), ServerConfig(store="memory"),
                     lambda r: None, Metrics(), clock, store)  # fmt: skip
-        store.open_room("r_scaled", room.meta())
+        store.open_room("r_scaled", meta(room))
         session = Session(player_id="p_Aulus", key="k" * 64, name="Aulus", outbox=Inbox())
         room.join(session, Role.PLAYER, None)
-        assert room.snapshot_for(session).seconds_per_turn == lasts
+        assert snapshot_for(room, session).seconds_per_turn == lasts
