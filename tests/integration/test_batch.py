@@ -14,11 +14,13 @@ import pytest
 
 from server.app import TaliServer
 
+from .conftest import advance
 from .harness import Client, Frame, room_with
 
 pytestmark = pytest.mark.asyncio
 
 NAMES = ["Aulus", "Brutus", "Cassia", "Decima"]
+SETTINGS = {"variant": "liars", "turn_seconds": 600, "next_hand_delay_seconds": 60}
 TIMED = '{"type":"spectators_changed"'
 
 
@@ -65,12 +67,12 @@ async def counted(
 async def test_one_action_at_a_table_of_four_is_one_frame_per_recipient(
     server: TaliServer, batch: bool
 ) -> None:
-    room, clients, watcher = await room_with(
-        server, NAMES, {"variant": "liars", "turn_seconds": 600}, batch=batch
-    )
+    room, clients, watcher = await room_with(server, NAMES, SETTINGS, batch=batch)
     assert watcher is not None
     members = [*clients, watcher]
-    # The first hand starts by itself (ManualClock.auto_seconds): give a loaded machine time.
+    # The first hand starts once all four sit (on a loaded machine seating them took longer
+    # than a pause of a second: the hand began with three, and the fourth waited for ever).
+    await advance(server, 60)
     for client in clients:
         await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll", timeout=30)
     # Every player but the last rolls; the last roll ends the roll phase.
