@@ -21,7 +21,7 @@ from protocol import generate
 from server.app import TaliServer
 
 from .conftest import advance
-from .harness import Client, Frame, room_with
+from .harness import Client, Frame, play_hand, room_with
 
 pytestmark = pytest.mark.asyncio
 
@@ -105,30 +105,6 @@ async def test_one_action_at_a_table_of_four_is_one_frame_per_recipient(
     # Nobody receives an array without asking (the harness checks every array's members).
     arrays = sum(raw.startswith("[") for member in members for raw in member.raw)
     assert arrays > 0 if batch else arrays == 0
-
-
-async def play_hand(server: TaliServer, room: str, clients: list[Client]) -> None:
-    """The room's next liars' hand through the protocol, once it has begun: everyone rolls,
-    then checks (or calls) until it ends, in whatever order the server asks."""
-    game = server.lobby.rooms[room].game
-    by_id = {c.player_id: c for c in clients}
-    async with asyncio.timeout(30):
-        while not game.hand_in_progress:
-            await asyncio.sleep(0.01)
-        hand = game.hand
-        assert hand is not None
-        assert set(hand.players) == set(by_id), "not everyone sat in time"
-        while game.hand is hand and game.hand_in_progress:
-            acting = game.to_act()
-            if not acting:
-                await asyncio.sleep(0.01)
-                continue
-            kinds = game.legal_actions(acting[0]).actions
-            action = next(a for a in ("roll", "check", "call") if a in kinds)
-            done = await by_id[acting[0]].request(action, room=room)
-            assert done["type"] == "result", done
-    for client in clients:
-        await client.wait(lambda f: f["type"] == "hand_ended")
 
 
 def broken(batch: list[Frame]) -> dict[str, Any]:
