@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter
 from protocol.client import CLIENT_MESSAGES, ClientMessage
 from protocol.codec import PROTOCOL_VERSION
 from protocol.reference import render as reference
-from protocol.server import SERVER_MESSAGES, ServerMessage
+from protocol.server import SERVER_MESSAGES, ServerBatch, ServerMessage
 from protocol.typescript import constants_js, messages_dts
 
 HERE = Path(__file__).resolve().parent
@@ -83,6 +83,13 @@ def build() -> dict[Path, str]:
         "ServerMessage",
         f"Any message the server may send (protocol {PROTOCOL_VERSION}).",
     )
+    files[SCHEMA_DIR / "batch.json"] = _schema(
+        TypeAdapter(ServerBatch).json_schema(mode="serialization", ref_template=REF_TEMPLATE),
+        "ServerBatch",
+        f"A batch frame (protocol {PROTOCOL_VERSION}, the `batch` capability): a JSON array of"
+        " two or more server messages, in order, each exactly as it would have been sent"
+        " alone (README, Frames and batches).",
+    )
     directions: list[tuple[str, tuple[type[BaseModel], ...], str]] = [
         ("client", CLIENT_MESSAGES, "validation"),
         ("server", SERVER_MESSAGES, "serialization"),
@@ -106,6 +113,7 @@ def build() -> dict[Path, str]:
             }
             for direction, models, _ in directions
         },
+        "batch": "batch.json",
     }
     files[ASYNCAPI] = asyncapi(directions)
     out = {

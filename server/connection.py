@@ -38,7 +38,7 @@ from server.costs import (
     RequestBudgets,
     cost_of,
 )
-from server.frames import Out, batch_frame
+from server.frames import BATCH_BYTES, Out, batch_frame, read_frames
 from server.logs import get_logger
 from server.names import NameRefused, normalise
 from server.presence import HelloRefused
@@ -497,11 +497,23 @@ class Connection:
         # The transport writes only while the WebSocket is open (nothing may
         # follow a close frame) and fails a client whose unsent bytes pass the
         # outbound bound (1013).
+        peer = self.peer
+        metrics = self.metrics
         if self.batch:
             # ``Out``s (``batch`` granted), but for frames queued before the welcome.
-            self.peer.write(batch_frame(queued))
+            data = batch_frame(queued)
+            if peer.is_open:
+                metrics.websocket_messages_sent += len(queued)
+                # More than BATCH_BYTES of JSON went in several frames (rare).
+                metrics.websocket_frames_sent += (
+                    1 if len(queued) == 1 or len(data) < BATCH_BYTES else len(read_frames(data))
+                )
+            peer.write(data)
             return
-        self.peer.write(b"".join(queued))
+        if peer.is_open:
+            metrics.websocket_messages_sent += len(queued)
+            metrics.websocket_frames_sent += len(queued)
+        peer.write(b"".join(queued))
 
     def reply(self, message: Any, room: str | None = None) -> None:
         """Queue a protocol message; ``room``: it tells of that room (a snapshot)."""

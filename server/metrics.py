@@ -44,6 +44,11 @@ class Metrics:
         # Counted in plain dicts on the hot path; exported at scrape time.
         self.frames_in: Tally[str] = Tally()
         self.frames_out: Tally[str] = Tally()
+        self.websocket_frames_sent = 0
+        """WebSocket text frames written to clients: a batch (protocol 2.3) is one frame of
+        several messages (``frames_out`` counts messages, whatever carries them)."""
+        self.websocket_messages_sent = 0
+        """The server messages those frames carried."""
         self.errors = Counter("tali_errors", "Error replies sent, by code.", ["code"], registry=r)
         self.rate_limited = Counter(
             "tali_rate_limited", "Client messages dropped by the rate limit.", registry=r
@@ -218,7 +223,8 @@ class _StateCollector(Collector):
             ),
             (
                 "tali_frames_sent",
-                "Frames queued to clients, by message type.",
+                "Messages queued to clients, by message type (under batching several share a"
+                " frame: tali_websocket_frames_sent counts frames).",
                 self.metrics.frames_out,
             ),
         ):
@@ -226,6 +232,19 @@ class _StateCollector(Collector):
             for kind, count in sorted(tally.items()):
                 counter.add_metric([kind], count)
             yield counter
+        metrics = self.metrics
+        yield CounterMetricFamily(
+            "tali_websocket_frames_sent",
+            "WebSocket text frames written to clients (a batch of messages is one frame;"
+            " the server's own bots, in this process, get none).",
+            value=metrics.websocket_frames_sent,
+        )
+        yield CounterMetricFamily(
+            "tali_websocket_messages_sent",
+            "Server messages those frames carried: frames per message is"
+            " tali_websocket_frames_sent_total / tali_websocket_messages_sent_total.",
+            value=metrics.websocket_messages_sent,
+        )
         events = CounterMetricFamily(
             "tali_transport_events",
             "What the transport refused, held back or cut off, by event.",

@@ -36,6 +36,20 @@ let turnKey = "";
 
 const SCREENS = ["welcome", "lobby", "table", "replaced"]; // or "connecting": none of them
 
+// What the server sends is drawn once per frame it comes in, once every message of the
+// frame is taken in: a batch brings all an action did (a showdown, its pots, the hand's
+// end), and drawing the page after each of them laid out states no one ever saw (the pot
+// at 57, then 6, then 0, all in one task), which the chips then flew from.
+let drawing = false;
+function renderSoon() {
+  if (drawing) return;
+  drawing = true;
+  queueMicrotask(() => {
+    drawing = false;
+    render();
+  });
+}
+
 function render() {
   keepFocus(() => {
     for (const id of SCREENS) $(id).hidden = id !== state.screen;
@@ -209,22 +223,22 @@ client.on("rewound", () =>
 );
 client.on("lobby_update", (update) => {
   store.lobbyUpdate(state, update);
-  if (state.screen === "lobby") render();
+  if (state.screen === "lobby") renderSoon();
 });
 client.on("snapshot", (snapshot) => {
   // A room entered (or reloaded, or resumed after missing events): its earlier hands from the server.
   const fresh = !state.model || state.model.room !== snapshot.room || snapshot.seq > state.model.seq;
   if (!store.snapshot(state, snapshot)) return;
-  render();
+  renderSoon();
   if (fresh) loadHistory(20);
 });
 client.on("room_event", (event) => {
   const what = store.roomEvent(state, event);
   if (what === "left") handlers.openLobby();
-  else if (what) render();
+  else if (what) renderSoon();
   if (what && event.type === "hand_ended" && coaching() && state.model?.hand?.players.includes(state.model.you)) {
     coachedVariant();
-    render();
+    renderSoon();
   }
   if (what && event.type === "hand_ended") {
     checkCurrent();
@@ -235,7 +249,7 @@ client.on("dice_opened", (message) => {
   if (store.diceOpened(state, message)) checkCurrent();
 });
 client.on("your_turn", (prompt) => {
-  if (store.yourTurn(state, prompt)) render();
+  if (store.yourTurn(state, prompt)) renderSoon();
 });
 
 // -- start -------------------------------------------------------------------------

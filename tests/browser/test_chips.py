@@ -227,8 +227,9 @@ async def play(
             assert done["type"] == "result", done
 
 
+@pytest.mark.parametrize("batch", [True, False], ids=["batched", "unbatched"])
 async def test_a_real_side_pot_flies_to_its_two_winners(
-    server: TaliServer, browser: Browser
+    server: TaliServer, browser: Browser, batch: bool
 ) -> None:
     """Liars' tali, seeded dice (the server's seed; nobody sends entropy: the people are
     protocol clients, the page only watches): hands where everyone checks until one
@@ -236,11 +237,10 @@ async def test_a_real_side_pot_flies_to_its_two_winners(
     both others' and those two differ, all three go all in. The short stack wins the main
     pot, the better of the others the side pot: two different winners of real pots. (With
     the tests' seed 7 it is hand 10: stacks 16, 22 and 19; Venus takes the main pot of 51,
-    Senio 10 side pot 1 of 6, the third's 3 come back.)"""
-    # Without batches: with them the page draws the pot several times in one task, and the
-    # chips leave from a spot 5 px off the one this test's observer last saw (issue 28, left
-    # for a follow-up: see the report).
-    aulus = await Player.arrive(browser, server, "Aulus", batch=False)
+    Senio 10 side pot 1 of 6, the third's 3 come back.) With batches (the page's default)
+    and without: the all-in's frame brings the showdown, both pots and the hand's end at
+    once, and the chips still leave from the pot as the page last showed it."""
+    aulus = await Player.arrive(browser, server, "Aulus", batch=batch)
     page = aulus.page
     names = ("Brutus", "Cassia", "Decimus")
     people = [await bot(server, name) for name in names]

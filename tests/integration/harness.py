@@ -13,6 +13,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import PROTOCOL_VERSION, SERVER_ADAPTER
+from server.app import TaliServer
 
 Frame = dict[str, Any]
 
@@ -206,3 +207,27 @@ async def room_with(
         joined = await watcher.request("join_room", room=room, role="spectator")
         assert joined["type"] == "result", joined
     return room, clients, watcher
+
+
+async def play_hand(server: TaliServer, room: str, clients: list[Client]) -> None:
+    """The room's next liars' hand through the protocol, once it has begun: everyone rolls,
+    then checks (or calls) until it ends, in whatever order the server asks."""
+    game = server.lobby.rooms[room].game
+    by_id = {c.player_id: c for c in clients}
+    async with asyncio.timeout(30):
+        while not game.hand_in_progress:
+            await asyncio.sleep(0.01)
+        hand = game.hand
+        assert hand is not None
+        assert set(hand.players) == set(by_id), "not everyone sat in time"
+        while game.hand is hand and game.hand_in_progress:
+            acting = game.to_act()
+            if not acting:
+                await asyncio.sleep(0.01)
+                continue
+            kinds = game.legal_actions(acting[0]).actions
+            action = next(a for a in ("roll", "check", "call") if a in kinds)
+            done = await by_id[acting[0]].request(action, room=room)
+            assert done["type"] == "result", done
+    for client in clients:
+        await client.wait(lambda f: f["type"] == "hand_ended")

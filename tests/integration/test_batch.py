@@ -3,23 +3,30 @@
 Counted on real WebSocket clients: a table of four and a spectator play liars'
 tali; for the last roll of a roll phase and for a check, every member gets
 exactly one frame with batching on (a JSON array when it holds several
-messages), and with it off one frame per message, as before.
+messages), and with it off one frame per message, as before. Every batch a whole
+hand brings fits the published schema of the array form (protocol/schema/batch.json).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
+from typing import Any
 
 import pytest
+from jsonschema import Draft7Validator, Draft202012Validator
 
+from protocol import generate
 from server.app import TaliServer
 
 from .conftest import advance
-from .harness import Client, Frame, room_with
+from .harness import Client, Frame, play_hand, room_with
 
 pytestmark = pytest.mark.asyncio
 
 NAMES = ["Aulus", "Brutus", "Cassia", "Decima"]
+SETTINGS = {"variant": "liars", "turn_seconds": 600, "next_hand_delay_seconds": 60}
 TIMED = '{"type":"spectators_changed"'
 
 
@@ -66,20 +73,14 @@ async def counted(
 async def test_one_action_at_a_table_of_four_is_one_frame_per_recipient(
     server: TaliServer, batch: bool
 ) -> None:
-    room, clients, watcher = await room_with(
-        server,
-        NAMES,
-        {"variant": "liars", "turn_seconds": 600, "next_hand_delay_seconds": 60},
-        batch=batch,
-    )
+    room, clients, watcher = await room_with(server, NAMES, SETTINGS, batch=batch)
     assert watcher is not None
     members = [*clients, watcher]
-    # The first hand starts when the test says, all four seated: with a pause the clock
-    # fires by itself (ManualClock.auto_seconds), a loaded machine let it start while the
-    # last two were still joining, and they were never asked to roll.
+    # The first hand starts once all four sit (on a loaded machine seating them took longer
+    # than a pause of a second: the hand began with three, and the fourth waited for ever).
     await advance(server, 60)
     for client in clients:
-        await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll")
+        await client.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll", timeout=30)
     # Every player but the last rolls; the last roll ends the roll phase.
     for client in clients[:-1]:
         reply = await client.request("roll", room=room)
@@ -104,3 +105,49 @@ async def test_one_action_at_a_table_of_four_is_one_frame_per_recipient(
     # Nobody receives an array without asking (the harness checks every array's members).
     arrays = sum(raw.startswith("[") for member in members for raw in member.raw)
     assert arrays > 0 if batch else arrays == 0
+
+
+def broken(batch: list[Frame]) -> dict[str, Any]:
+    """A real batch made wrong in each way the published schema forbids."""
+    event = next(m for m in batch if "seq" in m)
+    unsequenced = copy.deepcopy(batch)
+    del unsequenced[batch.index(event)]["seq"]
+    unknown = copy.deepcopy(batch)
+    unknown[0]["type"] = "meteor_shower"
+    return {
+        "empty": [],
+        "of one": batch[:1],
+        "nested": [batch, batch],
+        "a member not a message": [*batch, 7],
+        "a member of an unknown type": unknown,
+        "a room event without its seq": unsequenced,
+        "a plain message": batch[0],
+    }
+
+
+async def test_every_batch_the_server_sends_fits_the_published_batch_schema(
+    server: TaliServer,
+) -> None:
+    """protocol/schema/batch.json, generated from the models, under draft-07 and 2020-12
+    validators: every array a table of four and a spectator receive over a whole liars'
+    hand validates; the same batches broken are each refused."""
+    schema = json.loads((generate.SCHEMA_DIR / "batch.json").read_text())
+    validators = [Draft7Validator(schema), Draft202012Validator(schema)]
+    room, clients, watcher = await room_with(server, NAMES, SETTINGS, batch=True)
+    assert watcher is not None
+    await advance(server, 60)
+    await play_hand(server, room, clients)
+    batches = [
+        json.loads(raw) for member in [*clients, watcher] for raw in member.raw if raw[0] == "["
+    ]
+    kinds = {m["type"] for batch in batches for m in batch}
+    assert {"result", "showdown", "pot_awarded", "hand_ended", "your_turn"} <= kinds, kinds
+    for validator in validators:
+        for batch in batches:
+            errors = list(validator.iter_errors(batch))
+            assert not errors, (batch, errors[0].message)
+    # The longest batch, broken: the schema is no blank cheque.
+    longest = max(batches, key=len)
+    for what, bad in broken(longest).items():
+        for validator in validators:
+            assert not validator.is_valid(bad), (what, validator)

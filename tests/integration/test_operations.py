@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from server.app import TaliServer
 
 from .conftest import advance, make_server, running
-from .harness import Client, open_client, player, room_with
+from .harness import Client, open_client, play_hand, player, room_with
 
 pytestmark = pytest.mark.asyncio
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,6 +122,41 @@ async def test_metrics_move_by_the_right_amounts_over_a_hand(server: TaliServer)
     assert moved(before, after, "tali_frames_sent_total{type=hand_ended}") == 3
     assert moved(before, after, "tali_frames_sent_total{type=showdown}") == 0
     assert after["tali_rooms{state=waiting,variant=liars}"] == 1
+
+
+@pytest.mark.parametrize("batch", [True, False], ids=["batch", "plain"])
+async def test_websocket_frames_and_messages_sent_are_counted_over_a_hand(
+    server: TaliServer, batch: bool
+) -> None:
+    """tali_websocket_frames_sent and tali_websocket_messages_sent move by what the clients
+    received over a liars' hand at a table of four and a spectator: with batches fewer frames
+    than messages, without them one each."""
+    room, clients, watcher = await room_with(
+        server,
+        ["Aulus", "Brutus", "Cassia", "Decima"],
+        {"variant": "liars", "turn_seconds": 600, "next_hand_delay_seconds": 60},
+        batch=batch,
+    )
+    assert watcher is not None
+    members = [*clients, watcher]
+    await asyncio.sleep(0.3)  # the spectator count, on a timer of its own
+    before = await scrape(server.port)
+    frames0 = sum(len(m.raw) for m in members)
+    messages0 = sum(len(m.frames) for m in members)
+    await advance(server, 60)
+    await play_hand(server, room, clients)
+    await watcher.wait(lambda f: f["type"] == "hand_ended")
+    await asyncio.sleep(0.3)
+    after = await scrape(server.port)
+    frames = sum(len(m.raw) for m in members) - frames0
+    messages = sum(len(m.frames) for m in members) - messages0
+    assert moved(before, after, "tali_websocket_frames_sent_total{}") == frames
+    assert moved(before, after, "tali_websocket_messages_sent_total{}") == messages
+    assert messages > 50, messages  # a whole hand, told to five (101 with the tests' seed)
+    if batch:
+        assert frames < messages, (frames, messages)  # 45 frames with the tests' seed
+    else:
+        assert frames == messages
 
 
 async def test_timeouts_reconnects_and_rate_limits_are_counted(strict_server: TaliServer) -> None:

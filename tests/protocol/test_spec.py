@@ -67,6 +67,7 @@ def test_the_spec_links_the_rules_and_the_machine_readable_files() -> None:
         "asyncapi.json",
         "schema/client.json",
         "schema/server.json",
+        "schema/batch.json",
         "transcripts/",
     ):
         assert target in SPEC, target

@@ -107,6 +107,7 @@ def test_the_unions_carry_no_openapi_extension() -> None:
         assert '"discriminator"' not in json.dumps(_union(direction))
         for path in (generate.SCHEMA_DIR / "messages" / direction).glob("*.json"):
             assert '"discriminator"' not in path.read_text(), path.name
+    assert '"discriminator"' not in (generate.SCHEMA_DIR / "batch.json").read_text()
 
 
 def test_every_branch_is_tagged_by_a_required_const() -> None:
@@ -190,3 +191,33 @@ def test_ajv_strict_mode_refuses_an_openapi_discriminator(tmp_path: Path) -> Non
     )
     assert run.returncode != 0
     assert 'unknown keyword: "discriminator"' in run.stderr
+
+
+def test_ajv_accepts_batches_of_transcript_frames_and_rejects_broken_ones(tmp_path: Path) -> None:
+    """batch.json (the array form, protocol 2.3) under Ajv's strict mode: the server frames
+    of each transcript as one batch pass; an array of one, an empty one, a nested one and
+    one with a wrong type tag fail. (Real batches from a server: tests/integration/test_batch.py.)"""
+    node = shutil.which("node")
+    assert node, "node is needed (make test installs it)"
+    server = [frame for direction, frame in transcript_frames() if direction == "server"]
+    good = [server[i : i + 7] for i in range(0, len(server) - 1, 7)]
+    tagged = [f for d, f in wrong_tags() if d == "server"]
+    bad = [[], server[:1], [server[:2], server[:2]], [*server[:2], tagged[0]], server[0]]
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([{"direction": "batch", "frame": b} for b in [*good, *bad]]))
+    run = subprocess.run(
+        [node, "validate-frames.mjs", str(generate.SCHEMA_DIR), str(cases)],
+        cwd=TOOLS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    verdicts = [line.split(" ", 2) for line in run.stdout.splitlines()]
+    assert len(verdicts) == 2 * (len(good) + len(bad))
+    for index, label, verdict in verdicts:
+        if int(index) < len(good):
+            assert verdict == "valid", (label, index, verdict)
+        else:
+            assert verdict.startswith("invalid"), (label, bad[int(index) - len(good)])

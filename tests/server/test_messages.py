@@ -204,3 +204,38 @@ async def test_a_shared_message_is_framed_once_as_it_is_queued_and_written_in_on
         assert bot.delivered == [event.data]
     finally:
         await app.close()
+
+
+@pytest.mark.asyncio
+async def test_websocket_frames_and_messages_are_counted_as_written() -> None:
+    """``tali_websocket_frames_sent``: a socket's messages one frame each, a batch one frame
+    (several past ``frames.BATCH_BYTES``), a peer in this process none, a closed socket none."""
+    from server.app import TaliServer
+    from server.config import ServerConfig
+    from server.connection import Connection
+
+    app = TaliServer(ServerConfig(store="memory", seed=7))
+    try:
+        plain, batched, bot, gone = SocketPeer(), SocketPeer(), DataPeer(), SocketPeer()
+        opened = [app.opened(peer) for peer in (plain, batched, bot, gone)]
+        a, b, c, d = (c for c in opened if isinstance(c, Connection))
+        b.batch = True
+        gone.is_open = False
+        metrics = app.metrics
+        small = [Out({"type": "checked", "room": "r_1", "seq": n, "player": "p_1"}) for n in (1, 2)]
+        big = [Out({"type": "chat", "room": "r_1", "player": "p_1", "text": "x" * 40_000})] * 3
+        for connection in (a, b, c, d):
+            for message in small:
+                connection.push(message, "r_1")
+        app.outgoing.flush()
+        assert (metrics.websocket_frames_sent, metrics.websocket_messages_sent) == (3, 4)
+        for message in big:
+            b.push(message, "r_1")
+        app.outgoing.flush()
+        assert len(frames.read_frames(batched.written[-1])) == 3  # none holds two of 40 kB
+        assert (metrics.websocket_frames_sent, metrics.websocket_messages_sent) == (6, 7)
+        text = metrics.exposition()
+        assert b"tali_websocket_frames_sent_total 6.0" in text
+        assert b"tali_websocket_messages_sent_total 7.0" in text
+    finally:
+        await app.close()

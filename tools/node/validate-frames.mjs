@@ -5,11 +5,12 @@
 //
 //   node validate-frames.mjs SCHEMA_DIR CASES.json
 //
-// CASES.json: [{"direction": "client" | "server", "frame": {...}}, ...]. Prints one
+// CASES.json: [{"direction": "client" | "server" | "batch", "frame": ...}, ...] ("batch":
+// against batch.json, the array form, when SCHEMA_DIR has it). Prints one
 // line per case and validator, "<index> <validator> valid" or "<index> <validator>
 // invalid <first error>", and exits 0 (the caller judges the verdicts).
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv from "ajv";
 import Ajv2020 from "ajv/dist/2020.js";
@@ -34,6 +35,7 @@ for (const [label, make] of [
   validators[label] = {
     client: ajv.compile(load("client.json")),
     server: ajv.compile(load("server.json")),
+    ...(existsSync(join(schemaDir, "batch.json")) ? { batch: ajv.compile(load("batch.json")) } : {}),
   };
 }
 

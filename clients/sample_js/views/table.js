@@ -14,6 +14,7 @@ import { chipCount, flyChips, notePot, takeOff } from "../chips.js";
 // win was already celebrated.
 const drawnDice = new Map();
 let celebrated = "";
+let drawnLive = ""; // the hand ("room:number") the last drawing showed in play
 let flight = null; // the chips of the last hand won here, flying from the pot: [key, flight]
 
 export function renderTable(state, handlers) {
@@ -188,10 +189,13 @@ function renderSeats(state, handlers) {
   // Seen live (a snapshot's winners come without `won`): not celebrated again after a reload.
   const celebrate = winKey && winKey !== celebrated && Boolean(hand.won);
   if (winKey) celebrated = winKey;
-  if (celebrate) {
-    play("win");
-    flight = [winKey, takeOff()];
-  }
+  if (celebrate) flight = [winKey, takeOff()];
+  // Dice that changed since the last drawing tumble (and sound) while the hand is played,
+  // and in the drawing that ends it: a batch (protocol 2.3) brings the last roll, or the
+  // showdown's dice, with the hand's end.
+  const handKey = hand ? `${m.room}:${hand.number}` : "";
+  const moving = isLive || (handKey !== "" && handKey === drawnLive);
+  drawnLive = isLive ? handKey : "";
   const total = Object.values(hand?.won ?? {}).reduce((a, b) => a + b, 0);
   seats.replaceChildren(...m.seats.map((seat) => {
     const mine = seat.player === m.you;
@@ -203,11 +207,11 @@ function renderSeats(state, handlers) {
       const secret = liars && mine && isLive && !hand.showdown;
       const key = `${m.room}:${hand?.number}:${seat.player}`;
       const before = drawnDice.get(key) ?? [];
-      if (isLive && seat.dice.some((face, i) => before[i] !== face)) rolled = true;
+      if (moving && seat.dice.some((face, i) => before[i] !== face)) rolled = true;
       drawnDice.set(key, [...seat.dice]);
       if (drawnDice.size > 64) drawnDice.delete(drawnDice.keys().next().value);
       seat.dice.forEach((face, i) => {
-        const fresh = isLive && before[i] !== face;
+        const fresh = moving && before[i] !== face;
         const attrs = { "data-testid": `die-${seat.player}-${i}`, class: [secret && "private", fresh && "fresh"].filter(Boolean).join(" ") };
         if (rerollable) {
           dice.append(el("button", {
@@ -261,6 +265,7 @@ function renderSeats(state, handlers) {
     );
   }));
   if (rolled) play("roll");
+  if (celebrate) play("win");
   if (flight && flight[0] === winKey) flyChips(seats.querySelectorAll(".won-chips"), flight[1]);
 }
 

@@ -1113,3 +1113,8 @@ ServerMessage = Annotated[
 
 SERVER_MESSAGES: tuple[type[Strict], ...] = get_args(get_args(ServerMessage)[0])
 """Every server message class, in the order of the union."""
+
+ServerBatch = Annotated[list[ServerMessage], Field(min_length=2)]
+"""A batch (protocol 2.3, the ``batch`` capability; README, Frames and batches): one frame
+holding two or more server messages as a JSON array, in the order they would have been sent
+alone, each exactly as it would have been alone. Never empty, never of one, never nested."""
