@@ -86,8 +86,8 @@ lint: $(STAMP) $(NODE_STAMP) $(JS_STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m protocol.generate --check
-	$(BIN)/python -m server.client_facts --check
-	$(BIN)/python -m server.settings_doc --check
+	$(BIN)/python -m server.devtools.client_facts --check
+	$(BIN)/python -m server.devtools.settings_doc --check
 	$(BIN)/python -m protocol.fairness_vectors --check
 	cd $(JS_CLIENT) && node scripts/check-types.mjs
 	$(BIN)/hadolint Dockerfile

@@ -55,10 +55,10 @@ from pathlib import Path
 from typing import Any
 
 from protocol.codec import PROTOCOL_VERSION
-from server import room as room_module
-from server import room_shell
-from server.config import ServerConfig
-from server.costs import cost_of
+from server.net.costs import cost_of
+from server.rooms import room as room_module
+from server.rooms import room_shell
+from server.runtime.config import ServerConfig
 
 BUDGETS = (
     "request_budget_per_second",

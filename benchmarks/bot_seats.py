@@ -5,7 +5,7 @@ long run). A figure, not a test. The real server (``TaliServer``, memory
 store) runs in this process with rooms of one variant at a time: in each, a
 person who sits out (an in-process connection that says hello, creates the
 room, sits down, adds the bots and reads nothing) and five bots of the
-server (``server.bot_seats``) who play each other with no think time. Every
+server (``server.seats.bot_seats``) who play each other with no think time. Every
 decision makes the whole round trip: the action as a client frame through
 ``Connection`` (parsed, checked, rate-limited: the limits meant for people
 are lifted, as bots with no think time act far faster than any person), the
@@ -34,9 +34,9 @@ from typing import Any
 
 from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
-from server.config import LogFormat, ServerConfig
-from server.connection import Connection
-from server.logs import configure
+from server.gateway.connection import Connection
+from server.runtime.config import LogFormat, ServerConfig
+from server.runtime.logs import configure
 
 VARIANTS = ("simple", "liars", "draw", "stud")
 BOTS_PER_ROOM = 5

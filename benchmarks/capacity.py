@@ -178,8 +178,8 @@ def start_game_server(
 _GAME_LAUNCHER = """
 import asyncio, signal
 from server.app import TaliServer, loop_factory, tune_gc
-from server.config import ServerConfig
-from server.logs import configure
+from server.runtime.config import ServerConfig
+from server.runtime.logs import configure
 from protocol.codec import PROTOCOL_VERSION
 config = ServerConfig()
 async def main():
@@ -729,7 +729,7 @@ async def main() -> None:
 
 if __name__ == "__main__":
     from server.app import loop_factory
-    from server.config import EventLoop
+    from server.runtime.config import EventLoop
 
     # The generator runs on uvloop where it can, to keep well ahead of the server.
     with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:

@@ -50,9 +50,9 @@ from benchmarks.capacity import (
     raise_fd_limit,
     start_game_server,
 )
-from server.directory import Cluster, LobbyBus
-from server.store import SqliteStore, Store, done
-from server.store_pg import PostgresStore
+from server.cluster.directory import Cluster, LobbyBus
+from server.persistence.store import SqliteStore, Store, done
+from server.persistence.store_pg import PostgresStore
 
 if TYPE_CHECKING:
     from tests.services import PostgresServer, RedisServer
@@ -593,7 +593,7 @@ def main() -> None:
     if args.cost_rooms is None:
         args.cost_rooms = args.human[0] if args.human else 0
     from server.app import loop_factory
-    from server.config import EventLoop
+    from server.runtime.config import EventLoop
 
     with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
         runner.run(_main(args))

@@ -10,7 +10,7 @@ written to a peer that only counts them, so what is timed is the request's
 whole handling (parsing, the room, the reply's encoding, the store's
 commit). Printed per request: the CPU time per request (median of runs of
 ``--repeat`` requests, by ``time.process_time``) and its ratio to a
-``check``'s, which is what ``server.costs`` charges in units.
+``check``'s, which is what ``server.net.costs`` charges in units.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from typing import Any
 
 from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer, tune_gc
-from server.config import LogFormat, ServerConfig
-from server.connection import Connection
-from server.costs import cost_of
-from server.logs import configure
+from server.gateway.connection import Connection
+from server.net.costs import cost_of
+from server.runtime.config import LogFormat, ServerConfig
+from server.runtime.logs import configure
 
 
 class CountingPeer:

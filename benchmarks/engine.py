@@ -12,7 +12,7 @@ import argparse
 import random
 import time
 
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import DieSource, Game, SeededDice, Settings, Variant
 from server.engine.fair import CommittedDice
 

@@ -20,7 +20,7 @@ who wins it (and so whether the claim is judged there).
 ``--rating-hands N`` sets the table round (the server's ``rating_hands``; 10
 ships). ``--compare-rounds`` also plays every variant rated after each single
 hand (``rating_hands`` 1), on the same seed: the figures behind rating rounds
-rather than hands (``server/ratings.py``).
+rather than hands (``server/community/ratings.py``).
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from server.app import TaliServer
-from server.clock import ManualClock
-from server.config import LogFormat, ServerConfig
-from server.logs import configure
-from server.store import done
+from server.persistence.store import done
+from server.runtime.clock import ManualClock
+from server.runtime.config import LogFormat, ServerConfig
+from server.runtime.logs import configure
 from tests.integration.harness import player
 
 VARIANTS = ("simple", "liars", "draw", "stud")

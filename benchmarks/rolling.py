@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from server.store_pg import PostgresStore
+    from server.persistence.store_pg import PostgresStore
     from tests.cluster.players import Player
 
 STALL = 2.0
@@ -87,8 +87,8 @@ async def rolling_restart(
     """Play ``rooms`` rooms on ``nodes`` nodes sharing the PostgreSQL store at ``url`` and
     the Redis at ``redis_url``, restart every node in turn (SIGTERM, then the same id
     again), let the cluster rebalance, and hold every frame to the log."""
-    from server.directory import Cluster
-    from server.store_pg import PostgresStore
+    from server.cluster.directory import Cluster
+    from server.persistence.store_pg import PostgresStore
     from tests.cluster.nodes import Node, start_node, stop_all, until
     from tests.cluster.players import VARIANTS, play, play_until, stalls, tables
 
@@ -172,7 +172,7 @@ async def rolling_restart(
 async def history(store: PostgresStore, player: Player) -> list[dict[str, Any]]:
     """Every hand of ``player``'s room it saw end, as it saw them, from the stories the room's
     nodes wrote to the store."""
-    from server.history import hand_history
+    from server.rooms.history import hand_history
 
     hands = max((f["hand"] for f in player.seen().values() if f["type"] == "hand_ended"), default=0)
     return await hand_history(store, player.room, hands, player.player_id, hands)
@@ -201,7 +201,7 @@ def main() -> None:
     parser.add_argument("--lease", type=float, default=2.0, help="TALI_LEASE_SECONDS")
     args = parser.parse_args()
     from server.app import loop_factory
-    from server.config import EventLoop
+    from server.runtime.config import EventLoop
 
     with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
         runner.run(_main(args))

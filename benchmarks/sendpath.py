@@ -118,7 +118,7 @@ class Table:
 class Run:
     def __init__(self, rooms: int, seed: int, store: str, fair_dice: bool) -> None:
         from server.app import TaliServer
-        from server.config import ServerConfig
+        from server.runtime.config import ServerConfig
 
         self.data = tempfile.mkdtemp(prefix="tali-sendpath-")
         self.config = ServerConfig(
@@ -265,8 +265,8 @@ def dump() -> None:
 
 async def one(args: argparse.Namespace) -> dict[str, Any]:
     from server.app import tune_gc
-    from server.config import LogFormat
-    from server.logs import configure
+    from server.runtime.config import LogFormat
+    from server.runtime.logs import configure
 
     # As the shipped server logs (a JSON line a hand, on stderr).
     tune_gc()
@@ -344,7 +344,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.json or args.profile:
         from server.app import loop_factory
-        from server.config import EventLoop
+        from server.runtime.config import EventLoop
 
         with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
             result = runner.run(one(args))

@@ -4,7 +4,7 @@ One port serves the game (WebSocket on ``/``) and plain HTTP for operators:
 ``/healthz`` (the process is alive), ``/readyz`` (accepting players) and
 ``/metrics`` (Prometheus; or on its own localhost port, ``metrics_port``).
 TaliServer is the transport's Listener: it answers plain requests
-(server.http) and makes a Connection, the Handler, for each WebSocket.
+(server.net.http) and makes a Connection, the Handler, for each WebSocket.
 """
 
 from __future__ import annotations
@@ -26,30 +26,22 @@ from websockets.http11 import Response
 import protocol.server as msg
 from protocol.errors import CloseCode as TaliCloseCode
 from protocol.errors import ErrorCode as WireCode
-from server.admin import ADMIN, ADMIN_API, Admin
-from server.auth import Replays, verifier
-from server.bot_seats import BotSeats
-from server.clock import Clock, LoopClock, LoopFace, ScaledClock
-from server.cluster import MOVED, Cluster, cluster_for
-from server.community import records
-from server.config import EventLoop, ServerConfig, StoreKind
-from server.connection import Connection, Incoming, Outgoing
-from server.costs import RequestBudgets
-from server.frames import Out
-from server.http import Endpoints
-from server.httphead import HeadLimits
-from server.lobby import Lobby
-from server.logs import configure, get_logger, loop_exception
-from server.metrics import Metrics, Observed
-from server.moderation import Moderation
-from server.operator import Local, Operator
-from server.presence import Presence
-from server.ratings import Ratings
-from server.recovery import summary
-from server.room import Room
-from server.session import Ids, Session
-from server.static import StaticFiles, default_client_dir
-from server.store import (
+from server.cluster.cluster import MOVED, Cluster, cluster_for
+from server.community.accounts import records
+from server.community.admin import ADMIN, ADMIN_API, Admin
+from server.community.moderation import Moderation
+from server.community.operator import Local, Operator
+from server.community.ratings import Ratings
+from server.gateway.connection import Connection, Incoming, Outgoing
+from server.identity.auth import Replays, verifier
+from server.identity.session import Ids, Session
+from server.net.costs import RequestBudgets
+from server.net.frames import Out
+from server.net.http import Endpoints
+from server.net.httphead import HeadLimits
+from server.net.static import StaticFiles, default_client_dir
+from server.net.transport import Handler, HttpRequest, Limits, Peer, WsServer
+from server.persistence.store import (
     Data,
     MemoryStore,
     Reconnecting,
@@ -58,7 +50,15 @@ from server.store import (
     StoreError,
     done,
 )
-from server.transport import Handler, HttpRequest, Limits, Peer, WsServer
+from server.rooms.lobby import Lobby
+from server.rooms.recovery import summary
+from server.rooms.room import Room
+from server.runtime.clock import Clock, LoopClock, LoopFace, ScaledClock
+from server.runtime.config import EventLoop, ServerConfig, StoreKind
+from server.runtime.logs import configure, get_logger, loop_exception
+from server.runtime.metrics import Metrics, Observed
+from server.seats.bot_seats import BotSeats
+from server.sessions.presence import Presence
 
 # The protocol closes anything above this with 1009 before we see it; frames up
 # to it are read and refused by our own, smaller limit with an error first.
@@ -113,7 +113,7 @@ class _MetricsPort:
 class TaliServer:
     def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         """``clock`` is game time (turns, graces, pauses, bots): the event loop's unless a
-        test brings its own (``server.clock.ManualClock``); the rooms, presence and bots
+        test brings its own (``server.runtime.clock.ManualClock``); the rooms, presence and bots
         get it scaled by ``time_scale`` (``game_clock``), the one place the scale is applied."""
         self.config = config
         self.ids = Ids(config.seed)
@@ -144,7 +144,7 @@ class TaliServer:
         self.records = records(self.store)
         """Accounts, ratings, bans, the moderation log (``server.community``)."""
         self.verifier = verifier(config)
-        """Checks sign-in tokens (``server.auth``); None: no sign-in, everyone a guest."""
+        """Checks sign-in tokens (``server.identity.auth``); None: no sign-in, everyone a guest."""
         self.replays = Replays(remember=self.records.use_token, shared=self.cluster.first_use)
         self.moderation = Moderation(
             config, self.lobby, self.presence, self.records, clock, lambda: self.bots
@@ -153,7 +153,7 @@ class TaliServer:
         self.ratings = Ratings(config, self.records, self.outgoing.after_sent)
         self.lobby.watchers.append(self.ratings.changed)
         self.draining = False
-        """Set by the operator: this node takes no new rooms (``server.operator``)."""
+        """Set by the operator: this node takes no new rooms (``server.community.operator``)."""
         self.operator = Operator(
             Local(
                 config,
@@ -180,7 +180,7 @@ class TaliServer:
             config.address_request_budget_burst,
             config.read_throttle_close_seconds,
         )
-        """The request budget each client address's connections share (server.costs)."""
+        """The request budget each client address's connections share (server.net.costs)."""
         self._connection_numbers = itertools.count(1)
         self.transport: WsServer | None = None
         self.metrics_transport: WsServer | None = None
@@ -257,7 +257,7 @@ class TaliServer:
 
     async def recover(self) -> None:
         """Sessions and rooms as the store kept them, every room this node plays (alone:
-        every room; of several: those no live node plays, ``server.node``) playing on from
+        every room; of several: those no live node plays, ``server.cluster.node``) playing on from
         where its log ends, everyone away with each room's grace counted from now (issue
         15), and the bots of those rooms back in their seats. One path, alone or not."""
         started = time.monotonic()
@@ -606,7 +606,7 @@ def open_store(config: ServerConfig) -> Store:
     if kind is StoreKind.MEMORY:
         return MemoryStore()
     if kind is StoreKind.POSTGRESQL:
-        from server.store_pg import PostgresStore  # asyncpg is imported only when used
+        from server.persistence.store_pg import PostgresStore  # asyncpg is imported only when used
 
         return PostgresStore(config.store, timeout=config.store_timeout_seconds)
     return SqliteStore(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.demo import main
+from server.devtools.demo import main
 
 
 def test_demo_plays_every_variant(capsys: pytest.CaptureFixture[str]) -> None:

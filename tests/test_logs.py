@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from server.logs import _json
+from server.runtime.logs import _json
 
 
 def test_a_record_is_one_compact_json_line() -> None:

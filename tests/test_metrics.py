@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from server.metrics import Metrics, Observed, RoomStats, Timings
+from server.runtime.metrics import Metrics, Observed, RoomStats, Timings
 
 
 def test_the_action_histogram_counts_each_value_in_its_bucket() -> None:

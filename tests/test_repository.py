@@ -80,9 +80,9 @@ def test_the_license_is_an_spdx_expression() -> None:
 
 def test_the_readmes_settings_and_limits_are_generated_from_the_settings() -> None:
     """Every figure of the README's settings table and list of limits comes from the
-    settings' defaults (``python -m server.settings_doc``): a default changed without
+    settings' defaults (``python -m server.devtools.settings_doc``): a default changed without
     regenerating fails here (the limits said 40 for a burst of 120 before)."""
-    from server import settings_doc
+    from server.devtools import settings_doc
 
     assert settings_doc.main(["--check"]) == 0
     readme = (ROOT / "README.md").read_text()

@@ -9,7 +9,7 @@ import pytest
 from playwright.async_api import Browser, Page, Route
 
 from server.app import TaliServer
-from server.static import PAGE_FILES, Answer
+from server.net.static import PAGE_FILES, Answer
 
 from .players import Player
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
-from server.directory import Cluster
+from server.cluster.directory import Cluster
 from tests.services import RedisServer
 
 from .nodes import Node, Start, start_node, stop_all

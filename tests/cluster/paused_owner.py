@@ -14,9 +14,9 @@ import json
 import sys
 import time
 
-from server.directory import Cluster, claim_room
-from server.store import Fenced, done
-from server.store_pg import PostgresStore
+from server.cluster.directory import Cluster, claim_room
+from server.persistence.store import Fenced, done
+from server.persistence.store_pg import PostgresStore
 
 TTL = 1.0
 RENEW_EVERY = 0.3

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from benchmarks.cluster import describe, lobby_latency, percentiles
-from server.directory import TOUCH_BATCH, Cluster, claim_room
-from server.store import MemoryStore
+from server.cluster.directory import TOUCH_BATCH, Cluster, claim_room
+from server.persistence.store import MemoryStore
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 

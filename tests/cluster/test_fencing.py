@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from server.directory import Cluster, claim_room
-from server.store import done
-from server.store_pg import PostgresStore
+from server.cluster.directory import Cluster, claim_room
+from server.persistence.store import done
+from server.persistence.store_pg import PostgresStore
 from tests.cluster import paused_owner
 from tests.services import RedisServer
 

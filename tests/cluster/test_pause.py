@@ -24,7 +24,7 @@ import functools
 
 import pytest
 
-from server.directory import Cluster
+from server.cluster.directory import Cluster
 from tests.services import RedisServer
 
 from .nodes import Node, Start, until

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.directory import Cluster
+from server.cluster.directory import Cluster
 from tests.integration.harness import open_client
 from tests.services import RedisServer
 

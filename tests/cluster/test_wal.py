@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from server.wal import check
+from server.persistence.wal import check
 
 from .players import VARIANTS, Player, play, seat_two
 
@@ -37,8 +37,8 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = """
-import server.store
-server.store.CHECKPOINT_SECONDS = 3600.0  # every commit stays in the WAL until the kill
+import server.persistence.store
+server.persistence.store.CHECKPOINT_SECONDS = 3600.0  # every commit stays in the WAL until the kill
 from server.app import main
 main()
 """

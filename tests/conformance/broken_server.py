@@ -14,9 +14,10 @@ import sys
 from typing import Any
 
 from protocol.errors import ErrorCode as WireCode
-from server import app, wire
+from server import app
 from server.engine.errors import ErrorCode as EngineCode
-from server.stream import RoomStream
+from server.net import wire
+from server.rooms.stream import RoomStream
 
 
 def leak() -> None:

@@ -73,7 +73,7 @@ HAND_TYPES = frozenset(
 LAUNCHER = """
 import os, signal, time
 from server.app import TaliServer, main
-from server.connection import Outgoing
+from server.gateway.connection import Outgoing
 
 mode = os.environ.get("CRASH_MODE", "")
 delay = float(os.environ.get("CRASH_AFTER", "0"))

@@ -15,7 +15,7 @@ import random
 import pytest
 
 from protocol import fairness
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import ActionKind, Game, Reroll, Roll, RuleError, Settings, Variant
 from server.engine.events import (
     DiceOpened,

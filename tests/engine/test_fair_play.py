@@ -8,7 +8,7 @@ import random
 import pytest
 
 from protocol import fairness
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import Game, Settings, Variant
 from server.engine.events import (
     DiceOpened,

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import (
     Action,
     ActionKind,

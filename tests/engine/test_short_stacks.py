@@ -21,7 +21,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import ActionKind, Game, SeededDice, Settings, Variant
 from server.engine.events import Folded, Showdown
 from tests.strength import scaled

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import Game, SeededDice, Settings, Variant
 from server.engine.fair import CommittedDice
 from server.engine.snapshot import dump, load

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest_asyncio
 
 from server.app import TaliServer
-from server.clock import ManualClock
-from server.config import LogFormat, ServerConfig
-from server.logs import configure
-from server.room_views import stats
+from server.rooms.room_views import stats
+from server.runtime.clock import ManualClock
+from server.runtime.config import LogFormat, ServerConfig
+from server.runtime.logs import configure
 
 configure(LogFormat.JSON, "warning")
 
@@ -82,7 +82,7 @@ async def running(app: TaliServer) -> AsyncIterator[TaliServer]:
         assert kept == walked, "the rooms' gauges drifted from the rooms"
 
 
-# Request budgets lifted (server.costs): every test client shares 127.0.0.1.
+# Request budgets lifted (server.net.costs): every test client shares 127.0.0.1.
 UNBUDGETED = {
     "request_budget_per_second": 1_000_000,
     "request_budget_burst": 1_000_000,

@@ -31,7 +31,7 @@ WAIT = 5.0  # seconds any single expectation may take before the test fails
 def check_frame(raw: str) -> None:
     """Every frame the server sends is a valid message, encoded exactly as its model encodes it.
 
-    The server builds hot-path frames without models (server.wire); this holds
+    The server builds hot-path frames without models (server.net.wire); this holds
     it to the published models, field order and all.
     """
     message = SERVER_ADAPTER.validate_json(raw)

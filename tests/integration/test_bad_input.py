@@ -13,9 +13,9 @@ from websockets.frames import CloseCode, Frame, Opcode
 
 import protocol.server as msg
 from server.app import TaliServer
-from server.connection import Connection
-from server.frames import Out
-from server.transport import WsConnection
+from server.gateway.connection import Connection
+from server.net.frames import Out
+from server.net.transport import WsConnection
 
 from .bots import Bot, run_bots
 from .conftest import UNBUDGETED, config, running

@@ -1,7 +1,7 @@
 """Bots the server seats, against the real server: added, marked, playing, leaving, restarted.
 
 A person plays through a real WebSocket (``harness``); the bots are the
-server's own (``server.bot_seats``), each on a connection of its own inside the
+server's own (``server.seats.bot_seats``), each on a connection of its own inside the
 server. What the bots did is read from ``TaliServer.bots``: their counts of
 decisions and refusals, and, through its ``decided`` hook, the view and the
 options each decision was made from, which are held against the room's truth.
@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from server import bot_seats
 from server.app import TaliServer
-from server.bot_seats import TURN_SHARE, BotSeat
 from server.engine import view
 from server.engine.actions import Action, ActionKind
 from server.engine.game import LegalActions
 from server.engine.view import TableView
-from server.frames import Out
+from server.net.frames import Out
+from server.seats import bot_seats
+from server.seats.bot_seats import TURN_SHARE, BotSeat
 
 from .bots import Bot
 from .conftest import BOTS, advance, config, make_server, running

@@ -427,7 +427,7 @@ async def test_operator_api_needs_its_token() -> None:
         assert status == 405
 
 
-# Every request of the operator's API (server/admin.py's table), with its arguments.
+# Every request of the operator's API (server/community/admin.py's table), with its arguments.
 OPERATOR_REQUESTS = (
     ("GET", "/admin/api/rooms", {}),
     ("GET", "/admin/api/players", {}),

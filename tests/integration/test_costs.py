@@ -1,5 +1,5 @@
 """Requests by cost on the real server: a well-behaved client never waits for its budget, a
-client that stays over it is held back and then closed (server.costs)."""
+client that stays over it is held back and then closed (server.net.costs)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Four bots and a spectator play 200 hands of liars' tali with random legal play
 (folds, all-ins, showdowns, wins by folds), some bots dropping and resuming
-mid-hand, against two of the server's own bots (``server.bot_seats``), which
+mid-hand, against two of the server's own bots (``server.seats.bot_seats``), which
 play from what their connections received. Every frame every connection
 received, the server's bots' included, is then checked, and so is the view
 each decision of the server's bots was made from. The server's bots' dice are
@@ -20,11 +20,11 @@ import pytest
 
 from protocol import fairness
 from server.app import TaliServer
-from server.bot_seats import BotSeat
+from server.community.operator import room_view
 from server.engine.actions import Action
 from server.engine.game import LegalActions
 from server.engine.view import TableView
-from server.operator import room_view
+from server.seats.bot_seats import BotSeat
 
 from .bots import Bot, run_bots
 from .conftest import advance

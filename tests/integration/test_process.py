@@ -15,7 +15,7 @@ from websockets.asyncio.client import connect
 
 from protocol.codec import PROTOCOL_VERSION
 from server.app import loop_factory
-from server.config import EventLoop, ServerConfig
+from server.runtime.config import EventLoop, ServerConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
-from server.config import LogFormat
-from server.logs import configure
+from server.runtime.config import LogFormat
+from server.runtime.logs import configure
 
 from .conftest import config
 from .harness import Client, Frame, open_client

@@ -13,7 +13,7 @@ import pytest
 import protocol.types as wire
 from protocol.errors import ERRORS, ErrorCode
 from server.engine import actions, errors, events, settings, state
-from server.wire import ENGINE_ERRORS
+from server.net.wire import ENGINE_ERRORS
 
 
 @pytest.mark.parametrize(

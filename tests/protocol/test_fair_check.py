@@ -15,10 +15,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from server import wire
 from server.engine import Game, Roll, Settings
 from server.engine import events as ev
 from server.engine.fair import CommittedDice
+from server.net import wire
 
 from .test_fairness import node
 

@@ -1,6 +1,6 @@
 """The server's hot-path encoding (plain dicts, no models) against the published models.
 
-``server.wire`` builds event frames without constructing models. Here every
+``server.net.wire`` builds event frames without constructing models. Here every
 engine event of many random games in every variant is encoded both ways: the
 fast bytes must parse as the right message and equal the model's own encoding
 byte for byte. Legal-action prompts are checked the same way.
@@ -12,10 +12,10 @@ import random
 
 import protocol.server as msg
 from protocol.codec import SERVER_ADAPTER
-from server import wire
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import Game, SeededDice, Settings
 from server.engine import events as ev
+from server.net import wire
 
 CASES = [
     ("simple", {}),

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from server.config import LogFormat
-from server.logs import configure
+from server.runtime.config import LogFormat
+from server.runtime.logs import configure
 
 
 @pytest.fixture(autouse=True)

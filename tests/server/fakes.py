@@ -8,8 +8,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from server.clock import Deadline
-from server.frames import Out
+from server.net.frames import Out
+from server.runtime.clock import Deadline
 
 START = 1000.0
 START_MS = 1_800_000_000_000

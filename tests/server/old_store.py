@@ -1,7 +1,7 @@
 """Rooms written by the server before typed log entries (format 1): how the fixture was made.
 
 ``python -m tests.server.old_store`` was run once, on main at bbc7343 (before the log's
-entries became typed, ``server.journal``), and wrote ``tests/server/data/format1.db`` (a
+entries became typed, ``server.rooms.journal``), and wrote ``tests/server/data/format1.db`` (a
 SQLite store), ``format1-pg.json`` (the rows the PostgreSQL store wrote, table by table)
 and ``format1-rooms.json`` (each room as that server held it after its last entry: what a
 restart must rebuild). ``tests/server/test_old_store.py`` reads them with today's code.
@@ -30,19 +30,19 @@ from typing import Any
 import asyncpg
 
 from protocol.types import Role
-from server import room_shell
-from server.config import ServerConfig
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import Roll, SeededDice, Settings
 from server.engine.fair import CommittedDice
-from server.metrics import Metrics
-from server.recovery import restore
-from server.room import Room
-from server.room_effects import RequestError
-from server.room_views import meta
-from server.session import Session
-from server.store import SqliteStore, Store
-from server.store_pg import PostgresStore
+from server.identity.session import Session
+from server.persistence.store import SqliteStore, Store
+from server.persistence.store_pg import PostgresStore
+from server.rooms import room_shell
+from server.rooms.recovery import restore
+from server.rooms.room import Room
+from server.rooms.room_effects import RequestError
+from server.rooms.room_views import meta
+from server.runtime.config import ServerConfig
+from server.runtime.metrics import Metrics
 
 from .fakes import FakeClock, Inbox
 

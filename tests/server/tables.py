@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from protocol.types import Role
-from server.config import ServerConfig
 from server.engine import DieSource, SeededDice, Settings
 from server.engine.fair import CommittedDice
-from server.metrics import Metrics
-from server.room import Room
-from server.room_views import meta
-from server.session import Session
-from server.store import MemoryStore, Store
+from server.identity.session import Session
+from server.persistence.store import MemoryStore, Store
+from server.rooms.room import Room
+from server.rooms.room_views import meta
+from server.runtime.config import ServerConfig
+from server.runtime.metrics import Metrics
 
 from .fakes import FakeClock, Inbox
 

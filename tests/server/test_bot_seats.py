@@ -9,14 +9,14 @@ import pytest
 
 from protocol.codec import CLIENT_ADAPTER
 from protocol.types import Role
-from server import names
-from server.bot_seats import BotSeats, action_message, people_seated
 from server.bots import BOT_NAMES, BOT_SUFFIX
-from server.config import ServerConfig
 from server.engine import AllIn, Ante, Bet, Call, Check, Fold, Pass, Raise, Reroll, Roll
 from server.engine.actions import Action
-from server.frames import data_frame, read_frames, text_frame
-from server.session import Session
+from server.identity import names
+from server.identity.session import Session
+from server.net.frames import data_frame, read_frames, text_frame
+from server.runtime.config import ServerConfig
+from server.seats.bot_seats import BotSeats, action_message, people_seated
 
 from .fakes import Inbox
 from .tables import Table

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from protocol.types import Role
-from server.bot_view import SeatModel, legal_actions
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import view
 from server.engine.view import TableView
-from server.room_views import snapshot_for
-from server.wire import legal_data
+from server.net.wire import legal_data
+from server.rooms.room_views import snapshot_for
+from server.seats.bot_view import SeatModel, legal_actions
 from tests.strength import scaled
 
 from .tables import Table

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.budget import AddressLimits, Admission, Buckets, TokenBucket, Window
+from server.net.budget import AddressLimits, Admission, Buckets, TokenBucket, Window
 
 from .transport_fakes import FakeClock
 

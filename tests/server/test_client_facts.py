@@ -1,4 +1,4 @@
-"""The facts generated into the sample client (``python -m server.client_facts``): the
+"""The facts generated into the sample client (``python -m server.devtools.client_facts``): the
 partial hands' odds counted here die by die with the engine's own scoring, independently
 of the bots' tables; and ``--check`` catches a stale file."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from itertools import combinations_with_replacement, product
 from pathlib import Path
 
-from server import client_facts
+from server.devtools import client_facts
 from server.engine import evaluate
 
 

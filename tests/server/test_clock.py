@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from server.clock import LoopFace, ManualClock
+from server.runtime.clock import LoopFace, ManualClock
 
 pytestmark = pytest.mark.asyncio
 

@@ -1,5 +1,5 @@
 """Hello, resume, graces and session expiry through the real server, without a socket, on a
-clock the test moves: a ``TaliServer`` alone (``server.cluster.LocalCluster``), its
+clock the test moves: a ``TaliServer`` alone (``server.cluster.cluster.LocalCluster``), its
 connections fed by hand (``Wire``), its game time a ``ManualClock``."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import pytest_asyncio
 
 from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
-from server.clock import ManualClock
-from server.cluster import LocalCluster, LocalPeers, cluster_for
-from server.config import ServerConfig
-from server.connection import Connection
-from server.frames import read_frames
-from server.presence import token_key
-from server.store import done
+from server.cluster.cluster import LocalCluster, LocalPeers, cluster_for
+from server.gateway.connection import Connection
+from server.net.frames import read_frames
+from server.persistence.store import done
+from server.runtime.clock import ManualClock
+from server.runtime.config import ServerConfig
+from server.sessions.presence import token_key
 
 pytestmark = pytest.mark.asyncio
 

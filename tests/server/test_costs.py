@@ -1,10 +1,10 @@
-"""Request costs and the budget a connection spends them from (server.costs), on a fake clock."""
+"""Request costs and the budget a connection spends them from (server.net.costs), on a fake clock."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from server.costs import (
+from server.net.costs import (
     BASE_COST,
     CLOSE_STEP,
     COSTS,

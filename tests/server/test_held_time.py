@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from server.budget import HELD_WINDOW, HeldTime, HeldWithin
-from server.costs import WINDOW
-from server.transport import THROTTLE_WINDOW
+from server.net.budget import HELD_WINDOW, HeldTime, HeldWithin
+from server.net.costs import WINDOW
+from server.net.transport import THROTTLE_WINDOW
 
 
 def test_both_rules_reckon_over_one_window_of_30_seconds() -> None:

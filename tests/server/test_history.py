@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from protocol.types import Role
-from server.config import ServerConfig
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine.fair import CommittedDice
-from server.history import hand_history
-from server.room_shell import LOG_ENTRIES
-from server.store import SqliteStore, Store, done
-from server.store_pg import PostgresStore
+from server.persistence.store import SqliteStore, Store, done
+from server.persistence.store_pg import PostgresStore
+from server.rooms.history import hand_history
+from server.rooms.room_shell import LOG_ENTRIES
+from server.runtime.config import ServerConfig
 
 from .tables import Table
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from websockets.datastructures import Headers
 
-from server.config import ServerConfig
-from server.http import METRICS_COST, Endpoints
-from server.static import StaticFiles, default_client_dir
-from server.transport import HttpRequest
+from server.net.http import METRICS_COST, Endpoints
+from server.net.static import StaticFiles, default_client_dir
+from server.net.transport import HttpRequest
+from server.runtime.config import ServerConfig
 
 from .transport_fakes import FakeClock
 

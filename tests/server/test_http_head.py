@@ -6,10 +6,10 @@ from http import HTTPStatus
 
 import pytest
 
-from server.budget import address_key
-from server.http import response
-from server.httphead import HeadLimits
-from server.transport import DROP_WAIT, HttpRequest, Limits
+from server.net.budget import address_key
+from server.net.http import response
+from server.net.httphead import HeadLimits
+from server.net.transport import DROP_WAIT, HttpRequest, Limits
 
 from .transport_fakes import Rig
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from server import journal
 from server.engine import AllIn, Bet, Fold, Raise, Reroll, Roll, ScriptedDice
 from server.engine.fair import CommittedDice
-from server.recovery import restore
-from server.session import Session
-from server.store import StoreError
+from server.identity.session import Session
+from server.persistence.store import StoreError
+from server.rooms import journal
+from server.rooms.recovery import restore
 
 from .tables import Table
 

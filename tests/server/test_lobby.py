@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 import protocol.client as req
-from server.config import ServerConfig
-from server.lobby import Lobby, RemoteRoom, Unheard
-from server.metrics import Metrics
-from server.room_views import summary
-from server.session import Ids, Session
-from server.store import MemoryStore
+from server.identity.session import Ids, Session
+from server.persistence.store import MemoryStore
+from server.rooms.lobby import Lobby, RemoteRoom, Unheard
+from server.rooms.room_views import summary
+from server.runtime.config import ServerConfig
+from server.runtime.metrics import Metrics
 
 from .fakes import FakeClock, Inbox
 

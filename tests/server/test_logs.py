@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from server.config import LogFormat
-from server.logs import configure, get_logger, loop_exception
+from server.runtime.config import LogFormat
+from server.runtime.logs import configure, get_logger, loop_exception
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Rooms say what goes to whom as data (``server.frames.Out``); the shell frames it, once.
+"""Rooms say what goes to whom as data (``server.net.frames.Out``); the shell frames it, once.
 
 A message shared by several members is one object, encoded once however many
 connections write it; a private event's two faces are two objects, each built
@@ -16,10 +16,10 @@ import pytest
 import protocol.server as msg
 from protocol.codec import encode
 from protocol.types import Role
-from server import frames
 from server.engine import Roll
-from server.frames import Out
-from server.session import Session
+from server.identity.session import Session
+from server.net import frames
+from server.net.frames import Out
 
 from .tables import Table
 
@@ -171,8 +171,8 @@ async def test_a_shared_message_is_framed_once_as_it_is_queued_and_written_in_on
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from server.app import TaliServer
-    from server.config import ServerConfig
-    from server.connection import Connection
+    from server.gateway.connection import Connection
+    from server.runtime.config import ServerConfig
 
     app = TaliServer(ServerConfig(store="memory", seed=7))
     try:
@@ -211,8 +211,8 @@ async def test_websocket_frames_and_messages_are_counted_as_written() -> None:
     """``tali_websocket_frames_sent``: a socket's messages one frame each, a batch one frame
     (several past ``frames.BATCH_BYTES``), a peer in this process none, a closed socket none."""
     from server.app import TaliServer
-    from server.config import ServerConfig
-    from server.connection import Connection
+    from server.gateway.connection import Connection
+    from server.runtime.config import ServerConfig
 
     app = TaliServer(ServerConfig(store="memory", seed=7))
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.names import NameRefused, key, normalise
+from server.identity.names import NameRefused, key, normalise
 
 
 @pytest.mark.parametrize(

@@ -15,16 +15,16 @@ import pytest_asyncio
 import protocol.client as req
 from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
-from server.cluster import NodeOutlet, SharedSessions
-from server.config import ServerConfig
-from server.directory import Cluster as Redis
-from server.lobby import Lobby
-from server.metrics import Metrics
-from server.node import Node, Spell
-from server.presence import HelloRefused, Presence
-from server.room import Room
-from server.session import Ids, Session
-from server.store import MemoryStore
+from server.cluster.cluster import NodeOutlet, SharedSessions
+from server.cluster.directory import Cluster as Redis
+from server.cluster.node import Node, Spell
+from server.identity.session import Ids, Session
+from server.persistence.store import MemoryStore
+from server.rooms.lobby import Lobby
+from server.rooms.room import Room
+from server.runtime.config import ServerConfig
+from server.runtime.metrics import Metrics
+from server.sessions.presence import HelloRefused, Presence
 from tests.services import RedisServer
 
 from .fakes import FakeClock, Inbox
@@ -47,7 +47,7 @@ class Moved:
 
 
 class Shell:
-    """The server around a node (``server.node.Shell``): a real lobby and presence on a
+    """The server around a node (``server.cluster.node.Shell``): a real lobby and presence on a
     fake clock, and a record of what the node asked of it."""
 
     def __init__(self, store: MemoryStore, seed: int) -> None:

@@ -17,15 +17,15 @@ from typing import Any
 import asyncpg
 import pytest
 
-from server import room_shell
-from server.config import ServerConfig
 from server.engine import SeededDice, Settings
-from server.metrics import Metrics
-from server.recovery import restore
-from server.room import Room
-from server.session import Session
-from server.store import RoomRecord, SqliteStore, Store
-from server.store_pg import PostgresStore
+from server.identity.session import Session
+from server.persistence.store import RoomRecord, SqliteStore, Store
+from server.persistence.store_pg import PostgresStore
+from server.rooms import room_shell
+from server.rooms.recovery import restore
+from server.rooms.room import Room
+from server.runtime.config import ServerConfig
+from server.runtime.metrics import Metrics
 
 from . import old_store
 from .fakes import FakeClock, Inbox

@@ -8,9 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from server.app import open_store
-from server.config import ServerConfig, StoreKind
-from server.store import MemoryStore, SqliteStore, StoreError, commit_now, done
-from server.store_pg import PostgresStore
+from server.persistence.store import MemoryStore, SqliteStore, StoreError, commit_now, done
+from server.persistence.store_pg import PostgresStore
+from server.runtime.config import ServerConfig, StoreKind
 
 
 def test_sqlite_is_the_default(tmp_path: Path) -> None:

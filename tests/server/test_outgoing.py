@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from server.connection import Outgoing
-from server.node import Spell, Tenure
-from server.store import Fenced
+from server.cluster.node import Spell, Tenure
+from server.gateway.connection import Outgoing
+from server.persistence.store import Fenced
 
 
 class Conn:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from protocol.types import Role
-from server.config import ServerConfig
-from server.presence import Alone, HelloRefused, Presence, token_key
-from server.session import Ids, Session
+from server.identity.session import Ids, Session
+from server.runtime.config import ServerConfig
+from server.sessions.presence import Alone, HelloRefused, Presence, token_key
 
 from .fakes import START_MS, Inbox
 from .tables import Table
@@ -133,7 +133,7 @@ def test_after_a_restart_everyone_is_away_with_the_grace_counted_from_the_restar
     room = seats.table.room
     for player, member in room.members.items():
         member.session = restarted.by_player(player, member.session.name)
-        member.session.rooms[room.id] = member.role  # as server.recovery does
+        member.session.rooms[room.id] = member.role  # as server.rooms.recovery does
         member.connected = False
     seats.advance(30)  # recovery took a while: the grace starts when it is done
     restarted.after_restart()

@@ -7,16 +7,16 @@ import random
 import pytest
 
 from protocol.types import Role
-from server import room_shell
-from server.config import ServerConfig
-from server.demo import choose
+from server.devtools.demo import choose
 from server.engine import Roll, SeededDice, Settings
 from server.engine.fair import CommittedDice
-from server.metrics import Metrics
-from server.recovery import restore
-from server.room import Room
-from server.room_shell import LOG_ENTRIES
-from server.session import Session
+from server.identity.session import Session
+from server.rooms import room_shell
+from server.rooms.recovery import restore
+from server.rooms.room import Room
+from server.rooms.room_shell import LOG_ENTRIES
+from server.runtime.config import ServerConfig
+from server.runtime.metrics import Metrics
 from tests.strength import scaled
 
 from .fakes import FakeClock
@@ -125,7 +125,7 @@ def test_a_restarted_room_gives_a_full_turn_to_whoever_it_waits_for() -> None:
     clock.advance(30)  # nobody came back: the timer rolls for them
     assert room.game.state.hand is not None
     assert room.game.state.hand.phase.value == "betting"
-    # Holding their places for the grace is server.presence's (tests/server/test_presence.py).
+    # Holding their places for the grace is server.sessions.presence's (tests/server/test_presence.py).
 
 
 def test_a_replayed_log_leaves_the_sessions_as_the_live_path_left_them() -> None:

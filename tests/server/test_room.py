@@ -9,8 +9,8 @@ import pytest
 from protocol.codec import SERVER_ADAPTER
 from protocol.types import Role
 from server.engine import AllIn, Pass, Roll
-from server.room_effects import RequestError
-from server.room_views import snapshot_for
+from server.rooms.room_effects import RequestError
+from server.rooms.room_views import snapshot_for
 
 from .fakes import START_MS
 from .tables import Table

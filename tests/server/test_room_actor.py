@@ -8,13 +8,12 @@ from typing import Any, NoReturn, get_args
 import pytest
 
 from protocol.types import Role
-from server import journal
-from server.clock import Instant
-from server.config import ServerConfig
 from server.engine import Roll, SeededDice, Settings
-from server.metrics import Metrics
-from server.room import HANDLERS, Room
-from server.room_effects import (
+from server.identity.session import Session
+from server.persistence.store import MemoryStore
+from server.rooms import journal
+from server.rooms.room import HANDLERS, Room
+from server.rooms.room_effects import (
     Act,
     Chat,
     Close,
@@ -31,8 +30,9 @@ from server.room_effects import (
     TimerKey,
     TimerRequest,
 )
-from server.session import Session
-from server.store import MemoryStore
+from server.runtime.clock import Instant
+from server.runtime.config import ServerConfig
+from server.runtime.metrics import Metrics
 
 from .fakes import START, START_MS, Inbox
 from .tables import Table

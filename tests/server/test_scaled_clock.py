@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from protocol.types import Role
-from server.clock import ScaledClock
-from server.config import ServerConfig
 from server.engine import SeededDice, Settings
-from server.metrics import Metrics
-from server.room import Room
-from server.room_effects import TimerKey
-from server.room_views import meta, snapshot_for
-from server.session import Session
-from server.store import MemoryStore
+from server.identity.session import Session
+from server.persistence.store import MemoryStore
+from server.rooms.room import Room
+from server.rooms.room_effects import TimerKey
+from server.rooms.room_views import meta, snapshot_for
+from server.runtime.clock import ScaledClock
+from server.runtime.config import ServerConfig
+from server.runtime.metrics import Metrics
 
 from .fakes import START, FakeClock, Inbox
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from server.static import (
+from server.net.static import (
     FOREVER,
     REVALIDATE,
     BundleError,

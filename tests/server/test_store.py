@@ -15,8 +15,8 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from server import store_pg
-from server.store import (
+from server.persistence import store_pg
+from server.persistence.store import (
     MIGRATIONS,
     Fenced,
     LocalStore,
@@ -27,7 +27,7 @@ from server.store import (
     Sync,
     done,
 )
-from server.store_pg import PostgresStore
+from server.persistence.store_pg import PostgresStore
 from tests.conftest import new_database
 from tests.services import PostgresServer
 

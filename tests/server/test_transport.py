@@ -8,8 +8,8 @@ import pytest
 from websockets.frames import CloseCode, Frame, Opcode
 from websockets.protocol import State
 
-from server.http import response
-from server.transport import FEED_CHUNK, Limits
+from server.net.http import response
+from server.net.transport import FEED_CHUNK, Limits
 
 from .transport_fakes import Rig, close_of, masked
 

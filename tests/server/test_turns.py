@@ -3,9 +3,9 @@ moved by hand (read by the test: the turn clock is given the time)."""
 
 from __future__ import annotations
 
-from server.clock import instant
 from server.engine import Bet, Game, Phase, Roll, SeededDice, Settings
-from server.turns import TurnClock
+from server.rooms.turns import TurnClock
+from server.runtime.clock import instant
 
 from .fakes import START, START_MS, FakeClock
 

@@ -1,4 +1,4 @@
-"""The WAL check (server.wal) on real SQLite files: a database's WAL and wal-index copied while
+"""The WAL check (server.persistence.wal) on real SQLite files: a database's WAL and wal-index copied while
 its connection is open stand for what a kill -9 leaves behind."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from server.store import SqliteStore, StoreDamaged
-from server.wal import FRAME_HEADER, WAL_HEADER, check
+from server.persistence.store import SqliteStore, StoreDamaged
+from server.persistence.wal import FRAME_HEADER, WAL_HEADER, check
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from websockets.frames import Close, Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
-from server.transport import HttpRequest, Limits, Peer, WsConnection, WsServer
+from server.net.transport import HttpRequest, Limits, Peer, WsConnection, WsServer
 
 
 class FakeTimer:

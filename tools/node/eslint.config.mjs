@@ -6,7 +6,7 @@ import js from "@eslint/js";
 import globals from "globals";
 
 export default [
-  // The page's copy of the library is checked against its original (server.client_facts).
+  // The page's copy of the library is checked against its original (server.devtools.client_facts).
   { ignores: ["clients/sample_js/tali/**", "clients/js/node_modules/**", "clients/js/types/**"] },
   { files: ["clients/sample_js/**/*.js", "clients/js/**/*.js", "clients/js/**/*.mjs"] },
   js.configs.recommended,

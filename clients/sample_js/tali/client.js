@@ -1,4 +1,4 @@
-// A copy of clients/js/src/client.js, made by `python -m server.client_facts`: edit the original.
+// A copy of clients/js/src/client.js, made by `python -m server.devtools.client_facts`: edit the original.
 // The tali protocol client (protocol/README.md): one WebSocket, hello and resume
 // with a pluggable token store, requests with ids answered by promises, events by
 // type, seq tracking per room with resync on a gap, an application-level

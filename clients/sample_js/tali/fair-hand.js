@@ -1,4 +1,4 @@
-// A copy of clients/js/src/fair-hand.js, made by `python -m server.client_facts`: edit the original.
+// A copy of clients/js/src/fair-hand.js, made by `python -m server.devtools.client_facts`: edit the original.
 // Checking a hand's dice against the server's commitments (protocol/FAIRNESS.md §7).
 // The rolls checked are the ones this page saw in the hand's events, never a list
 // the server sends with the opening: dice_rolled and rerolled as they arrived, the

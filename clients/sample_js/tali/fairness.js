@@ -1,4 +1,4 @@
-// A copy of clients/js/src/fairness.js, made by `python -m server.client_facts`: edit the original.
+// A copy of clients/js/src/fairness.js, made by `python -m server.devtools.client_facts`: edit the original.
 // Checking the server's dice: the verifier of the provably fair scheme
 // (protocol/FAIRNESS.md), with Web Crypto only. No dependencies; it runs in the
 // browser and in Node 20+ (globalThis.crypto.subtle). The Python verifier,

@@ -1,4 +1,4 @@
-// A copy of clients/js/src/index.js, made by `python -m server.client_facts`: edit the original.
+// A copy of clients/js/src/index.js, made by `python -m server.devtools.client_facts`: edit the original.
 // The tali client library: everything a client needs, from one import.
 //
 //   import { TaliClient, legal } from "tali-client";

@@ -1,4 +1,4 @@
-// A copy of clients/js/src/legal.js, made by `python -m server.client_facts`: edit the original.
+// A copy of clients/js/src/legal.js, made by `python -m server.devtools.client_facts`: edit the original.
 // What a `your_turn` offers, in words and as messages ready to send, and whether
 // a message you mean to send is within the offer (protocol/messages.md, `your_turn`;
 // rules §4.2 for the betting). The server decides what is legal and sends it;

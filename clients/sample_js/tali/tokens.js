@@ -1,4 +1,4 @@
-// A copy of clients/js/src/tokens.js, made by `python -m server.client_facts`: edit the original.
+// A copy of clients/js/src/tokens.js, made by `python -m server.devtools.client_facts`: edit the original.
 // Where a client keeps its session token between connections. A token is the
 // only way to resume a session: keep it where your platform keeps secrets.
 

@@ -1,0 +1,1 @@
+"""One node of several or the server alone, behind one interface: ``Cluster``."""

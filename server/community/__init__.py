@@ -1,0 +1,1 @@
+"""Accounts and their records, ratings, moderation, the operator and its API."""

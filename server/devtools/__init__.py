@@ -1,0 +1,1 @@
+"""Generators of the checked-in files (README settings, client facts) and the demo."""

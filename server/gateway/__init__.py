@@ -1,0 +1,1 @@
+"""One client's connection: the hello handshake, limits, dispatch to lobby and rooms."""

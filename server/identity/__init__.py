@@ -1,0 +1,1 @@
+"""Who a player is: sessions and ids, display names, sign-in tokens."""

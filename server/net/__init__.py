@@ -1,0 +1,1 @@
+"""The network edge: the WebSocket transport, HTTP, frames and wire messages, budgets."""

@@ -1,0 +1,1 @@
+"""Durable rooms: the append-only logs, snapshots and sessions, in SQLite or PostgreSQL."""

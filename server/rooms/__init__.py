@@ -1,0 +1,1 @@
+"""Rooms as actors (command in, effects out), their log entries and replay, the lobby."""

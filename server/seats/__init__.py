@@ -1,0 +1,1 @@
+"""Bots seated as players: a connection in the process, a view made from its frames."""

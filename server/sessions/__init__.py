@@ -1,0 +1,1 @@
+"""Sessions across connections: hello, resume, presence and the reconnect grace."""
