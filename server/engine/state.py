@@ -8,25 +8,18 @@ compared, and (later) snapshotted and restored.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from server.engine.events import PlayerId, PotInfo
 from server.engine.settings import Settings
 
+# Phase is the variants' vocabulary (their table says which phase follows which); it is
+# named here too, where a hand's phase is kept.
+from server.engine.variants import Phase as Phase
+from server.engine.variants import VariantRules
+
 if TYPE_CHECKING:
     from server.engine.fair import HandSecrets
-    from server.engine.variants import VariantRules
-
-
-class Phase(StrEnum):
-    """Where a hand stands; ``COMPLETE`` once the pots are awarded."""
-
-    ROLL = "roll"
-    BETTING = "betting"
-    DRAW = "draw"
-    STUD_ANTE = "stud_ante"
-    COMPLETE = "complete"
 
 
 @dataclass(slots=True)

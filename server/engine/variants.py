@@ -24,11 +24,21 @@ into a pot only the rerolling player can win.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from server.engine.settings import Settings, Variant
-from server.engine.state import Phase
 
 FOUR_DICE = 4
+
+
+class Phase(StrEnum):
+    """Where a hand stands; ``COMPLETE`` once the pots are awarded."""
+
+    ROLL = "roll"
+    BETTING = "betting"
+    DRAW = "draw"
+    STUD_ANTE = "stud_ante"
+    COMPLETE = "complete"
 
 
 @dataclass(frozen=True, slots=True)
