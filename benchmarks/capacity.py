@@ -178,8 +178,14 @@ def start_game_server(
 _GAME_LAUNCHER = """
 import asyncio, signal
 from server.app import TaliServer, loop_factory, tune_gc
-from server.runtime.config import ServerConfig
-from server.runtime.logs import configure
+import importlib
+def shell(module, flat):  # server.<flat> in a checkout from before the packages (issue 27)
+    try:
+        return importlib.import_module("server." + module)
+    except ModuleNotFoundError:
+        return importlib.import_module("server." + flat)
+ServerConfig = shell("runtime.config", "config").ServerConfig
+configure = shell("runtime.logs", "logs").configure
 from protocol.codec import PROTOCOL_VERSION
 config = ServerConfig()
 async def main():

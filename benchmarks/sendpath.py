@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import cProfile
 import gc
+import importlib
 import json
 import os
 import pstats
@@ -40,7 +41,18 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+
+def shell(module: str, flat: str) -> ModuleType:
+    """``server.<module>``, or ``server.<flat>`` in a checkout from before the shell's
+    packages (issue 27): a run of ``--other`` imports the other checkout's code."""
+    try:
+        return importlib.import_module(f"server.{module}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"server.{flat}")
+
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,7 +130,8 @@ class Table:
 class Run:
     def __init__(self, rooms: int, seed: int, store: str, fair_dice: bool) -> None:
         from server.app import TaliServer
-        from server.runtime.config import ServerConfig
+
+        ServerConfig = shell("runtime.config", "config").ServerConfig
 
         self.data = tempfile.mkdtemp(prefix="tali-sendpath-")
         self.config = ServerConfig(
@@ -265,8 +278,9 @@ def dump() -> None:
 
 async def one(args: argparse.Namespace) -> dict[str, Any]:
     from server.app import tune_gc
-    from server.runtime.config import LogFormat
-    from server.runtime.logs import configure
+
+    LogFormat = shell("runtime.config", "config").LogFormat
+    configure = shell("runtime.logs", "logs").configure
 
     # As the shipped server logs (a JSON line a hand, on stderr).
     tune_gc()
@@ -344,7 +358,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.json or args.profile:
         from server.app import loop_factory
-        from server.runtime.config import EventLoop
+
+        EventLoop = shell("runtime.config", "config").EventLoop
 
         with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
             result = runner.run(one(args))
