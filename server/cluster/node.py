@@ -426,8 +426,7 @@ class Node:
         if room is None:
             return
         self.presence.drop_room(room_id)
-        for member in room.members.values():
-            member.session.rooms.pop(room_id, None)
+        room.shell.run(HandedOver())  # its members' sessions here forget it
         self.dropped(room)
 
     def fenced(self, rooms: Collection[str]) -> None:

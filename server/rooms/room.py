@@ -463,11 +463,6 @@ class Room:
             self._schedule_empty_close()
         self._changed()
 
-    def _after(self, events: list[ev.Event]) -> None:
-        """Publish what an engine call did and move the table on."""
-        self._publish_hand(events)
-        self._move_on()
-
     def _publish_hand(self, events: list[ev.Event]) -> None:
         hand = self.game.hand
         if (

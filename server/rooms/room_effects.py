@@ -118,8 +118,9 @@ class Close:
 
 @dataclass(slots=True)
 class HandedOver:
-    """The room is played at another node from now on (closed here first): its members'
-    sessions here forget it. The one command a closed room still takes."""
+    """The room is played at another node from now on, or may be (handed over, or its lease
+    lost; closed here first): its members' sessions here forget it, untold. The one
+    command a closed room still takes."""
 
 
 @dataclass(slots=True)
