@@ -16,6 +16,7 @@ from typing import Any
 
 from tests.integration.harness import Client, open_client
 from tests.services import free_port
+from tests.waits import STARTUP_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE = 1.5
@@ -89,7 +90,7 @@ async def start_node(name: str, store: str, redis_url: str, prefix: str, **setti
     assert process.stderr is not None
     stderr = process.stderr
     while True:
-        line = await asyncio.wait_for(stderr.readline(), 20)
+        line = await asyncio.wait_for(stderr.readline(), STARTUP_SECONDS)
         if not line:
             raise AssertionError(f"node {name} did not start: {node.log[-5:]}")
         record = json.loads(line)

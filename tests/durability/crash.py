@@ -51,6 +51,7 @@ from websockets.exceptions import ConnectionClosed
 from protocol.server import HandEvent
 from tests.integration.bots import choose
 from tests.integration.harness import Client, Frame, open_client
+from tests.waits import STARTUP_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = ("simple", "liars", "draw", "stud")
@@ -189,7 +190,7 @@ class ServerProcess:
         self.exited = asyncio.ensure_future(process.wait())
         assert process.stderr is not None
         for _ in range(200):
-            line = await asyncio.wait_for(process.stderr.readline(), 30)
+            line = await asyncio.wait_for(process.stderr.readline(), STARTUP_SECONDS)
             if not line:
                 raise AssertionError(f"the server exited while starting ({process.returncode})")
             record = self._note(line)

@@ -25,6 +25,7 @@ from server.rooms.room_views import stats
 from server.runtime.clock import ManualClock
 from server.runtime.config import LogFormat, ServerConfig
 from server.runtime.logs import configure
+from tests.waits import STARTUP_SECONDS
 
 configure(LogFormat.JSON, "warning")
 
@@ -153,7 +154,7 @@ async def served() -> AsyncIterator[Served]:
     try:
         port = 0
         for _ in range(50):
-            record = json.loads(await asyncio.wait_for(process.stderr.readline(), 10))
+            record = json.loads(await asyncio.wait_for(process.stderr.readline(), STARTUP_SECONDS))
             if record["event"] == "listening":
                 port = record["port"]
                 break

@@ -18,6 +18,7 @@ import pytest_asyncio
 from prometheus_client.parser import text_string_to_metric_families
 
 from server.app import TaliServer
+from tests.waits import STARTUP_SECONDS
 
 from .conftest import advance, make_server, running
 from .harness import Client, open_client, play_hand, player, room_with
@@ -200,7 +201,7 @@ async def test_sigterm_tells_every_client_and_exits_0_in_time(tmp_path: Path) ->
     try:
         port = 0
         while not port:
-            record = json.loads(await asyncio.wait_for(process.stderr.readline(), 10))
+            record = json.loads(await asyncio.wait_for(process.stderr.readline(), STARTUP_SECONDS))
             port = record["port"] if record["event"] == "listening" else 0
         from websockets.asyncio.client import connect
 

@@ -16,6 +16,7 @@ from websockets.asyncio.client import connect
 from protocol.codec import PROTOCOL_VERSION
 from server.app import loop_factory
 from server.runtime.config import EventLoop, ServerConfig
+from tests.waits import STARTUP_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,7 +67,7 @@ async def test_the_process_serves_and_stops_on_sigterm(
     try:
         port = None
         for _ in range(50):
-            line = await asyncio.wait_for(process.stderr.readline(), 10)
+            line = await asyncio.wait_for(process.stderr.readline(), STARTUP_SECONDS)
             record = json.loads(line)
             if record["event"] == "listening":
                 port = record["port"]
