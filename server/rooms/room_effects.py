@@ -27,7 +27,7 @@ from server.rooms import journal
 
 if TYPE_CHECKING:
     from server.engine.actions import Action
-    from server.identity.session import Outbox, Session
+    from server.identity.session import Session
 
 
 # -- a room's members, and a request it refuses -------------------------------------------
@@ -51,10 +51,6 @@ class Member:
     connected: bool = True
     chats: Window = field(default_factory=lambda: Window(60.0))
     """Their chat messages of the last minute (``chat_per_minute``)."""
-
-    @property
-    def outbox(self) -> Outbox | None:
-        return self.session.outbox
 
 
 # -- commands ---------------------------------------------------------------------------
