@@ -51,8 +51,9 @@ from benchmarks.capacity import (
     start_game_server,
 )
 from server.cluster.directory import Cluster, LobbyBus
-from server.persistence.store import SqliteStore, Store, done
+from server.persistence.store import Store, done
 from server.persistence.store_pg import PostgresStore
+from server.persistence.store_sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from tests.services import PostgresServer, RedisServer

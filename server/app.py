@@ -41,15 +41,9 @@ from server.net.http import Endpoints
 from server.net.httphead import HeadLimits
 from server.net.static import StaticFiles, default_client_dir
 from server.net.transport import Handler, HttpRequest, Limits, Peer, WsServer
-from server.persistence.store import (
-    Data,
-    MemoryStore,
-    Reconnecting,
-    SqliteStore,
-    Store,
-    StoreError,
-    done,
-)
+from server.persistence.store import Data, Reconnecting, Store, StoreError, done
+from server.persistence.store_memory import MemoryStore
+from server.persistence.store_sqlite import SqliteStore
 from server.rooms.lobby import Lobby
 from server.rooms.recovery import summary
 from server.rooms.room import Room

@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from server.persistence.store import Data, MemoryStore, SqliteStore, Store
+from server.persistence.store import Data, Store
+from server.persistence.store_memory import MemoryStore
+from server.persistence.store_sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from server.persistence.store_pg import PostgresStore

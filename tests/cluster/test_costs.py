@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cluster import commit_latency, describe, percentiles
-from server.persistence.store import SqliteStore
 from server.persistence.store_pg import PostgresStore
+from server.persistence.store_sqlite import SqliteStore
 
 pytestmark = pytest.mark.cluster
 

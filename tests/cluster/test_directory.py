@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.cluster import describe, lobby_latency, percentiles
 from server.cluster.directory import TOUCH_BATCH, Cluster, claim_room
-from server.persistence.store import MemoryStore
+from server.persistence.store_memory import MemoryStore
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 

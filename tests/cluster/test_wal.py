@@ -37,8 +37,8 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = """
-import server.persistence.store
-server.persistence.store.CHECKPOINT_SECONDS = 3600.0  # every commit stays in the WAL until the kill
+import server.persistence.sqlite_file
+server.persistence.sqlite_file.CHECKPOINT_SECONDS = 3600.0  # every commit stays in the WAL until the kill
 from server.app import main
 main()
 """

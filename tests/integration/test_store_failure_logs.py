@@ -23,16 +23,16 @@ from tests.cluster.players import seat_two
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = """
-import server.persistence.store
+import server.persistence.store_sqlite
 from server.app import main
-opened = server.persistence.store.SqliteStore.__init__
+opened = server.persistence.store_sqlite.SqliteStore.__init__
 
 def small(self, *args, **kwargs):
     opened(self, *args, **kwargs)
     pages = self._db.execute("PRAGMA page_count").fetchone()[0]
     self._db.execute(f"PRAGMA max_page_count = {pages + 12}")  # a disk that fills up
 
-server.persistence.store.SqliteStore.__init__ = small
+server.persistence.store_sqlite.SqliteStore.__init__ = small
 main()
 """
 

@@ -34,8 +34,9 @@ from server.devtools.demo import choose
 from server.engine import Roll, SeededDice, Settings
 from server.engine.fair import CommittedDice
 from server.identity.session import Session
-from server.persistence.store import SqliteStore, Store
+from server.persistence.store import Store
 from server.persistence.store_pg import PostgresStore
+from server.persistence.store_sqlite import SqliteStore
 from server.rooms import room_shell
 from server.rooms.recovery import restore
 from server.rooms.room import Room

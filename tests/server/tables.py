@@ -6,7 +6,8 @@ from protocol.types import Role
 from server.engine import DieSource, SeededDice, Settings
 from server.engine.fair import CommittedDice
 from server.identity.session import Session
-from server.persistence.store import MemoryStore, Store
+from server.persistence.store import Store
+from server.persistence.store_memory import MemoryStore
 from server.rooms.room import Room
 from server.rooms.room_views import meta
 from server.runtime.config import ServerConfig

@@ -12,8 +12,9 @@ import pytest
 from protocol.types import Role
 from server.devtools.demo import choose
 from server.engine.fair import CommittedDice
-from server.persistence.store import SqliteStore, Store, done
+from server.persistence.store import Store, done
 from server.persistence.store_pg import PostgresStore
+from server.persistence.store_sqlite import SqliteStore
 from server.rooms.history import hand_history
 from server.rooms.room_shell import LOG_ENTRIES
 from server.runtime.config import ServerConfig

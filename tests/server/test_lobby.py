@@ -6,7 +6,7 @@ import pytest
 
 import protocol.client as req
 from server.identity.session import Ids, Session
-from server.persistence.store import MemoryStore
+from server.persistence.store_memory import MemoryStore
 from server.rooms.lobby import Lobby, RemoteRoom, Unheard
 from server.rooms.room_views import summary
 from server.runtime.config import ServerConfig

@@ -19,7 +19,7 @@ from server.cluster.cluster import NodeOutlet, SharedSessions
 from server.cluster.directory import Cluster as Redis
 from server.cluster.node import Node, Spell
 from server.identity.session import Ids, Session
-from server.persistence.store import MemoryStore
+from server.persistence.store_memory import MemoryStore
 from server.rooms.lobby import Lobby
 from server.rooms.room import Room
 from server.runtime.config import ServerConfig

@@ -19,8 +19,9 @@ import pytest
 
 from server.engine import SeededDice, Settings
 from server.identity.session import Session
-from server.persistence.store import RoomRecord, SqliteStore, Store
+from server.persistence.store import RoomRecord, Store
 from server.persistence.store_pg import PostgresStore
+from server.persistence.store_sqlite import SqliteStore
 from server.rooms import room_shell
 from server.rooms.recovery import restore
 from server.rooms.room import Room

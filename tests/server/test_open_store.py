@@ -8,8 +8,10 @@ import pytest
 from pydantic import ValidationError
 
 from server.app import open_store
-from server.persistence.store import MemoryStore, SqliteStore, StoreError, commit_now, done
+from server.persistence.store import StoreError, commit_now, done
+from server.persistence.store_memory import MemoryStore
 from server.persistence.store_pg import PostgresStore
+from server.persistence.store_sqlite import SqliteStore
 from server.runtime.config import ServerConfig, StoreKind
 
 

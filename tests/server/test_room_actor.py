@@ -10,7 +10,7 @@ import pytest
 from protocol.types import Role
 from server.engine import Roll, SeededDice, Settings
 from server.identity.session import Session
-from server.persistence.store import MemoryStore
+from server.persistence.store_memory import MemoryStore
 from server.rooms import journal
 from server.rooms.room import HANDLERS, Room
 from server.rooms.room_effects import (

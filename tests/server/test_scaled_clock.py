@@ -5,7 +5,7 @@ from __future__ import annotations
 from protocol.types import Role
 from server.engine import SeededDice, Settings
 from server.identity.session import Session
-from server.persistence.store import MemoryStore
+from server.persistence.store_memory import MemoryStore
 from server.rooms.room import Room
 from server.rooms.room_effects import TimerKey
 from server.rooms.room_views import meta, snapshot_for

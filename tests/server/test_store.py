@@ -16,18 +16,11 @@ import pytest
 import pytest_asyncio
 
 from server.persistence import store_pg
-from server.persistence.store import (
-    MIGRATIONS,
-    Fenced,
-    LocalStore,
-    MemoryStore,
-    SqliteStore,
-    Store,
-    StoreError,
-    Sync,
-    done,
-)
+from server.persistence.sqlite_file import MIGRATIONS
+from server.persistence.store import Fenced, LocalStore, Store, StoreError, Sync, done
+from server.persistence.store_memory import MemoryStore
 from server.persistence.store_pg import PostgresStore
+from server.persistence.store_sqlite import SqliteStore
 from tests.conftest import new_database
 from tests.services import PostgresServer
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from server.persistence.store import SqliteStore, StoreDamaged
+from server.persistence.store import StoreDamaged
+from server.persistence.store_sqlite import SqliteStore
 from server.persistence.wal import FRAME_HEADER, WAL_HEADER, check
 
 
