@@ -37,7 +37,7 @@ COMMUNITY_SQLITE = """
     CREATE TABLE token_uses (jti TEXT PRIMARY KEY, expires REAL NOT NULL);
 """
 """The community's tables (``server.community``); PostgreSQL's are in
-``server.persistence.store_pg``."""
+``server.persistence.pg_schema``."""
 
 MIGRATIONS: list[str] = [
     # 1: rooms, their entries and snapshots, sessions.

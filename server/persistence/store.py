@@ -28,7 +28,8 @@ reads it, as each member saw it). A room keeps the stories of its last hands
 (tests, benchmarks that want none), ``server.persistence.store_sqlite.SqliteStore`` in
 one SQLite file (``server.persistence.sqlite_file``: its schema, opening, checkpoints),
 ``server.persistence.store_pg.PostgresStore`` in a PostgreSQL database that several nodes
-share (``open_store`` picks one from the settings).
+share (``server.persistence.pg_schema``, ``pg_read``; ``open_store`` picks one from the
+settings).
 
 Commits and their awaitables
 ----------------------------

@@ -18,12 +18,10 @@ snapshots, sessions, batches, fencing), over an asynchronous driver:
   rest commit, and the future raises ``Fenced``.
 - A failed transaction (the database gone, say) fails its future and every
   later one: the server must not go on with a hole in its rooms' logs.
-- ``recover_async``, ``stories_async`` and ``size_async`` read; ``size`` gives
-  the figure last measured.
+- ``recover_async``, ``stories_async`` (their queries: ``server.persistence.pg_read``)
+  and ``size_async`` read; ``size`` gives the figure last measured.
 
-Schema migrations are numbered (``MIGRATIONS``); ``tali_schema`` holds how
-many were applied. A newer schema than this server knows is refused and left
-untouched; concurrent starts migrate one at a time (an advisory lock).
+The schema and its numbered migrations are ``server.persistence.pg_schema``'s.
 """
 
 from __future__ import annotations
@@ -36,77 +34,19 @@ from typing import Any, TypeVar
 
 import asyncpg
 
+from server.persistence.pg_read import recover, stories
+from server.persistence.pg_schema import TABLES, migrate
 from server.persistence.store import (
     TOMBSTONE_SECONDS,
     Data,
     Fenced,
     Op,
     Recovered,
-    RoomRecord,
     StoreError,
     StoreTimeout,
 )
 
 T = TypeVar("T")
-
-MIGRATIONS: list[str] = [
-    # 1: rooms (with their owner and generation: fencing), entries, snapshots, sessions. A
-    # closed room keeps its row without data for TOMBSTONE_SECONDS. ordinal: creation order.
-    """
-    CREATE TABLE rooms (
-        room text PRIMARY KEY,
-        ordinal bigserial NOT NULL,
-        data json,
-        node text NOT NULL DEFAULT '',
-        generation bigint NOT NULL DEFAULT 0,
-        closed timestamptz
-    );
-    CREATE INDEX rooms_closed ON rooms (closed) WHERE data IS NULL;
-    CREATE TABLE entries (
-        room text NOT NULL, n bigint NOT NULL, data json NOT NULL,
-        PRIMARY KEY (room, n)
-    );
-    CREATE TABLE snapshots (
-        room text NOT NULL, n bigint NOT NULL, hand bigint NOT NULL, data json NOT NULL,
-        PRIMARY KEY (room, n)
-    );
-    CREATE TABLE sessions (key text PRIMARY KEY, data json NOT NULL);
-    """,
-    # 2: each hand's story, for hand_history (read back as told, never replayed).
-    """
-    CREATE TABLE hands (
-        room text NOT NULL, hand bigint NOT NULL, data json NOT NULL,
-        PRIMARY KEY (room, hand)
-    );
-    """,
-    # 3: the community (server.community): accounts, their
-    # ratings per variant, bans, the moderation log, the sign-in tokens used.
-    """
-    CREATE TABLE accounts (account text PRIMARY KEY, name text NOT NULL, data json NOT NULL);
-    CREATE TABLE ratings (
-        account text NOT NULL, variant text NOT NULL, mu double precision NOT NULL,
-        sigma double precision NOT NULL, rating double precision NOT NULL,
-        hands bigint NOT NULL, chips bigint NOT NULL,
-        PRIMARY KEY (account, variant)
-    );
-    CREATE INDEX ratings_order ON ratings (variant, rating DESC);
-    CREATE TABLE bans (
-        id text PRIMARY KEY, scope text NOT NULL, value text NOT NULL, until bigint NOT NULL,
-        data json NOT NULL
-    );
-    CREATE TABLE moderation (
-        id bigserial PRIMARY KEY, at bigint NOT NULL, action text NOT NULL,
-        actor text NOT NULL, target text NOT NULL, room text NOT NULL, data json NOT NULL
-    );
-    CREATE INDEX moderation_actor ON moderation (actor);
-    CREATE INDEX moderation_target ON moderation (target);
-    CREATE TABLE token_uses (jti text PRIMARY KEY, expires double precision NOT NULL);
-    """,
-]
-"""Schema migrations, applied in order; ``tali_schema.version`` counts those applied."""
-
-_MIGRATION_LOCK = 0x7A11_5C4E
-"""The advisory lock key that serialises migrations of one database."""
 
 _INSERT_ENTRY = "INSERT INTO entries VALUES ($1, $2, $3)"
 _INSERT_SNAPSHOT = (
@@ -135,10 +75,6 @@ _INSERT_STORY = (
     "INSERT INTO hands VALUES ($1, $2, $3)"
     " ON CONFLICT (room, hand) DO UPDATE SET data = EXCLUDED.data"
 )
-_TABLES = (
-    "rooms", "entries", "snapshots", "sessions", "hands", "accounts", "ratings", "bans",
-    "moderation", "token_uses",
-)  # fmt: skip
 
 
 def _encode(data: Data) -> str:
@@ -192,7 +128,7 @@ class PostgresStore:
             raise StoreError(f"cannot reach the PostgreSQL store: {exc}") from None
         try:
             async with self._pool.acquire() as conn:
-                await self._migrate(conn)
+                await migrate(conn)
         except BaseException:
             self._pool.terminate()
             self._pool = None
@@ -237,29 +173,6 @@ class PostgresStore:
     async def ping(self) -> None:
         """A round trip to the database, bounded like every call."""
         await self._call(self.pool.fetchval("SELECT 1"))
-
-    @staticmethod
-    async def _migrate(conn: asyncpg.pool.PoolConnectionProxy) -> None:
-        # One transaction for every pending migration, the version number with them.
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
-            if await conn.fetchval("SELECT to_regclass('tali_schema')") is None:
-                if await conn.fetchval("SELECT to_regclass('rooms')") is not None:
-                    raise StoreError(
-                        "the PostgreSQL database has a rooms table but no tali_schema:"
-                        " not a tali store, refusing to touch it"
-                    )
-                await conn.execute("CREATE TABLE tali_schema (version integer NOT NULL)")
-                await conn.execute("INSERT INTO tali_schema VALUES (0)")
-            version: int = await conn.fetchval("SELECT version FROM tali_schema")
-            if version > len(MIGRATIONS):
-                raise StoreError(
-                    f"the PostgreSQL store was written by a newer server (schema {version};"
-                    f" this one knows up to {len(MIGRATIONS)}): refusing to touch it"
-                )
-            for number in range(version, len(MIGRATIONS)):
-                await conn.execute(MIGRATIONS[number])
-                await conn.execute("UPDATE tali_schema SET version = $1", number + 1)
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -502,81 +415,10 @@ class PostgresStore:
     # -- reading -----------------------------------------------------------------
 
     async def recover_async(self, rooms: Collection[str] | None = None) -> Recovered:
-        return await self._call(self._recover(rooms))
-
-    async def _recover(self, rooms: Collection[str] | None) -> Recovered:
-        wanted = None if rooms is None else list(rooms)
-        async with (
-            self.pool.acquire() as conn,
-            conn.transaction(isolation="repeatable_read", readonly=True),
-        ):
-            heads = await conn.fetch(
-                """
-                SELECT r.room, r.data AS meta, s.n, s.data AS snapshot
-                FROM rooms r LEFT JOIN LATERAL (
-                    SELECT n, data FROM snapshots
-                    WHERE snapshots.room = r.room ORDER BY n DESC LIMIT 1
-                ) s ON true
-                WHERE r.data IS NOT NULL AND ($1::text[] IS NULL OR r.room = ANY($1::text[]))
-                ORDER BY r.ordinal
-                """,
-                wanted,
-            )
-            tails = await conn.fetch(
-                """
-                WITH latest AS (
-                    SELECT room, max(n) AS n FROM snapshots
-                    WHERE $1::text[] IS NULL OR room = ANY($1::text[]) GROUP BY room
-                )
-                SELECT e.room, e.n, e.data FROM entries e
-                JOIN rooms r ON r.room = e.room
-                LEFT JOIN latest l ON l.room = e.room
-                WHERE r.data IS NOT NULL AND e.n > coalesce(l.n, 0)
-                    AND ($1::text[] IS NULL OR e.room = ANY($1::text[]))
-                ORDER BY e.room, e.n
-                """,
-                wanted,
-            )
-            stories = await conn.fetch(
-                """
-                SELECT h.room, h.hand, octet_length(h.data::text) AS size FROM hands h
-                JOIN rooms r ON r.room = h.room
-                WHERE r.data IS NOT NULL AND ($1::text[] IS NULL OR h.room = ANY($1::text[]))
-                ORDER BY h.room, h.hand
-                """,
-                wanted,
-            )
-            sessions = (
-                [json.loads(data) for (data,) in await conn.fetch("SELECT data FROM sessions")]
-                if rooms is None
-                else []
-            )
-        hands: dict[str, list[tuple[int, int]]] = {}
-        for row in stories:
-            hands.setdefault(row["room"], []).append((row["hand"], row["size"]))
-        entries: dict[str, list[tuple[int, Data]]] = {}
-        for row in tails:
-            entries.setdefault(row["room"], []).append((row["n"], json.loads(row["data"])))
-        records = [
-            RoomRecord(
-                row["room"],
-                json.loads(row["meta"]),
-                None if row["snapshot"] is None else json.loads(row["snapshot"]),
-                entries.get(row["room"], []),
-                hands.get(row["room"], []),
-            )
-            for row in heads
-        ]
-        return Recovered(records, sessions)
+        return await self._call(recover(self.pool, rooms))
 
     async def stories_async(self, room: str, first: int) -> list[Data]:
-        return await self._call(self._stories(room, first))
-
-    async def _stories(self, room: str, first: int) -> list[Data]:
-        rows = await self.pool.fetch(
-            "SELECT data FROM hands WHERE room = $1 AND hand >= $2 ORDER BY hand", room, first
-        )
-        return [json.loads(row["data"]) for row in rows]
+        return await self._call(stories(self.pool, room, first))
 
     def size(self) -> int:
         return self._size
@@ -586,7 +428,7 @@ class PostgresStore:
             self.pool.fetchval(
                 "SELECT coalesce(sum(pg_total_relation_size(to_regclass(t))), 0)"
                 " FROM unnest($1::text[]) t",
-                list(_TABLES),
+                list(TABLES),
             )
         )
         self._size = int(size)

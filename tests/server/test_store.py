@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from server.persistence import store_pg
+from server.persistence import pg_schema
 from server.persistence.sqlite_file import MIGRATIONS
 from server.persistence.store import Fenced, LocalStore, Store, StoreError, Sync, done
 from server.persistence.store_memory import MemoryStore
@@ -453,7 +453,7 @@ def test_a_closed_rooms_tombstone_goes_after_a_day(tmp_path: Path) -> None:
 async def test_postgres_migrations_are_numbered_and_applied_once(pg_url: str) -> None:
     store = PostgresStore(pg_url)
     await store.start()
-    assert await store.schema_version() == len(store_pg.MIGRATIONS)
+    assert await store.schema_version() == len(pg_schema.MIGRATIONS)
     store.open_room("r_a", {"x": 1})
     await done(store.commit())
     await store.close()
@@ -469,7 +469,7 @@ async def test_postgres_migrations_are_numbered_and_applied_once(pg_url: str) ->
 async def test_postgres_concurrent_first_starts_migrate_once(pg_url: str) -> None:
     stores = [PostgresStore(pg_url) for _ in range(3)]
     await asyncio.gather(*(s.start() for s in stores))
-    assert [await s.schema_version() for s in stores] == [len(store_pg.MIGRATIONS)] * 3
+    assert [await s.schema_version() for s in stores] == [len(pg_schema.MIGRATIONS)] * 3
     await asyncio.gather(*(s.close() for s in stores))
 
 
@@ -482,12 +482,12 @@ async def test_postgres_a_newer_store_is_refused_and_left_alone(pg_url: str) -> 
     await store.close()
     admin = await asyncpg.connect(pg_url)
     try:
-        await admin.execute("UPDATE tali_schema SET version = $1", len(store_pg.MIGRATIONS) + 1)
+        await admin.execute("UPDATE tali_schema SET version = $1", len(pg_schema.MIGRATIONS) + 1)
         before = await admin.fetch("SELECT room, data::text FROM rooms ORDER BY room")
         with pytest.raises(StoreError, match="newer server"):
             await PostgresStore(pg_url).start()
         assert (
-            await admin.fetchval("SELECT version FROM tali_schema") == len(store_pg.MIGRATIONS) + 1
+            await admin.fetchval("SELECT version FROM tali_schema") == len(pg_schema.MIGRATIONS) + 1
         )
         assert await admin.fetch("SELECT room, data::text FROM rooms ORDER BY room") == before
     finally:
