@@ -17,7 +17,8 @@ from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
 from server.cluster.cluster import NodeOutlet, SharedSessions
 from server.cluster.directory import Cluster as Redis
-from server.cluster.node import Node, Spell
+from server.cluster.node import Node
+from server.cluster.tenure import Spell
 from server.identity.session import Ids, Session
 from server.persistence.store import MemoryStore
 from server.rooms.lobby import Lobby
