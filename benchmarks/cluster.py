@@ -50,7 +50,8 @@ from benchmarks.capacity import (
     raise_fd_limit,
     start_game_server,
 )
-from server.cluster.directory import Cluster, LobbyBus
+from server.cluster.directory import Cluster
+from server.cluster.redis_shared import LobbyBus
 from server.persistence.store import Store, done
 from server.persistence.store_pg import PostgresStore
 from server.persistence.store_sqlite import SqliteStore

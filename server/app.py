@@ -40,7 +40,8 @@ from server.net.frames import Out
 from server.net.http import Endpoints
 from server.net.httphead import HeadLimits
 from server.net.static import StaticFiles, default_client_dir
-from server.net.transport import Handler, HttpRequest, Limits, Peer, WsServer
+from server.net.transport import Handler, HttpRequest, Limits, Peer
+from server.net.ws_server import WsServer
 from server.persistence.store import Data, Reconnecting, Store, StoreError, done
 from server.persistence.store_memory import MemoryStore
 from server.persistence.store_sqlite import SqliteStore

@@ -31,7 +31,8 @@ import protocol.server as msg
 from protocol.errors import CloseCode as TaliCloseCode
 from server.cluster.directory import Cluster as Redis
 from server.cluster.directory import node_identity
-from server.cluster.node import Node, Shell
+from server.cluster.node import Node
+from server.cluster.tenure import Shell
 from server.community.operator import Bus, Local, OperatorError, Peers
 from server.net.frames import Out
 from server.persistence.store import Data, Reconnecting
@@ -266,8 +267,8 @@ class LocalCluster:
 
 
 class SharedSessions:
-    """Sessions on Redis, for every node (``server.cluster.directory.SharedSessions``): each record
-    says which node the session was last live at, and its rooms."""
+    """Sessions on Redis, for every node (``server.cluster.redis_shared.SharedSessions``): each
+    record says which node the session was last live at, and its rooms."""
 
     def __init__(self, redis: Redis, store: Store, node: str, ttl: float) -> None:
         self.redis = redis

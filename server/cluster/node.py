@@ -20,255 +20,39 @@ store fences its late writes anyway (``Store.claim``). Every node looks for expi
 ``lease_seconds / 4`` and takes such rooms over from the store, exactly as a restart
 resumes them (``server.rooms.recovery``); a player who resumes at a node that finds the
 room orphaned takes it over there and then, without waiting for that loop.
+
+The node is built in three layers, each a module: ``server.cluster.tenure`` (``Tenures``:
+the rooms played and each one's spell, dropping and closing), ``server.cluster.leases``
+(``Leases``: claiming, taking over, routing, renewing) and this one (``Node``: starting and
+stopping, the hello, handing rooms over and balancing, the shared lobby).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import Callable, Collection, Coroutine
-from dataclasses import dataclass
-from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import protocol.server as msg
 from protocol.errors import ErrorCode as WireCode
-from server.cluster.directory import Cluster, claim_room
+from server.cluster.leases import Leases
+from server.cluster.tenure import Spell
 from server.rooms.lobby import RemoteRoom
 from server.rooms.room_effects import HandedOver
-from server.runtime.logs import get_logger
 from server.sessions.presence import HelloRefused
 
 if TYPE_CHECKING:
     from server.identity.session import Identity, Outbox, Session
-    from server.persistence.store import Recovered, Store
-    from server.rooms.lobby import Lobby
+    from server.persistence.store import Recovered
     from server.rooms.room import Room
-    from server.runtime.config import ServerConfig
-    from server.sessions.presence import Presence
 
-ORPHANS_PER_PASS = 20
-"""Rooms one failover pass takes over at most (the rest wait for the next pass)."""
 BALANCE_EVERY = 10.0
 """Seconds between two looks at whether this node holds more than its share of rooms (a
 lease, if shorter)."""
-PROVEN = 0.9
-"""Of a lease, the part counted as held after the claim or renewal was sent: Redis starts
-its lease later than we sent the call, so its expiry is later still; the rest is a margin
-for the two clocks' rates."""
 
 
-class Shell(Protocol):
-    """What a node needs of the server around it (``server.app.TaliServer`` is one)."""
-
-    @property
-    def store(self) -> Store: ...
-
-    @property
-    def lobby(self) -> Lobby: ...
-
-    @property
-    def presence(self) -> Presence: ...
-
-    def dropped(self, room: Room) -> None:
-        """Another node plays ``room`` now (or may): its members here go there (they
-        reconnect), with nothing more sent, whatever was queued for them."""
-
-    def moved(self, room: Room) -> None:
-        """This node handed ``room`` over: its members here go to the node that plays it now,
-        once what was queued for them is sent."""
-
-    async def all_sent(self) -> None:
-        """Until every frame queued so far is durable and written (or never will be)."""
-
-    def leases_changed(self) -> None:
-        """A spell changed (renewed, claimed, lost): frames held back may go."""
-
-
-class Spell(Enum):
-    CLAIMING = "claiming"
-    """Made here, its claim under way: its frames wait."""
-    HELD = "held"
-    LOST = "lost"
-    """Taken over, fenced off, or its lease lapsed: none of its frames may be sent."""
-    CLOSED = "closed"
-    """Closed here: what it sent before is final."""
-
-
-@dataclass(eq=False, slots=True)
-class Tenure:
-    """One spell of this node playing one room."""
-
-    generation: int = 0
-    until: float = 0.0
-    """By the node's monotonic clock: until when the lease is provably held."""
-    spell: Spell = Spell.CLAIMING
-
-    def sendable(self, now: float) -> bool | None:
-        """Whether frames decided in this spell may be sent at ``now``: True, False (never),
-        or None (not yet: the lease is to be proved again, or the claim is under way)."""
-        spell = self.spell
-        if spell is Spell.HELD:
-            return True if now < self.until else None
-        if spell is Spell.CLOSED:
-            return True
-        return False if spell is Spell.LOST else None
-
-
-class Node:
-    def __init__(
-        self,
-        config: ServerConfig,
-        cluster: Cluster,
-        shell: Shell,
-        *,
-        node_id: str,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        """``shell`` is the server around the node: its store, lobby and presence, and what
-        it does when a room goes (``Shell``). ``clock`` is monotonic seconds (tests give
-        their own). The node's URL is known once the server listens (``start``)."""
-        self.config = config
-        self.cluster = cluster
-        self.shell = shell
-        self.id = node_id
-        self.url = ""
-        self.now = clock
-        self.stopping = False
-        self._leaving: dict[str, tuple[str, str]] = {}
-        """Rooms to hand over at their next hand boundary: room -> (heir, its URL)."""
-        self.tenures: dict[str, Tenure] = {}
-        """The rooms this node plays (or is claiming), each one's spell."""
-        self.store_down = False
-        """Set while the store failed and is being reconnected: nothing is taken over."""
-        self.draining = False
-        """Set by the operator: this node takes no new rooms and hands its own over, each at
-        its next hand boundary, to the nodes not draining (``drain``)."""
-        self._doubt = asyncio.Event()
-        """Set when frames wait for a lease to be proved: the renewal is due now."""
-        self.lease = config.lease_seconds
-        self.heartbeat_ttl = self.lease / 2
-        """Renewed every third of a lease: a dead node is seen dead within half a lease,
-        before its rooms' leases run out (a player resuming then waits instead of being
-        sent to it)."""
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._loops: list[asyncio.Task[None]] = []
-        self._renewed = clock()
-        self._forgot_at = clock()
-        """When Redis was last seen to have forgotten (or this node started)."""
-        self._epoch: str | None = None
-        """The epoch of Redis's data as last seen: another means Redis lost what it held."""
-        self._taking: dict[str, asyncio.Task[Room | None]] = {}
-        """Take-overs in progress (one per room, whoever asks)."""
-        self.log = get_logger(node=node_id)
-
-    @property
-    def store(self) -> Store:
-        return self.shell.store
-
-    @property
-    def lobby(self) -> Lobby:
-        return self.shell.lobby
-
-    @property
-    def presence(self) -> Presence:
-        return self.shell.presence
-
-    def on_change(self) -> None:
-        """A spell changed (renewed, claimed, lost): frames held back may go."""
-        self.shell.leases_changed()
-
-    def dropped(self, room: Room) -> None:
-        self.shell.dropped(room)
-
-    @property
-    def owned(self) -> dict[str, int]:
-        """The rooms this node holds, with the generation it holds each one under."""
-        return {r: t.generation for r, t in self.tenures.items() if t.spell is Spell.HELD}
-
-    def _held(self, room: str) -> bool:
-        tenure = self.tenures.get(room)
-        return tenure is not None and tenure.spell is Spell.HELD
-
-    def tenure(self, room: str) -> Tenure | None:
-        """``room``'s spell here, if this node plays it (or is claiming it)."""
-        return self.tenures.get(room)
-
-    def trouble(self) -> str | None:
-        """Why this node should get no players now (``/readyz``), or None: Redis out of reach
-        past most of a lease, or a room whose lease it holds but cannot prove."""
-        now = self.now()
-        if now - self._renewed > self.lease * PROVEN:
-            return "cannot reach Redis: leases not renewed"
-        unproven = sum(1 for t in self.tenures.values() if t.spell is Spell.HELD and now >= t.until)
-        if unproven:
-            return f"{unproven} room leases held but not proved"
-        return None
-
-    async def let_go(self, *, store_down: bool = False) -> None:
-        """Stop playing every room at once, each lease expired now so that any node takes it
-        over from the store (a clean handover: no waiting for the lease to run out).
-        ``store_down``: the store failed; take nothing over until it is back."""
-        self.store_down = self.store_down or store_down
-        held = {r: t.generation for r, t in self.tenures.items() if t.generation}
-        for room_id in list(self.tenures):
-            self.drop(room_id)
-        for room_id, generation in held.items():
-            try:
-                await self.cluster.directory.handover(room_id, self.id, generation)
-            except Exception as exc:  # Redis out of reach: the lease runs out by itself
-                self.log.warning("room_handover_failed", room=room_id, error=repr(exc))
-
-    def freeze(self) -> list[Room]:
-        """Stop every room this node holds from deciding anything more (a clean stop: what
-        it decided is sent, then ``hand_over``), and take nothing over from now; the rooms."""
-        self.stopping = True
-        rooms = []
-        for room_id, tenure in self.tenures.items():
-            room = self.lobby.rooms.get(room_id)
-            if room is not None and tenure.spell is Spell.HELD:
-                room.close()
-                rooms.append(room)
-        return rooms
-
-    async def hand_over(self) -> int:
-        """After ``freeze`` and with everything it decided sent: every lease expired now, so
-        that the other nodes take the rooms over at once (a player who reconnects to any of
-        them resumes there), and this node leaves the cluster. The rooms handed over."""
-        held = {r: t for r, t in self.tenures.items() if t.spell is Spell.HELD}
-        self.stopping = True
-        handed = 0
-        for room_id, tenure in held.items():
-            self._end(room_id, Spell.CLOSED)  # what it sent was final; it sends no more
-            try:
-                handed += await self.cluster.directory.handover(room_id, self.id, tenure.generation)
-            except Exception as exc:  # Redis out of reach: the lease runs out by itself
-                self.log.warning("room_handover_failed", room=room_id, error=repr(exc))
-        self.log.info("rooms_handed_over", rooms=handed)
-        return handed
-
-    def doubt(self) -> None:
-        """Frames wait for a lease to be proved again: renew now, not at the next turn."""
-        self._doubt.set()
-
-    def _hold(self, room: str, generation: int, sent: float) -> Tenure:
-        """``room`` is held under ``generation`` (the claim was sent at ``sent``)."""
-        tenure = self.tenures.get(room)
-        if tenure is None or tenure.spell is not Spell.CLAIMING:
-            tenure = self.tenures[room] = Tenure()
-        tenure.generation = generation
-        tenure.until = sent + self.lease * PROVEN
-        tenure.spell = Spell.HELD
-        self.on_change()
-        return tenure
-
-    def _end(self, room: str, spell: Spell) -> Tenure | None:
-        tenure = self.tenures.pop(room, None)
-        if tenure is not None:
-            tenure.spell = spell
-            self.on_change()
-        return tenure
+class Node(Leases):
+    """This process as one node of several (see the module's docstring)."""
 
     # -- starting and stopping -------------------------------------------------------
 
@@ -327,123 +111,47 @@ class Node:
         with contextlib.suppress(Exception):
             await self.cluster.aclose()
 
-    # -- rooms -------------------------------------------------------------------
+    async def let_go(self, *, store_down: bool = False) -> None:
+        """Stop playing every room at once, each lease expired now so that any node takes it
+        over from the store (a clean handover: no waiting for the lease to run out).
+        ``store_down``: the store failed; take nothing over until it is back."""
+        self.store_down = self.store_down or store_down
+        held = {r: t.generation for r, t in self.tenures.items() if t.generation}
+        for room_id in list(self.tenures):
+            self.drop(room_id)
+        for room_id, generation in held.items():
+            try:
+                await self.cluster.directory.handover(room_id, self.id, generation)
+            except Exception as exc:  # Redis out of reach: the lease runs out by itself
+                self.log.warning("room_handover_failed", room=room_id, error=repr(exc))
 
-    def room_created(self, room: Room) -> None:
-        """A room just made here: its claim is under way (``claim_new``), its frames wait."""
-        self.tenures[room.id] = Tenure()
+    def freeze(self) -> list[Room]:
+        """Stop every room this node holds from deciding anything more (a clean stop: what
+        it decided is sent, then ``hand_over``), and take nothing over from now; the rooms."""
+        self.stopping = True
+        rooms = []
+        for room_id, tenure in self.tenures.items():
+            room = self.lobby.rooms.get(room_id)
+            if room is not None and tenure.spell is Spell.HELD:
+                room.close()
+                rooms.append(room)
+        return rooms
 
-    async def claim_new(self, room: Room) -> bool:
-        """Own a room just made here before anyone hears of it; False if refused."""
-        sent = self.now()
-        try:
-            generation = await self._claim(room.id, take_over=False)
-        except Exception:
-            self._end(room.id, Spell.LOST)
-            self.lobby.drop(room.id)
-            self.dropped(room)
-            raise
-        if generation is None:
-            # A fresh random id another node holds: as good as impossible; say so loudly.
-            self.log.error("room_claim_refused", room=room.id)
-            self._end(room.id, Spell.LOST)
-            self.lobby.drop(room.id)
-            self.dropped(room)
-            return False
-        if room.closed:
-            # Closed while its claim was under way: let the lease go again.
-            await self._release(room.id, generation)
-            return True
-        self._hold(room.id, generation, sent)
-        self.lobby.announce(room)
-        return True
-
-    async def _claim(self, room: str, *, take_over: bool, own: bool = False) -> int | None:
-        return await claim_room(
-            self.cluster.directory,
-            self.store,
-            room,
-            self.id,
-            self.url,
-            self.lease,
-            take_over=take_over,
-            own=own,
-        )
-
-    async def take_over(
-        self, room_id: str, *, unleased: bool = False, own: bool = False
-    ) -> Room | None:
-        """Play ``room_id``, whose owner's lease expired (or, ``unleased``, that has no lease
-        at all: Redis lost it and its node is gone): from the store, resumed as after a
-        restart. None if another node was first, or the room has closed."""
-        if room_id in self.tenures:
-            return self.lobby.rooms.get(room_id)
-        if self.stopping or self.store_down:
-            return None  # stopping, or without a store: nothing is taken over here
-        taking = self._taking.get(room_id)
-        if taking is None:
-            taking = asyncio.get_running_loop().create_task(
-                self._take_over(room_id, unleased=unleased, own=own)
-            )
-            self._taking[room_id] = taking
-            taking.add_done_callback(lambda _: self._taking.pop(room_id, None))
-        return await asyncio.shield(taking)
-
-    async def _take_over(
-        self, room_id: str, *, unleased: bool = False, own: bool = False
-    ) -> Room | None:
-        """``unleased``: the room has no lease at all (Redis lost it, and its node is gone);
-        ``own``: its lease is this node id's, a former run's (taken back at once)."""
-        sent = self.now()
-        generation = await self._claim(room_id, take_over=not (unleased or own), own=own)
-        if generation is None:
-            return None
-        started = time.monotonic()
-        recovered = await self.store.recover_async(rooms=[room_id])
-        if not recovered.rooms or room_id in self.tenures:
-            await self.cluster.directory.release(room_id, self.id, generation)
-            return None
-        self._hold(room_id, generation, sent)
-        (room,) = self.lobby.restore(recovered.rooms, self.presence.by_player)
-        room.resume()
-        self.presence.hold_absent(room)
-        self.lobby.changed(room)
-        self.log.info(
-            "room_taken_over",
-            room=room_id,
-            generation=generation,
-            entries=len(recovered.rooms[0].entries),
-            seconds=round(time.monotonic() - started, 3),
-        )
-        return room
-
-    def drop(self, room_id: str) -> None:
-        """Stop playing ``room_id`` at once: another node plays it now, or may. Nothing more
-        of it is sent (its members' connections are abandoned by ``dropped``)."""
-        self._end(room_id, Spell.LOST)
-        self._leaving.pop(room_id, None)
-        room = self.lobby.drop(room_id)
-        if room is None:
-            return
-        self.presence.drop_room(room_id)
-        room.shell.run(HandedOver())  # its members' sessions here forget it
-        self.dropped(room)
-
-    def fenced(self, rooms: Collection[str]) -> None:
-        """A commit of this node's was refused for ``rooms``: another node claimed them."""
-        for room_id in rooms:
-            if room_id in self.tenures:
-                self.log.warning("room_fenced", room=room_id)
-                self.drop(room_id)
-
-    def closed(self, room: Room) -> None:
-        """``room`` closed here: its lease is let go."""
-        tenure = self._end(room.id, Spell.CLOSED)
-        if tenure is not None and tenure.generation:
-            self._spawn(self._release(room.id, tenure.generation))
-
-    async def _release(self, room_id: str, generation: int) -> None:
-        await self.cluster.directory.release(room_id, self.id, generation)
+    async def hand_over(self) -> int:
+        """After ``freeze`` and with everything it decided sent: every lease expired now, so
+        that the other nodes take the rooms over at once (a player who reconnects to any of
+        them resumes there), and this node leaves the cluster. The rooms handed over."""
+        held = {r: t for r, t in self.tenures.items() if t.spell is Spell.HELD}
+        self.stopping = True
+        handed = 0
+        for room_id, tenure in held.items():
+            self._end(room_id, Spell.CLOSED)  # what it sent was final; it sends no more
+            try:
+                handed += await self.cluster.directory.handover(room_id, self.id, tenure.generation)
+            except Exception as exc:  # Redis out of reach: the lease runs out by itself
+                self.log.warning("room_handover_failed", room=room_id, error=repr(exc))
+        self.log.info("rooms_handed_over", rooms=handed)
+        return handed
 
     # -- hello ----------------------------------------------------------------------
 
@@ -489,189 +197,7 @@ class Node:
         await self.presence.share(session)
         return result
 
-    async def locate(self, room_id: str) -> str | None:
-        """Where ``room_id`` is played, by the directory now: the URL of the live node that
-        plays it (this one's, if it is played here: taken over now if it was orphaned), or
-        None if it is played nowhere (closed)."""
-        url = await self._where(room_id)
-        return self.url if room_id in self.lobby.rooms else url
-
-    async def _where(self, room_id: str) -> str | None:
-        """The URL of the live node that plays ``room_id``; None once it is played here (taken
-        over now if need be) or nowhere (closed)."""
-        deadline = time.monotonic() + self.lease + 1.0
-        while not (self.stopping or self.store_down):
-            lease = await self.cluster.directory.lease(room_id)
-            if lease is None:
-                # Closed; or Redis forgot its lease (the store still has it open): its node
-                # claims it again within a third of a lease, else (gone too) it is taken here.
-                if await self.store.generation(room_id) == 0:
-                    return None
-                if time.monotonic() > deadline:
-                    await self.take_over(room_id, unleased=True)
-                    if room_id in self.tenures or time.monotonic() > deadline + self.lease:
-                        return None
-                await asyncio.sleep(0.1)
-                continue
-            if lease.node == self.id and room_id in self.tenures:
-                return None
-            if (
-                lease.heir
-                and lease.heir != self.id
-                and -self.lease < lease.expires_in <= 0
-                and lease.heir in await self.cluster.nodes.alive()
-            ):
-                return lease.heir_url  # handed over to that node (rebalancing): it takes it
-            if lease.node == self.id or not lease.live:
-                # Orphaned; or a lease of this node's id it does not play (a former run's),
-                # taken back at once.
-                if await self.take_over(room_id, own=lease.node == self.id) is not None:
-                    return None
-                if time.monotonic() > deadline:
-                    return None
-                continue  # another node was first: where is it played now?
-            alive = lease.node in await self.cluster.nodes.alive()
-            if alive:
-                return None if lease.url == self.url else lease.url
-            if time.monotonic() > deadline:
-                return None  # never a node whose heartbeat lapsed
-            # Its node is gone but its lease still runs: wait for it to expire.
-            await asyncio.sleep(min(0.25, max(0.01, lease.expires_in)))
-        return None
-
-    # -- the loops ------------------------------------------------------------------
-
-    async def _renew_loop(self) -> None:
-        """Renew this node's leases and heartbeat, and refresh its live sessions' records:
-        every third of a lease, or at once when frames wait for a lease to be proved."""
-        every = self.lease / 3
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._doubt.wait(), every)
-            self._doubt.clear()
-            try:
-                sent = self.now()
-                # Bounded: a Redis that hangs must not hold the node's output back for ever.
-                await asyncio.wait_for(self.renew(), self.lease / 2)
-                await asyncio.wait_for(self.heartbeat(), self.lease / 2)
-                self._renewed = sent
-                live = [
-                    s.key for s in self.presence if s.connected and not s.key.startswith("gone:")
-                ]
-                await self.cluster.sessions.touch_many(live, self.presence.shared_ttl)
-            except Exception as exc:
-                self.log.warning("node_renew_failed", error=repr(exc))
-                if self.now() - self._renewed > self.lease * PROVEN:
-                    # Cut off past the lease: others may play these rooms now.
-                    for room_id in list(self.tenures):
-                        if self.tenures[room_id].spell is Spell.HELD:
-                            self.log.warning("room_lease_unproven", room=room_id)
-                            self.drop(room_id)
-
-    async def renew(self) -> None:
-        """Renew every lease held, in one call: each one renewed is proved from the moment
-        the call was sent; each one another node holds now is dropped; each one Redis no
-        longer has (it lost its data) is claimed again, the room playing on if nobody else
-        claimed it meanwhile (its frames wait until then)."""
-        held = {r: t for r, t in self.tenures.items() if t.spell is Spell.HELD}
-        sent = self.now()
-        renewal = await self.cluster.directory.renew_leases(
-            self.id, {r: t.generation for r, t in held.items()}, self.lease
-        )
-        forgotten = []
-        for room_id, tenure in held.items():
-            if self.tenures.get(room_id) is not tenure or tenure.spell is not Spell.HELD:
-                continue
-            if room_id in renewal.lost:
-                self.log.warning("room_lease_lost", room=room_id)
-                self.drop(room_id)
-            elif room_id in renewal.forgotten:
-                tenure.until = 0.0  # not held in Redis: nothing goes out until claimed again
-                forgotten.append((room_id, tenure))
-            else:
-                tenure.until = sent + self.lease * PROVEN
-        self.on_change()
-        for room_id, tenure in forgotten:
-            await self._claim_again(room_id, tenure)
-
-    async def _claim_again(self, room_id: str, tenure: Tenure) -> None:
-        """Claim a room again whose lease Redis forgot, under a newer generation, if the store
-        still has it as this node's under the old one (nobody played it meanwhile)."""
-        sent = self.now()
-        held = tenure.generation
-        generation = await self.cluster.directory.reclaim(
-            room_id, self.id, self.url, self.lease, floor=held
-        )
-        if generation is not None and not await self.store.reclaim(
-            room_id, self.id, held, generation
-        ):
-            await self.cluster.directory.release(room_id, self.id, generation)
-            generation = None
-        if self.tenures.get(room_id) is not tenure:
-            return  # dropped or closed meanwhile
-        if generation is None:
-            self.log.warning("room_lease_lost", room=room_id, reason="claimed by another node")
-            self.drop(room_id)
-            return
-        tenure.generation = generation
-        tenure.until = sent + self.lease * PROVEN
-        self.log.warning("room_claimed_again", room=room_id, generation=generation)
-        self.on_change()
-
-    async def heartbeat(self) -> None:
-        """Say this node is alive; should Redis have lost its data meanwhile, share this
-        node's again (``_redis_forgot``)."""
-        epoch = await self.cluster.nodes.heartbeat(
-            self.id, self.url, self.heartbeat_ttl, {"draining": self.draining}
-        )
-        known, self._epoch = self._epoch, epoch
-        if known is not None and epoch != known:
-            self._forgot_at = self.now()
-            self._spawn(self._redis_forgot())
-
-    async def _redis_forgot(self) -> None:
-        """Redis lost its data (a restart without persistence, or a new one): share this
-        node's sessions and rooms again (the leases are claimed again as they are renewed),
-        and a lease later take over the rooms the store holds that nobody claimed again
-        (their node is gone too)."""
-        self.log.warning("directory_forgot", rooms=len(self.tenures))
-        for session in self.presence:
-            if session.key.startswith("gone:"):
-                continue
-            if session.connected or any(r in self.tenures for r in session.rooms):
-                await self.presence.share(session)
-        for room_id, tenure in self.tenures.items():
-            room = self.lobby.rooms.get(room_id)
-            if room is not None and tenure.spell is Spell.HELD:
-                self.lobby.announce(room)
-        await self._settled()
-        await self.take_over_unleased()
-
-    async def _settled(self) -> None:
-        """Wait until a lease has passed since Redis was last seen to have forgotten: every
-        live node has beaten and claimed its rooms again by then."""
-        left = self._forgot_at + self.lease - self.now()
-        if left > 0:
-            await asyncio.sleep(left)
-
-    async def take_over_unleased(self) -> list[str]:
-        """Take over the open rooms the store holds that have no lease at all, though their
-        node, gone now, had claimed them (Redis forgot): the rooms taken."""
-        stored = await self.store.open_rooms_async()
-        alive = await self.cluster.nodes.alive()
-        candidates = [
-            room
-            for room, (generation, node) in stored.items()
-            if generation > 0 and room not in self.tenures and node not in alive
-        ]
-        taken = []
-        for room_id in await self.cluster.directory.unleased(candidates):
-            try:
-                if await self.take_over(room_id, unleased=True) is not None:
-                    taken.append(room_id)
-            except Exception as exc:  # the others are still taken
-                self.log.warning("room_take_over_failed", room=room_id, error=repr(exc))
-        return taken
+    # -- handing rooms over --------------------------------------------------
 
     async def _balance_loop(self) -> None:
         """Every lease (10 s at most): should this node hold more rooms than its fair share
@@ -762,27 +288,7 @@ class Node:
         self.shell.moved(room)
         self.log.info("room_handed_over", room=room.id, to=heir)
 
-    async def _failover_loop(self) -> None:
-        every = max(0.05, self.lease / 4)
-        while True:
-            await asyncio.sleep(every)
-            if self.store_down or self.draining:
-                continue
-            try:
-                for room_id in await self.cluster.directory.orphans(ORPHANS_PER_PASS):
-                    if await self._heir_elsewhere(room_id):
-                        continue
-                    await self.take_over(room_id)
-            except Exception as exc:
-                self.log.warning("node_failover_failed", error=repr(exc))
-
-    async def _heir_elsewhere(self, room_id: str) -> bool:
-        """Whether ``room_id`` was handed over, within the last lease, to another live node
-        (that one takes it; the others leave it be)."""
-        lease = await self.cluster.directory.lease(room_id)
-        if lease is None or not lease.heir or lease.heir == self.id:
-            return False
-        return lease.expires_in > -self.lease and lease.heir in await self.cluster.nodes.alive()
+    # -- the shared lobby ------------------------------------------------------------
 
     async def _lobby_loop(self) -> None:
         while True:
@@ -796,8 +302,6 @@ class Node:
             except Exception as exc:
                 self.log.warning("node_lobby_failed", error=repr(exc))
                 await asyncio.sleep(1.0)
-
-    # -- the shared lobby ------------------------------------------------------------
 
     def publish(self, rooms: dict[str, msg.RoomSummary | None]) -> None:
         """This node's rooms that opened or changed (their summary) or closed (None), for the
@@ -827,13 +331,3 @@ class Node:
                 continue
             changed[room_id] = RemoteRoom(summary, str(data["url"]))
         self.lobby.remote_changed(changed)
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            self.log.warning("node_task_failed", error=repr(task.exception()))

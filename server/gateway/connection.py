@@ -50,7 +50,7 @@ from server.sessions.presence import HelloRefused
 
 if TYPE_CHECKING:
     from server.cluster.cluster import Cluster
-    from server.cluster.node import Tenure
+    from server.cluster.tenure import Tenure
     from server.community.accounts import Records
     from server.community.moderation import Moderation
     from server.community.operator import Operator

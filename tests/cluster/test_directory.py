@@ -9,7 +9,8 @@ import time
 import pytest
 
 from benchmarks.cluster import describe, lobby_latency, percentiles
-from server.cluster.directory import TOUCH_BATCH, Cluster, claim_room
+from server.cluster.directory import Cluster, claim_room
+from server.cluster.redis_shared import TOUCH_BATCH
 from server.persistence.store_memory import MemoryStore
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]

@@ -15,7 +15,7 @@ import protocol.server as msg
 from server.app import TaliServer
 from server.gateway.connection import Connection
 from server.net.frames import Out
-from server.net.transport import WsConnection
+from server.net.ws_server import WsConnection
 
 from .bots import Bot, run_bots
 from .conftest import UNBUDGETED, config, running

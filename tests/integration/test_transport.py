@@ -20,7 +20,7 @@ from websockets.frames import Frame, Opcode
 
 from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
-from server.net.transport import WsConnection
+from server.net.ws_server import WsConnection
 
 from .conftest import advance, make_server, running
 from .harness import Client, open_client, player

@@ -17,7 +17,8 @@ from protocol.errors import ErrorCode as WireCode
 from protocol.types import Role
 from server.cluster.cluster import NodeOutlet, SharedSessions
 from server.cluster.directory import Cluster as Redis
-from server.cluster.node import Node, Spell
+from server.cluster.node import Node
+from server.cluster.tenure import Spell
 from server.identity.session import Ids, Session
 from server.persistence.store_memory import MemoryStore
 from server.rooms.lobby import Lobby
@@ -212,10 +213,7 @@ async def test_a_closed_room_is_final_and_its_lease_let_go(two: Two) -> None:
     shell.lobby.close(room)
     assert tenure.spell is Spell.CLOSED
     assert tenure.sendable(clock()) is True  # what it sent before the close stands
-    for _ in range(20):
-        if await b.cluster.directory.owner(room.id) is None:
-            break
-        await asyncio.sleep(0.01)
+    await asyncio.gather(*a._tasks)  # the release the close set off: awaited, not polled for
     assert await b.cluster.directory.owner(room.id) is None
 
 

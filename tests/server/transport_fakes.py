@@ -13,7 +13,8 @@ from websockets.frames import Close, Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
-from server.net.transport import HttpRequest, Limits, Peer, WsConnection, WsServer
+from server.net.transport import HttpRequest, Limits, Peer
+from server.net.ws_server import WsConnection, WsServer
 
 
 class FakeTimer:
