@@ -54,7 +54,8 @@ from server.rooms.lobby import Lobby
 from server.rooms.recovery import summary
 from server.rooms.room import Room
 from server.runtime.clock import Clock, LoopClock, LoopFace, ScaledClock
-from server.runtime.config import EventLoop, ServerConfig, StoreKind
+from server.runtime.config import ServerConfig, StoreKind
+from server.runtime.config_edge import EventLoop
 from server.runtime.logs import configure, get_logger, loop_exception
 from server.runtime.metrics import Metrics, Observed
 from server.seats.bot_seats import BotSeats
