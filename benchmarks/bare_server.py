@@ -18,7 +18,7 @@ import signal
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 
 from server.app import loop_factory
-from server.runtime.config import EventLoop
+from server.runtime.config_edge import EventLoop
 
 rooms: dict[str, list[ServerConnection]] = {}
 

@@ -35,7 +35,8 @@ from typing import Any
 from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
 from server.gateway.connection import Connection
-from server.runtime.config import LogFormat, ServerConfig
+from server.runtime.config import ServerConfig
+from server.runtime.config_edge import LogFormat
 from server.runtime.logs import configure
 
 VARIANTS = ("simple", "liars", "draw", "stud")

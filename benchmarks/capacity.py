@@ -735,7 +735,7 @@ async def main() -> None:
 
 if __name__ == "__main__":
     from server.app import loop_factory
-    from server.runtime.config import EventLoop
+    from server.runtime.config_edge import EventLoop
 
     # The generator runs on uvloop where it can, to keep well ahead of the server.
     with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:

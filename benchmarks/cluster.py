@@ -595,7 +595,7 @@ def main() -> None:
     if args.cost_rooms is None:
         args.cost_rooms = args.human[0] if args.human else 0
     from server.app import loop_factory
-    from server.runtime.config import EventLoop
+    from server.runtime.config_edge import EventLoop
 
     with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
         runner.run(_main(args))

@@ -133,7 +133,7 @@ async def main() -> None:
 
 if __name__ == "__main__":
     from server.app import loop_factory
-    from server.runtime.config import EventLoop
+    from server.runtime.config_edge import EventLoop
 
     with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
         runner.run(main())

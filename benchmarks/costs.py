@@ -32,7 +32,8 @@ from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer, tune_gc
 from server.gateway.connection import Connection
 from server.net.costs import cost_of
-from server.runtime.config import LogFormat, ServerConfig
+from server.runtime.config import ServerConfig
+from server.runtime.config_edge import LogFormat
 from server.runtime.logs import configure
 
 

@@ -150,7 +150,7 @@ def main() -> None:
         print(f"{variant.value:<12}{plain:>12.1f}{fair:>12.1f}{plain / fair - 1:>+16.1%}")
     if args.server:
         from server.app import loop_factory
-        from server.runtime.config import EventLoop
+        from server.runtime.config_edge import EventLoop
 
         with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
             runner.run(server(args.server, args.runs, args.seconds))

@@ -70,7 +70,7 @@ def main() -> None:
     args = parser.parse_args()
     raise_fd_limit()
     from server.app import loop_factory
-    from server.runtime.config import EventLoop
+    from server.runtime.config_edge import EventLoop
 
     with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
         runner.run(run(args.ports, args.rooms, args.pace, args.protocol, args.seed))

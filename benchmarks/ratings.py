@@ -39,7 +39,8 @@ from typing import Any
 from server.app import TaliServer
 from server.persistence.store import done
 from server.runtime.clock import ManualClock
-from server.runtime.config import LogFormat, ServerConfig
+from server.runtime.config import ServerConfig
+from server.runtime.config_edge import LogFormat
 from server.runtime.logs import configure
 from tests.integration.harness import player
 

@@ -286,7 +286,7 @@ async def _ready(port: int) -> bool:
 
 if __name__ == "__main__":
     from server.app import loop_factory
-    from server.runtime.config import EventLoop
+    from server.runtime.config_edge import EventLoop
 
     with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
         runner.run(main())

@@ -201,7 +201,7 @@ def main() -> None:
     parser.add_argument("--lease", type=float, default=2.0, help="TALI_LEASE_SECONDS")
     args = parser.parse_args()
     from server.app import loop_factory
-    from server.runtime.config import EventLoop
+    from server.runtime.config_edge import EventLoop
 
     with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
         runner.run(_main(args))

@@ -45,13 +45,16 @@ from types import ModuleType
 from typing import Any
 
 
-def shell(module: str, flat: str) -> ModuleType:
-    """``server.<module>``, or ``server.<flat>`` in a checkout from before the shell's
-    packages (issue 27): a run of ``--other`` imports the other checkout's code."""
-    try:
-        return importlib.import_module(f"server.{module}")
-    except ModuleNotFoundError:
-        return importlib.import_module(f"server.{flat}")
+def shell(*homes: str) -> ModuleType:
+    """``server.<home>``, the first of ``homes`` this checkout has: a run of ``--other``
+    imports the other checkout's code, which may be from before a module moved (issue 27:
+    the shell's packages; ``LogFormat`` and ``EventLoop`` in ``runtime.config_edge``)."""
+    for home in homes[:-1]:
+        try:
+            return importlib.import_module(f"server.{home}")
+        except ModuleNotFoundError:
+            continue
+    return importlib.import_module(f"server.{homes[-1]}")
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -279,7 +282,7 @@ def dump() -> None:
 async def one(args: argparse.Namespace) -> dict[str, Any]:
     from server.app import tune_gc
 
-    LogFormat = shell("runtime.config", "config").LogFormat
+    LogFormat = shell("runtime.config_edge", "runtime.config", "config").LogFormat
     configure = shell("runtime.logs", "logs").configure
 
     # As the shipped server logs (a JSON line a hand, on stderr).
@@ -359,7 +362,7 @@ def main() -> None:
     if args.json or args.profile:
         from server.app import loop_factory
 
-        EventLoop = shell("runtime.config", "config").EventLoop
+        EventLoop = shell("runtime.config_edge", "runtime.config", "config").EventLoop
 
         with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
             result = runner.run(one(args))

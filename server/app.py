@@ -4,21 +4,21 @@ One port serves the game (WebSocket on ``/``) and plain HTTP for operators:
 ``/healthz`` (the process is alive), ``/readyz`` (accepting players) and
 ``/metrics`` (Prometheus; or on its own localhost port, ``metrics_port``).
 TaliServer is the transport's Listener: it answers plain requests
-(server.net.http) and makes a Connection, the Handler, for each WebSocket.
+(server.net.http) and makes a Connection, the Handler, for each WebSocket. What it
+does with its store once started (commits, a failed store, readiness) and how it
+stops are its ``Lifecycle`` (server.lifecycle).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import itertools
 import signal
 import time
 from collections import Counter as Tally
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable
 from ssl import SSLContext
-from typing import Any
 
 from websockets.frames import CloseCode
 from websockets.http11 import Response
@@ -35,6 +35,7 @@ from server.community.ratings import Ratings
 from server.gateway.connection import Connection, Incoming, Outgoing
 from server.identity.auth import Replays, verifier
 from server.identity.session import Ids, Session
+from server.lifecycle import COMMIT_EVERY, Lifecycle, open_store
 from server.net.costs import RequestBudgets
 from server.net.frames import Out
 from server.net.http import Endpoints
@@ -42,14 +43,14 @@ from server.net.httphead import HeadLimits
 from server.net.static import StaticFiles, default_client_dir
 from server.net.transport import Handler, HttpRequest, Limits, Peer
 from server.net.ws_server import WsServer
-from server.persistence.store import Data, Reconnecting, Store, StoreError, done
-from server.persistence.store_memory import MemoryStore
+from server.persistence.store import Data, Reconnecting, StoreError, done
 from server.persistence.store_sqlite import SqliteStore
 from server.rooms.lobby import Lobby
 from server.rooms.recovery import summary
 from server.rooms.room import Room
 from server.runtime.clock import Clock, LoopClock, LoopFace, ScaledClock
-from server.runtime.config import EventLoop, ServerConfig, StoreKind
+from server.runtime.config import ServerConfig
+from server.runtime.config_edge import EventLoop
 from server.runtime.logs import configure, get_logger, loop_exception
 from server.runtime.metrics import Metrics, Observed
 from server.seats.bot_seats import BotSeats
@@ -58,8 +59,6 @@ from server.sessions.presence import Presence
 # The protocol closes anything above this with 1009 before we see it; frames up
 # to it are read and refused by our own, smaller limit with an error first.
 HARD_FRAME_LIMIT = 64 * 1024
-COMMIT_EVERY = 1.0
-"""Seconds between commits of what rooms wrote without a frame to send (which commits)."""
 
 
 def transport_limits(config: ServerConfig) -> Limits:
@@ -105,7 +104,7 @@ class _MetricsPort:
         raise AssertionError("the metrics port accepts no WebSocket")
 
 
-class TaliServer:
+class TaliServer(Lifecycle):
     def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         """``clock`` is game time (turns, graces, pauses, bots): the event loop's unless a
         test brings its own (``server.runtime.clock.ManualClock``); the rooms, presence and bots
@@ -286,11 +285,6 @@ class TaliServer:
             outbox.error(WireCode.BANNED, why, closes=True)
             outbox.close(CloseCode.POLICY_VIOLATION, "banned")
 
-    async def _settle(self) -> None:
-        """Until every round ended so far is rated and everything written so far is durable."""
-        await self.ratings.settled()
-        await done(self.store.commit())
-
     async def drain(self, on: bool) -> Data:
         """Drain this node (``on``) or stop: no new rooms; with several nodes, every room
         handed over at its next hand boundary (``Node.drain``)."""
@@ -310,36 +304,12 @@ class TaliServer:
                 told += 1
         return told
 
-    def _commit(self) -> Awaitable[None] | None:
-        """Commit the store's open batch, timed (``tali_store_commit_seconds``)."""
-        writes = self.store.pending
-        if not writes:
-            return self.store.commit()  # nothing new: at most the batch in flight
-        started = time.perf_counter()
-        result = self.store.commit()
-        self.metrics.commit_writes.observe(writes)
-        if result is None:
-            self.metrics.commit_seconds.observe(time.perf_counter() - started)
-            return None
-        future = asyncio.ensure_future(result)
-        future.add_done_callback(
-            lambda _: self.metrics.commit_seconds.observe(time.perf_counter() - started)
-        )
-        return future
-
     def _transport_events(self) -> Tally[str]:
         counts: Tally[str] = Tally()
         for server in (self.transport, self.metrics_transport):
             if server is not None:
                 counts.update(server.stats)
         return counts
-
-    def _commit_idle(self) -> None:
-        """Commit what rooms wrote without sending anything (a timer in a room nobody is
-        connected to): frames trigger commits, and this bounds the rest."""
-        if self.store.pending:
-            self.outgoing.flush()
-        self._committer = asyncio.get_running_loop().call_later(COMMIT_EVERY, self._commit_idle)
 
     def dropped(self, room: Room) -> None:
         """Another node plays ``room`` now (or may): its members here go there (they
@@ -360,115 +330,6 @@ class TaliServer:
     def leases_changed(self) -> None:
         """A room's spell at this node changed: frames held back for it may go (or never)."""
         self.outgoing.resume()
-
-    async def all_sent(self) -> None:
-        """Until every frame queued so far is durable and written (or never will be)."""
-        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def written() -> None:
-            if not sent.done():
-                sent.set_result(None)
-
-        self.outgoing.after_sent(written)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(sent, self.config.store_timeout_seconds)
-
-    def _store_failed(self, exc: BaseException) -> bool:
-        """A commit failed: nothing of it, or after it, may be sent. A node of several on
-        PostgreSQL lets every room and connection go and reconnects (``_reconnect_store``);
-        else the process stops, and a restart plays on from what the store holds (recovery),
-        which no client saw beyond. (A commit fenced off for some rooms is the node's
-        business: ``Outgoing``.)"""
-        if self.cluster.survives(self.store) and self.ready:
-            self.log.error(
-                "store_failed",
-                error=repr(exc),
-                then="letting every room go, reconnecting",
-                within_seconds=self.config.store_reconnect_seconds,
-            )
-            assert isinstance(self.store, Reconnecting)
-            self._spawn(self._reconnect_store(self.store))
-            return False
-        self.log.critical("store_failed", error=repr(exc), then="stopping")
-        self.ready = False
-        self.phase = "store failed"
-        for connection in list(self.connections):
-            connection.closing = True
-            connection.peer.close(CloseCode.INTERNAL_ERROR, "server error")
-        self.failed.set()
-        return False
-
-    async def _reconnect_store(self, store: Reconnecting) -> None:
-        """The store failed under a node of several: nothing decided since may be sent, so
-        every connection goes (1012: reconnect, to any node) with nothing more sent, and
-        every room is let go at once for a node that reaches the store to take over from
-        what it holds. Then new connections to the store, within ``store_reconnect_seconds``
-        (not ready meanwhile), after which this node plays on (taking rooms over as any
-        node does); else it stops."""
-        started = time.monotonic()
-        self.ready = False
-        self.phase = "store failed: reconnecting"
-        self.store_trouble = "store failed: reconnecting"
-        for connection in list(self.connections):
-            connection.abandon(TaliCloseCode.SERVICE_RESTART, "the server lost its store")
-        await self.cluster.let_go()
-        self.presence.let_go()
-        deadline = started + self.config.store_reconnect_seconds
-        while True:
-            try:
-                await store.reconnect()
-                break
-            except Exception as exc:
-                if time.monotonic() > deadline:
-                    self.log.critical(
-                        "store_failed",
-                        error=repr(exc),
-                        then="stopping: not back within store_reconnect_seconds",
-                        seconds=round(time.monotonic() - started, 3),
-                    )
-                    self.failed.set()
-                    return
-                await asyncio.sleep(min(1.0, max(0.1, self.config.store_timeout_seconds / 4)))
-        self.outgoing.reset()
-        self.cluster.store_back()
-        self.store_trouble = None
-        self.phase = "ready"
-        self.ready = True
-        self.log.info("store_reconnected", seconds=round(time.monotonic() - started, 3))
-
-    async def _probe_store(self, store: Reconnecting) -> None:
-        """A round trip to the store every few seconds: ``/readyz`` says so while it fails
-        (a hung database is noticed even by a node with nothing to commit)."""
-        every = max(0.5, min(5.0, self.config.lease_seconds / 3))
-        while True:
-            await asyncio.sleep(every)
-            if store.failed is not None or self.phase.startswith("store failed"):
-                continue
-            try:
-                await store.ping()
-            except Exception as exc:
-                if self.store_trouble is None:
-                    self.log.error("store_unreachable", error=repr(exc))
-                self.store_trouble = f"store unreachable: {exc}"
-            else:
-                if self.store_trouble is not None:
-                    self.log.info("store_reachable")
-                self.store_trouble = None
-
-    def readiness(self) -> str | None:
-        """Why this server should get no players now (the body of ``/readyz``'s 503): not
-        started, stopping, its store or (several nodes) Redis out of reach, or a room's lease
-        it cannot prove it holds; None if it should."""
-        if not self.ready:
-            return self.phase
-        if self.store_trouble is not None:
-            return self.store_trouble
-        return self.cluster.trouble()
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._store_tasks.add(task)
-        task.add_done_callback(self._store_tasks.discard)
 
     @property
     def port(self) -> int:
@@ -519,94 +380,12 @@ class TaliServer:
     def chips_conserved(self) -> bool:
         return all(room.chips_conserved() for room in self.lobby.rooms.values())
 
-    # -- stopping --------------------------------------------------------------
-
-    async def shutdown(self, reason: str = "the server is restarting") -> None:
-        """Stop gracefully: not ready, tell every client, close with 1001, stop listening."""
-        transport = self.transport
-        if transport is None:
-            return
-        started = time.monotonic()
-        self.ready = False
-        self.phase = "shutting down"
-        self.log.info("shutting_down", reason=reason, connections=len(self.connections))
-        if self.config.shutdown_drain_seconds:
-            await asyncio.sleep(self.config.shutdown_drain_seconds)
-        transport.stop_listening()
-        in_hand = sum(1 for room in self.lobby.rooms.values() if room.game.hand_in_progress)
-        clients = list(self.connections)
-        await self.cluster.leave(clients, reason)
-        closed = await transport.shutdown(
-            CloseCode.GOING_AWAY, "server shutting down", self.config.shutdown_timeout_seconds
-        )
-        if not closed:
-            self.log.warning("shutdown_timeout", left=len(transport.connections))
-        await self._stop_metrics()
-        rooms = len(self.lobby.rooms)
-        self.lobby.close_all()
-        await self._close_store()
-        self.log.info(
-            "stopped",
-            clients_told=len(clients),
-            rooms=rooms,
-            hands_in_play=in_hand,
-            seconds=round(time.monotonic() - started, 3),
-        )
-
-    async def close(self) -> None:
-        """Stop at once (tests): no notice, no drain."""
-        self.ready = False
-        self.bots.close()
-        self.ratings.close()
-        await self.cluster.close()
-        if self.transport is not None:
-            await self.transport.shutdown(
-                CloseCode.GOING_AWAY, "", self.config.shutdown_timeout_seconds
-            )
-        await self._stop_metrics()
-        self.lobby.close_all()
-        await self._close_store()
-
-    async def _close_store(self) -> None:
-        """Commit what is left (a timer's entry that sent nothing, say) and close the store."""
-        if self._committer is not None:
-            self._committer.cancel()
-        for task in self._store_tasks:
-            task.cancel()
-        if not self.outgoing.broken:
-            with contextlib.suppress(Exception):
-                await done(self.store.commit())
-        try:
-            await done(self.store.close())
-        except Exception as exc:
-            # Told already if it failed; the stop goes on (and says why it stops).
-            self.log.error("store_close_failed", error=repr(exc))
-
-    async def _stop_metrics(self) -> None:
-        if self.metrics_transport is not None:
-            await self.metrics_transport.shutdown(CloseCode.GOING_AWAY, "", 1.0)
-
 
 class Monotonic:
     """The clock of the HTTP budgets (the event loop's is monotonic too)."""
 
     def time(self) -> float:
         return time.monotonic()
-
-
-def open_store(config: ServerConfig) -> Store:
-    """The store the settings name: SQLite in the data directory (the default), memory, or
-    PostgreSQL at a URL (which connects in ``await store.start()``)."""
-    kind = config.store_kind
-    if kind is StoreKind.MEMORY:
-        return MemoryStore()
-    if kind is StoreKind.POSTGRESQL:
-        from server.persistence.store_pg import PostgresStore  # asyncpg is imported only when used
-
-        return PostgresStore(config.store, timeout=config.store_timeout_seconds)
-    return SqliteStore(
-        config.data_dir / "tali.db", config.store_sync, accept_lost_writes=config.accept_lost_writes
-    )
 
 
 def tune_gc() -> None:

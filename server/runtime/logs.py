@@ -17,7 +17,7 @@ from types import TracebackType
 import structlog
 from pydantic_core import to_json
 
-from server.runtime.config import LogFormat
+from server.runtime.config_edge import LogFormat
 
 
 def configure(log_format: LogFormat, level: str) -> None:

@@ -23,7 +23,8 @@ import pytest_asyncio
 from server.app import TaliServer
 from server.rooms.room_views import stats
 from server.runtime.clock import ManualClock
-from server.runtime.config import LogFormat, ServerConfig
+from server.runtime.config import ServerConfig
+from server.runtime.config_edge import LogFormat
 from server.runtime.logs import configure
 from tests.waits import STARTUP_SECONDS
 

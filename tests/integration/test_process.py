@@ -15,7 +15,8 @@ from websockets.asyncio.client import connect
 
 from protocol.codec import PROTOCOL_VERSION
 from server.app import loop_factory
-from server.runtime.config import EventLoop, ServerConfig
+from server.runtime.config import ServerConfig
+from server.runtime.config_edge import EventLoop
 from tests.waits import STARTUP_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]

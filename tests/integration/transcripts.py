@@ -20,7 +20,7 @@ from typing import Any
 
 from protocol.codec import PROTOCOL_VERSION
 from server.app import TaliServer
-from server.runtime.config import LogFormat
+from server.runtime.config_edge import LogFormat
 from server.runtime.logs import configure
 
 from .conftest import config

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from server.runtime.config import LogFormat
+from server.runtime.config_edge import LogFormat
 from server.runtime.logs import configure
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from server.runtime.config import LogFormat
+from server.runtime.config_edge import LogFormat
 from server.runtime.logs import configure, get_logger, loop_exception
 
 

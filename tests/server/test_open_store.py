@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from server.app import open_store
+from server.lifecycle import open_store
 from server.persistence.store import StoreError, commit_now, done
 from server.persistence.store_memory import MemoryStore
 from server.persistence.store_pg import PostgresStore
