@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from server.identity.auth import Replays, Verifier
     from server.net.transport import Peer
     from server.rooms.lobby import Lobby
+    from server.runtime.clock import Clock
     from server.runtime.config import ServerConfig
     from server.runtime.metrics import Metrics
     from server.sessions.presence import Presence
@@ -84,6 +85,8 @@ class Host(Protocol):
 
     config: ServerConfig
     metrics: Metrics
+    clock: Clock
+    """The server's clock, unscaled (a connection's timers are no game durations)."""
     outgoing: Outgoing
     incoming: Incoming
     lobby: Lobby
@@ -139,8 +142,9 @@ class Connection(Writer):
             self.config.read_frames_burst,
         )
         self.log = get_logger(conn=self.number)
-        self._hello_timer = self._loop.call_later(
-            self.config.hello_timeout_seconds, self._hello_timeout
+        clock = app.clock
+        self._hello_timer = clock.call_at(
+            clock.now() + self.config.hello_timeout_seconds, self._hello_timeout
         )
         self.log.info("connected", peer=peer.remote_address)
 
