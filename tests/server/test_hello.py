@@ -11,7 +11,9 @@ and the hand's pace move only when the test says so (``server.sessions.hello``,
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +25,7 @@ from server.app import TaliServer
 from server.community.moderation import OPERATOR
 from server.rooms.room_views import stats
 from server.runtime.clock import ManualClock
+from tests import tokens
 from tests.server.test_cluster import Wire, make, started
 
 pytestmark = pytest.mark.asyncio
@@ -55,6 +58,17 @@ class Client(Wire):
 
     async def request(self, kind: str, **fields: Any) -> Frame:
         return await self.say(kind, **fields)
+
+    async def say(self, type: str, **fields: Any) -> Frame:
+        """``Wire.say``; a hello answered in a task (a sign-in token checked: its key set
+        read in a thread) is awaited before the reply is looked for."""
+        self._ids += 1
+        ident = self._ids
+        self.connection.handle(json.dumps({"type": type, "id": ident, **fields}))
+        task = self.connection.hello_task
+        if task is not None:
+            await task
+        return await self.reply_to(ident)
 
     async def hello(self, name: str | None = None, token: str | None = None) -> Frame:
         welcome = await super().hello(name, token)
@@ -231,6 +245,79 @@ async def test_a_banned_address_is_refused_a_hello_and_a_resume_until_the_ban_en
     assert (await Client(app).request("hello", protocol=PROTOCOL_VERSION))["type"] == "welcome"
     clock.advance(60)
     assert (await Client(app, banned).hello("Again"))["resumed"] is False
+
+
+AUTH = {
+    "auth_secret": tokens.SECRET,
+    "auth_issuer": tokens.ISSUER,
+    "auth_audience": tokens.AUDIENCE,
+}
+
+
+async def signed_in(app: TaliServer, auth: str) -> tuple[Client, Frame]:
+    """A connection that says hello with a sign-in token: it and the reply."""
+    client = Client(app)
+    reply = await client.request("hello", protocol=PROTOCOL_VERSION, auth=auth)
+    if reply["type"] == "welcome":
+        client.player_id, client.token = reply["player_id"], reply["token"]
+    return client, reply
+
+
+def code(reply: Frame) -> str:
+    assert reply["type"] == "error", reply
+    return str(reply["code"])
+
+
+async def test_every_sign_in_outcome(tmp_path: Path) -> None:
+    """``_sign_in`` (``_hello_later``, alone): each token's outcome, as
+    ``tests/integration/test_community.py`` has it over a socket."""
+    keys = tokens.KeySet(tmp_path / "jwks.json")
+    app, _ = make(**UNBUDGETED, **AUTH, auth_jwks=str(keys.path))
+    await started(app)
+    try:
+        # Valid: HS256 (the shared secret), RS256 and EdDSA (the key set); name and roles.
+        _client, welcome = await signed_in(
+            app, tokens.hs256("acct-1", "Aurelia", roles=["moderator", "cook"])
+        )
+        assert welcome["type"] == "welcome", welcome
+        assert welcome["account"] == "acct-1"
+        assert welcome["name"] == "Aurelia"
+        assert welcome["roles"] == ["moderator"]
+        for token in (keys.rs256("acct-2", "Brutus"), keys.eddsa("acct-3", "Cassia")):
+            _, welcome = await signed_in(app, token)
+            assert welcome["type"] == "welcome", welcome
+            assert welcome["account"] in ("acct-2", "acct-3")
+        # Refused, each with its code; the connection stays open for another hello.
+        cases = {
+            "auth_expired": tokens.hs256("acct-4", exp=1_000_000, iat=999_000),
+            "auth_invalid": tokens.hs256("acct-4", secret="not-the-site-secret-0123456789abcdef"),
+            "auth_wrong_issuer": tokens.hs256("acct-4", iss="https://evil.example"),
+            "auth_wrong_audience": tokens.hs256("acct-4", aud="another-game"),
+            "auth_unknown_key": keys.rs256("acct-4", kid="rsa-9"),
+        }
+        for expected, token in cases.items():
+            refused, reply = await signed_in(app, token)
+            assert code(reply) == expected, (expected, reply)
+            assert reply["closes"] is False
+            again = await refused.request("hello", protocol="2.2", name="Guest")
+            assert again["type"] == "welcome", again
+        # Forged with a key the server does not know under a kid it does.
+        _, reply = await signed_in(app, tokens.stranger_rs256("acct-4"))
+        assert code(reply) == "auth_invalid"
+        # A claim missing (jti), and a token that is no JWT's shape at all.
+        _, reply = await signed_in(app, tokens.hs256("acct-4", jti=None))
+        assert code(reply) == "auth_invalid"
+        # Replayed: a token opens one session.
+        token = tokens.hs256("acct-5", "Decima")
+        _, first = await signed_in(app, token)
+        assert first["type"] == "welcome"
+        _, second = await signed_in(app, token)
+        assert code(second) == "auth_replayed"
+        # Guests are welcome by default.
+        guest = await player(app, "Guest")
+        assert guest.player_id
+    finally:
+        await closed(app)
 
 
 # -- resuming ------------------------------------------------------------------------------
