@@ -23,7 +23,7 @@ MIN_STAMP := $(MIN_VENV)/.installed-stamp
 # supports the same websockets releases): what the lowest websockets release we support
 # can change (the rest of the suite runs once, on the newest).
 WEBSOCKETS_TESTS := tests/server/test_transport.py tests/server/test_http.py \
-	tests/server/test_http_head.py tests/server/test_outgoing.py \
+	tests/server/test_http_head.py tests/server/test_outgoing.py tests/server/test_hello.py \
 	tests/integration/test_transport.py tests/integration/test_bad_input.py \
 	tests/integration/test_sessions.py tests/integration/test_costs.py \
 	tests/integration/test_operations.py tests/clients/test_python.py

@@ -32,7 +32,8 @@ from server.community.admin import ADMIN, ADMIN_API, Admin
 from server.community.moderation import Moderation
 from server.community.operator import Local, Operator
 from server.community.ratings import Ratings
-from server.gateway.connection import Connection, Incoming, Outgoing
+from server.gateway.connection import Connection
+from server.gateway.turn import Incoming, Outgoing
 from server.identity.auth import Replays, verifier
 from server.identity.session import Ids, Session
 from server.lifecycle import COMMIT_EVERY, Lifecycle, open_store

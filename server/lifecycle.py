@@ -21,7 +21,8 @@ from websockets.frames import CloseCode
 from protocol.errors import CloseCode as TaliCloseCode
 from server.cluster.cluster import Cluster
 from server.community.ratings import Ratings
-from server.gateway.connection import Connection, Outgoing
+from server.gateway.connection import Connection
+from server.gateway.turn import Outgoing
 from server.net.ws_server import WsServer
 from server.persistence.store import Reconnecting, Store, done
 from server.persistence.store_memory import MemoryStore

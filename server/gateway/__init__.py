@@ -1,1 +1,1 @@
-"""One client's connection: the hello handshake, limits, dispatch to lobby and rooms."""
+"""One client's connection: limits, dispatch to lobby and rooms, a loop turn's reads and writes."""

@@ -74,7 +74,7 @@ HAND_TYPES = frozenset(
 LAUNCHER = """
 import os, signal, time
 from server.app import TaliServer, main
-from server.gateway.connection import Outgoing
+from server.gateway.turn import Outgoing
 
 mode = os.environ.get("CRASH_MODE", "")
 delay = float(os.environ.get("CRASH_AFTER", "0"))

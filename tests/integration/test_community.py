@@ -1,9 +1,10 @@
 """Sign-in, moderation, the operator's API and ratings, against the real server (one node).
 
-Every sign-in token outcome (valid HS256, RS256 and EdDSA; expired, forged, wrong
-issuer, wrong audience, unknown key, replayed, malformed, guests refused), every
-moderation act and each of its refusals, the operator's API (never without its
-token), and the leaderboard. The same acts across two real nodes are in
+Sign-in with a key set at a URL and out of reach, guests refused (every sign-in
+token's outcome, valid HS256, RS256 and EdDSA; expired, forged, wrong issuer, wrong
+audience, unknown key, replayed, malformed: ``tests/server/test_hello.py``, without a
+socket), every moderation act and each of its refusals, the operator's API (never
+without its token), and the leaderboard. The same acts across two real nodes are in
 ``tests/cluster/test_community.py``.
 """
 
@@ -60,52 +61,6 @@ def code(reply: dict[str, Any]) -> str:
 
 
 # -- sign-in ----------------------------------------------------------------------------
-
-
-async def test_every_sign_in_outcome(tmp_path: Path) -> None:
-    keys = tokens.KeySet(tmp_path / "jwks.json")
-    async with serving(auth_jwks=str(keys.path)) as server:
-        # Valid: HS256 (the shared secret), RS256 and EdDSA (the key set); name and roles.
-        _client, welcome = await signed_in(
-            server, tokens.hs256("acct-1", "Aurelia", roles=["moderator", "cook"])
-        )
-        assert welcome["type"] == "welcome", welcome
-        assert welcome["account"] == "acct-1"
-        assert welcome["name"] == "Aurelia"
-        assert welcome["roles"] == ["moderator"]
-        for token in (keys.rs256("acct-2", "Brutus"), keys.eddsa("acct-3", "Cassia")):
-            _, welcome = await signed_in(server, token)
-            assert welcome["type"] == "welcome", welcome
-            assert welcome["account"] in ("acct-2", "acct-3")
-        # Refused, each with its code; the connection stays open for another hello.
-        cases = {
-            "auth_expired": tokens.hs256("acct-4", exp=1_000_000, iat=999_000),
-            "auth_invalid": tokens.hs256("acct-4", secret="not-the-site-secret-0123456789abcdef"),
-            "auth_wrong_issuer": tokens.hs256("acct-4", iss="https://evil.example"),
-            "auth_wrong_audience": tokens.hs256("acct-4", aud="another-game"),
-            "auth_unknown_key": keys.rs256("acct-4", kid="rsa-9"),
-        }
-        for expected, token in cases.items():
-            refused, reply = await signed_in(server, token)
-            assert code(reply) == expected, (expected, reply)
-            assert reply["closes"] is False
-            again = await refused.request("hello", protocol="2.2", name="Guest")
-            assert again["type"] == "welcome", again
-        # Forged with a key the server does not know under a kid it does.
-        _, reply = await signed_in(server, tokens.stranger_rs256("acct-4"))
-        assert code(reply) == "auth_invalid"
-        # A claim missing (jti), and a token that is no JWT's shape at all.
-        _, reply = await signed_in(server, tokens.hs256("acct-4", jti=None))
-        assert code(reply) == "auth_invalid"
-        # Replayed: a token opens one session.
-        token = tokens.hs256("acct-5", "Decima")
-        _, first = await signed_in(server, token)
-        assert first["type"] == "welcome"
-        _, second = await signed_in(server, token)
-        assert code(second) == "auth_replayed"
-        # Guests are welcome by default.
-        guest = await player(server, "Guest")
-        assert guest.player_id
 
 
 @contextlib.contextmanager

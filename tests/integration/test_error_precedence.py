@@ -1,7 +1,8 @@
 """When several error codes apply, the one the spec's precedence table names wins.
 
 One test per group of rows of "Which error wins" in protocol/guides/lifecycle.md, over
-real sockets. Each request below is wrong in two (or more) ways at once.
+real sockets (the hello's rows: tests/server/test_hello.py, without a socket). Each
+request below is wrong in two (or more) ways at once.
 """
 
 from __future__ import annotations
@@ -52,17 +53,6 @@ async def test_the_rate_limit_comes_before_parsing(strict_server: TaliServer) ->
     codes = [f["code"] for f in client.of_type("error")]
     assert "rate_limited" in codes
     assert set(codes) == {"bad_message", "rate_limited"}
-
-
-async def test_hello_errors(server: TaliServer) -> None:
-    client = await open_client(server, "x")
-    # A second hello, even with an unsupported version, is bad_message.
-    await client.hello("Aulus")
-    assert await code_of(client, "hello", protocol="1.0") == "bad_message"
-    fresh = await open_client(server, "y")
-    # Unsupported version before the token is looked up.
-    reply = await fresh.request("hello", protocol="1.0", token="A" * 43)
-    assert (reply["code"], reply["closes"]) == ("unsupported_version", True)
 
 
 async def test_room_errors(server: TaliServer) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from server.cluster.tenure import Spell, Tenure
-from server.gateway.connection import Outgoing
+from server.gateway.turn import Outgoing
 from server.persistence.store import Fenced
 
 
