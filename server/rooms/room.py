@@ -217,6 +217,11 @@ class Room(RoomTimers):
     def reconnected(self, session: Session) -> None:
         self.shell.run(fx.Reconnected(session))
 
+    def grace_over(self, session: Session) -> None:
+        """The member's reconnect grace ran out (``server.sessions.presence``): they leave,
+        unless they are back."""
+        self.shell.run(fx.GraceOver(session))
+
     def resume(self) -> None:
         """After a restart (``server.rooms.recovery``): every member is away
         (``server.sessions.presence`` holds their places from now); whoever the table waits for
@@ -379,6 +384,12 @@ class Room(RoomTimers):
                 self._record(journal.CameBack(session.player_id))
                 self._changed()
 
+    def _grace_over(self, session: Session) -> None:
+        member = self.members.get(session.player_id)
+        if member is None or session.connected or self.closed:
+            return
+        self._remove(member)
+
     def _resume(self) -> None:
         for member in self.members.values():
             member.connected = False
@@ -481,6 +492,7 @@ HANDLERS: dict[type[Any], Callable[[Room, Any], None]] = {
     fx.Chat: lambda room, c: room._chat(c.session, c.text),
     fx.Disconnected: lambda room, c: room._disconnected(c.session, c.grace_until),
     fx.Reconnected: lambda room, c: room._reconnected(c.session),
+    fx.GraceOver: lambda room, c: room._grace_over(c.session),
     fx.TimerFired: lambda room, c: room._fired(c.key),
     fx.Resume: lambda room, c: room._resume(),
     fx.Close: lambda room, c: room._close(),
