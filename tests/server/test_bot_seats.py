@@ -16,7 +16,8 @@ from server.identity import names
 from server.identity.session import Session
 from server.net.frames import data_frame, read_frames, text_frame
 from server.runtime.config import ServerConfig
-from server.seats.bot_seats import BotSeats, action_message, people_seated
+from server.seats.bot_rooms import BotSeats, people_seated
+from server.seats.bot_seats import action_message
 
 from .fakes import Inbox
 from .tables import Table
