@@ -22,6 +22,12 @@ the ``timed_out`` it heard between sending the action and its reply. A bot
 whose stack can no longer pay to be dealt in leaves and sits down again with
 a fresh one.
 
+Whatever a bot does later runs on the server's one game clock
+(``BotHost.game_clock``, ``server.runtime.clock``), never on the event loop's
+own: its think time, and its connection's closing (``retire``) and the close
+being heard (``BotPeer.close``), each a turn later (``BotSeat.later``: a timer due
+at once). A test moves that clock by hand.
+
 The server's bots as a whole, room by room (adding and removing them, filling
 seats, sitting out, coming back after a restart), are ``BotSeats``
 (``server.seats.bot_rooms``).
@@ -37,7 +43,7 @@ seats it.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import itertools
 import json
 import random
@@ -174,7 +180,7 @@ class BotPeer:
         if self.open:
             self.open = False
             # As the transport does: the handler hears of it once the connection is gone.
-            asyncio.get_running_loop().call_soon(self._bot.closed, code)
+            self._bot.later(functools.partial(self._bot.closed, code))
 
     def pause(self, seconds: float) -> None:
         """A bot sends at its own pace: nothing to hold back."""
@@ -221,7 +227,6 @@ class BotSeat:
         turn timer has acted for this bot since (every request gets a reply, which removes
         it)."""
         self._ids = itertools.count(1)
-        self._loop = asyncio.get_running_loop()
         self.retiring = False
         self.address = ""
         """The address the bot's room was made from (its share of the bots)."""
@@ -278,7 +283,15 @@ class BotSeat:
         self.retiring = True
         self._cancel()
         # Closed next turn: a close now would send every frame queued so far at once.
-        self._loop.call_soon(self.connection.close, CloseCode.NORMAL_CLOSURE, "bot retired")
+        self.later(
+            functools.partial(self.connection.close, CloseCode.NORMAL_CLOSURE, "bot retired")
+        )
+
+    def later(self, callback: Callable[[], None]) -> Timer:
+        """``callback`` a turn later, not now: a timer due at once on the game clock, the one
+        every bot's timer is armed on (never the event loop's own: a test moves it)."""
+        clock = self.seats.host.game_clock
+        return clock.call_at(clock.now(), callback)
 
     # -- hearing ----------------------------------------------------------------
 
