@@ -54,7 +54,7 @@ from server.runtime.config import ServerConfig
 from server.runtime.config_edge import EventLoop
 from server.runtime.logs import configure, get_logger, loop_exception
 from server.runtime.metrics import Metrics, Observed
-from server.seats.bot_seats import BotSeats
+from server.seats.bot_rooms import BotSeats
 from server.sessions.presence import Presence
 
 # The protocol closes anything above this with 1009 before we see it; frames up

@@ -30,7 +30,7 @@ from server.persistence.store_sqlite import SqliteStore
 from server.rooms.lobby import Lobby
 from server.runtime.config import ServerConfig, StoreKind
 from server.runtime.metrics import Metrics
-from server.seats.bot_seats import BotSeats
+from server.seats.bot_rooms import BotSeats
 from server.sessions.presence import Presence
 
 COMMIT_EVERY = 1.0

@@ -1,7 +1,8 @@
 """What goes into a room and what comes out of it, as plain data (``Room.handle``).
 
 A *command* is one input to a room: a member's request (``Join``, ``Act``...), their
-connection coming and going (``Disconnected``, ``Reconnected``), the server's own
+connection coming and going (``Disconnected``, ``Reconnected``, and ``GraceOver`` when the
+place held for them runs out), the server's own
 (``Resume``, ``Close``, ``HandedOver``, ``Opened``) or one of the room's timers firing
 (``TimerFired``); a request the room refuses raises ``RequestError``, with nothing to
 carry out. Its members are ``Member`` records.
@@ -103,6 +104,14 @@ class Reconnected:
 
 
 @dataclass(slots=True)
+class GraceOver:
+    """The member's reconnect grace ran out (``server.sessions.presence`` holds it on the
+    clock): unless their session is connected again, they leave, as by ``Leave``."""
+
+    session: Session
+
+
+@dataclass(slots=True)
 class Resume:
     """After a restart or a failover: the room goes on in this process's time."""
 
@@ -150,6 +159,7 @@ Command = (
     | Chat
     | Disconnected
     | Reconnected
+    | GraceOver
     | Resume
     | Close
     | HandedOver

@@ -13,6 +13,9 @@ room (``Room.handle``) and carries out what it answered:
    one more command, ``TimerFired``, through ``run``);
 5. the lobby told the room changed.
 
+Reads that wait on the store run here too, in a task (``history``: a member's hand
+history), so that nothing the room and its views are made of touches the event loop.
+
 Nothing of step 3 reaches a socket here: a connection's queue is written by
 ``connection.Outgoing`` at the end of the event-loop turn, only once the store has
 committed the batch of step 1, and (several nodes) only if the room's lease is still
@@ -23,12 +26,14 @@ puts every room's writes and messages in front of that gate, in that order.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from server.persistence.store import Data
+from server.rooms.history import History, hand_history
 from server.rooms.room_effects import Command, Effects, Membership, TimerFired, TimerKey
 from server.rooms.story import KeptHands
 from server.runtime.clock import Clock, Instant, Timer, instant
@@ -48,6 +53,8 @@ room where no hand is played (``set_ready`` toggled, spectators coming and going
 grow its log for ever; with it, a restart replays at most this many."""
 LOG_BYTES = 64 * 1024
 """Bytes of entries a room writes before it takes a snapshot, likewise."""
+
+HistoryTask = asyncio.Task[History]
 
 
 class Actor(Protocol):
@@ -194,6 +201,20 @@ class RoomShell:
                 session.rooms[room_id] = change.role
             if not change.moved:
                 session.rooms_changed()
+
+    def history(
+        self, hands_played: int, viewer: str | None, count: int, in_play: dict[str, Any] | None
+    ) -> HistoryTask:
+        """The last ``count`` complete hands of the room as ``viewer`` saw them, read from its
+        store in a task (a store may read asynchronously), with ``in_play``: the hand in play
+        so far, as they saw it (``server.rooms.room_views.history_task`` says which)."""
+        store, room_id = self.store, self.room.id
+
+        async def both() -> History:
+            hands = await hand_history(store, room_id, hands_played, viewer, count)
+            return hands, in_play
+
+        return asyncio.get_running_loop().create_task(both())
 
     def snapshot_due(self, ends_hand: bool) -> bool:
         """Whether the room is to be snapshot after an entry just written (``logged`` and

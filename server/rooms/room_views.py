@@ -9,7 +9,6 @@ them (``server.rooms.history``).
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 import protocol.server as msg
@@ -18,7 +17,7 @@ from server.engine import view
 from server.engine.state import Phase
 from server.net import wire
 from server.persistence.store import Data
-from server.rooms.history import History, hand_history, told
+from server.rooms.history import told
 from server.runtime.metrics import RoomStats
 
 _new = tuple.__new__
@@ -26,8 +25,7 @@ _new = tuple.__new__
 if TYPE_CHECKING:
     from server.identity.session import Session
     from server.rooms.room import Room
-
-HistoryTask = asyncio.Task[History]
+    from server.rooms.room_shell import HistoryTask
 
 
 def summary_key(room: Room) -> tuple[object, ...]:
@@ -144,14 +142,9 @@ def history_view(
 
 def history_task(room: Room, session: Session, count: int, *, current: bool = False) -> HistoryTask:
     """The last ``count`` complete hands as ``session`` saw them (``server.rooms.history``), read
-    from the room's store in a task (a store may read asynchronously); with ``current``,
-    also the hand in play so far, as they saw it (taken now: up to the room's seq of now).
-    Refused (``RequestError``) if ``session`` is not a member."""
+    from the room's store in a task (a store may read asynchronously: the room's shell runs
+    it, ``RoomShell.history``); with ``current``, also the hand in play so far, as they saw
+    it (taken now: up to the room's seq of now). Refused (``RequestError``) if ``session`` is
+    not a member."""
     viewer, in_play, hands_played = history_view(room, session, current)
-    store, room_id = room.shell.store, room.id
-
-    async def both() -> History:
-        hands = await hand_history(store, room_id, hands_played, viewer, count)
-        return hands, in_play
-
-    return asyncio.get_running_loop().create_task(both())
+    return room.shell.history(hands_played, viewer, count, in_play)

@@ -286,11 +286,14 @@ class Presence:
                 del self._holds[(session_id, held)]
 
     def _grace_over(self, room: Room, session: Session) -> None:
+        """The grace's timer: one command for the room (``GraceOver``, through its shell),
+        which lets the player go unless they are back; a failure is logged and stays in
+        that room."""
         self._holds.pop((id(session), room.id), None)
-        if session.connected or room.closed or session.player_id not in room.members:
+        if room.closed:
             return
         try:
-            room.leave(session)
+            room.grace_over(session)
         except Exception:
             room.log.exception("grace_removal_failed")
 

@@ -1,24 +1,30 @@
-"""The pure parts of the server's bots: reading frames, writing actions, choosing names."""
+"""The server's bots without sockets: reading frames, writing actions, choosing names, and
+their timers on a clock the test moves."""
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+import protocol.client as req
 from protocol.codec import CLIENT_ADAPTER
 from protocol.types import Role
-from server.bots import BOT_NAMES, BOT_SUFFIX
+from server.app import TaliServer
+from server.bots import BOT_NAMES, BOT_SUFFIX, Level
 from server.engine import AllIn, Ante, Bet, Call, Check, Fold, Pass, Raise, Reroll, Roll
-from server.engine.actions import Action
+from server.engine.actions import Action, ActionKind
+from server.engine.game import LegalActions
 from server.identity import names
 from server.identity.session import Session
 from server.net.frames import data_frame, read_frames, text_frame
 from server.runtime.config import ServerConfig
-from server.seats.bot_seats import BotSeats, action_message, people_seated
+from server.seats.bot_rooms import BotSeats, people_seated
+from server.seats.bot_seats import BotSeat, action_message
 
-from .fakes import Inbox
+from .fakes import FakeClock, Inbox
 from .tables import Table
 
 
@@ -87,3 +93,102 @@ def test_people_seated_counts_people_not_bots_nor_spectators() -> None:
     assert not people_seated(table.room)
     table.join("Brutus")
     assert people_seated(table.room)
+
+
+# -- the bots' timers, on a clock the test moves (no socket, no listener) ----------------
+
+THINK = 2.0
+
+
+async def turns(count: int = 20) -> None:
+    """Let the event loop turn (the connections' queues run on it), the game clock still."""
+    for _ in range(count):
+        await asyncio.sleep(0)
+
+
+async def bot_at_table(clock: FakeClock) -> tuple[TaliServer, BotSeat, Session]:
+    """The server's parts, not listening, on ``clock``: a person seated in a room of theirs,
+    a bot beside them."""
+    server = TaliServer(
+        ServerConfig(
+            store="memory",
+            seed=3,
+            bot_think_min_seconds=THINK,
+            bot_think_max_seconds=THINK,
+            default_next_hand_delay_seconds=1,
+        ),
+        clock,
+    )
+    aulus, _ = server.presence.open("Aulus", "127.0.0.1", Inbox())
+    request = req.CreateRoom.model_validate(
+        {"type": "create_room", "id": 1, "settings": {"variant": "liars"}}, strict=False
+    )
+    room = server.lobby.create(aulus, request)
+    room.join(aulus, Role.PLAYER, None)
+    bot = server.bots.add(room, None, Level.BEGINNER)
+    await turns()
+    return server, bot, aulus
+
+
+def quick(legal: LegalActions) -> Action:
+    """The person's move, made at once: roll, check or call."""
+    if ActionKind.ROLL in legal.actions:
+        return Roll()
+    return Check() if ActionKind.CHECK in legal.actions else Call()
+
+
+@pytest.mark.asyncio
+async def test_a_bot_thinks_on_the_game_clock_and_acts_only_when_it_moves() -> None:
+    clock = FakeClock()
+    server, bot, aulus = await bot_at_table(clock)
+    room = server.lobby.rooms[bot.room]
+    stats = server.bots.stats
+    for _ in range(100):  # the hand starts; the person acts at once until the bot is asked
+        if bot.prompt is not None:
+            break
+        if aulus.player_id in room.game.to_act():
+            room.act(aulus, quick(room.game.legal_actions(aulus.player_id)))
+        else:
+            clock.advance(0.5)
+        await turns()
+    assert bot.prompt is not None, "the bot was never asked"
+    await turns()
+    assert stats.decisions == 0  # the loop turned; the game clock did not move
+    clock.advance(0.4 * THINK - 0.01)  # less than the shortest think (a draw's, ``_effort``)
+    assert stats.decisions == 0
+    clock.advance(THINK)
+    assert stats.decisions == 1
+    server.bots.close()
+    clock.advance(0)
+    await server.close()
+
+
+@pytest.mark.asyncio
+async def test_a_retired_bot_closes_and_is_let_go_on_the_game_clock() -> None:
+    clock = FakeClock()
+    server, bot, _ = await bot_at_table(clock)
+    bot.retire()
+    await turns()
+    # A turn later on the game clock, not the loop's: nothing yet while it stands still.
+    assert server.bots.bots.get(bot.player_id) is bot
+    assert bot.peer.open
+    clock.advance(0)
+    assert not bot.peer.open
+    assert server.bots.bots == {}
+    assert bot.session is not None
+    assert server.presence.session_of(bot.player_id) is None  # forgotten, retired
+    await server.close()
+
+
+@pytest.mark.asyncio
+async def test_the_servers_stop_closes_every_bot_on_the_game_clock() -> None:
+    clock = FakeClock()
+    server, bot, _ = await bot_at_table(clock)
+    server.bots.close()
+    await turns()
+    assert not bot.peer.open
+    assert server.bots.bots.get(bot.player_id) is bot  # heard a turn later, on the clock
+    clock.advance(0)
+    assert server.bots.bots == {}
+    assert server.presence.session_of(bot.player_id) is not None  # kept, for a restart
+    await server.close()

@@ -6,6 +6,8 @@ import pytest
 
 from protocol.types import Role
 from server.identity.session import Ids, Session
+from server.rooms.room_effects import Command, GraceOver
+from server.rooms.room_shell import RoomShell
 from server.runtime.config import ServerConfig
 from server.sessions.presence import Alone, HelloRefused, Presence, token_key
 
@@ -159,3 +161,27 @@ def test_a_member_whose_session_was_forgotten_leaves_when_the_grace_ends(seats: 
     assert ghost.player_id not in seats.table.room.members
     with pytest.raises(HelloRefused):
         restarted.resume("gone:p_ghost", Inbox())
+
+
+def test_a_grace_running_out_is_one_command_to_the_room_through_its_shell(
+    seats: Seats, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, _, a = seats.sit("Aulus")
+    brutus, _, b = seats.sit("Brutus")
+    seats.presence.closed(brutus, b)
+    commands: list[Command] = []
+    run = RoomShell.run
+
+    def recorded(shell: RoomShell, command: Command) -> None:
+        commands.append(command)
+        run(shell, command)
+
+    monkeypatch.setattr(RoomShell, "run", recorded)
+    seats.advance(GRACE - 0.01)
+    assert commands == []
+    seats.advance(0.01)
+    # The timer's one command, committed and sent like any other (command, handle,
+    # commit, send): the room, not the presence, decides the player goes.
+    assert commands == [GraceOver(brutus)]
+    assert a.of_type("player_left")[-1]["player"] == brutus.player_id
+    assert brutus.rooms == {}

@@ -20,6 +20,7 @@ from server.rooms.room_effects import (
     Command,
     Disconnected,
     Effects,
+    GraceOver,
     HandedOver,
     Join,
     Leave,
@@ -232,6 +233,26 @@ def test_going_away_and_coming_back_are_told_and_written_down() -> None:
     back = actor.do(Reconnected(actor.session("Aulus")))
     assert [r.entry for r in back.entries] == [journal.CameBack(A)]
     assert [m["type"] for m in back.to(B)] == ["player_reconnected"]
+
+
+def test_a_grace_over_lets_an_away_player_go_and_changes_nothing_for_one_who_is_back() -> None:
+    actor = Actor("simple")
+    actor.join("Aulus", "Brutus")
+    aulus = actor.session("Aulus")
+    actor.do(Disconnected(aulus, START_MS + 60_000))
+    aulus.outbox = Inbox()  # connected again, its grace not yet cancelled
+    kept = actor.do(GraceOver(aulus))
+    assert (kept.entries, kept.messages, kept.membership) == ([], [], [])
+    assert A in actor.room.members
+    aulus.outbox = None
+    gone = actor.do(GraceOver(aulus))
+    assert [r.entry for r in gone.entries] == [journal.Left(A)]
+    assert gone.membership == [Membership(aulus, None)]
+    assert "player_left" in types(gone.to(B))
+    assert A not in actor.room.members
+    # Told once more (a second timer, say): nobody left to let go.
+    again = actor.do(GraceOver(aulus))
+    assert (again.entries, again.messages) == ([], [])
 
 
 # Converted from tests/integration/test_timers.py, which ran them on a real server (a
