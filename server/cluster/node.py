@@ -12,7 +12,7 @@ generation it holds the room under and, by this process's monotonic clock, until
 the lease is *provably* held (the moment the claim or last renewal was sent, plus most
 of a lease: Redis's own expiry can only be later). The frames of a turn go out only
 once its commit is durable and every room they tell of is still held, under the same
-tenure, provably so at that moment (``server.gateway.connection.Outgoing``, the one place that
+tenure, provably so at that moment (``server.gateway.turn.Outgoing``, the one place that
 decides it): a node woken from a pause past its lease sends nothing until a renewal
 has proved the lease, and nothing at all of a room it lost, fenced or not. A node that
 loses a lease (it was paused, or cut off from Redis past it) drops the room at once; the

@@ -1,5 +1,5 @@
 """The rooms this node plays, each one's spell (``Tenure``): the book the fencing reads
-(``server.gateway.connection.Outgoing`` sends a room's frames only while its spell allows),
+(``server.gateway.turn.Outgoing`` sends a room's frames only while its spell allows),
 and what a node needs of the server around it (``Shell``). ``Tenures`` is the base of
 ``server.cluster.node.Node``, whose docstring tells how leases, tenures and failover fit.
 """

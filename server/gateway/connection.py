@@ -74,7 +74,7 @@ _ACTIONS: dict[type[Any], Any] = {
 
 
 class Bots(Protocol):
-    """Where a room creator's bot requests go (``server.seats.bot_seats``)."""
+    """Where a room creator's bot requests go (``server.seats.bot_rooms.BotSeats``)."""
 
     def request(self, session: Session, message: req.AddBot | req.RemoveBot) -> None:
         """Add or remove a bot; ``RequestError`` if refused."""
@@ -436,7 +436,7 @@ class Connection(Writer):
         """Answer a request about a room not played here from the directory: the room is
         played at a live node (``room_elsewhere``, its URL), or was orphaned and is played
         here now (the request is served), or is nowhere (``room_not_found``). Never a node
-        whose heartbeat lapsed: ``Node.locate`` waits for its lease to run out instead."""
+        whose heartbeat lapsed: ``Leases.locate`` waits for its lease to run out instead."""
         try:
             url = await lookup
         except Exception as exc:

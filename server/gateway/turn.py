@@ -83,7 +83,7 @@ class Outgoing:
     With several nodes (``authority``), this is also the one place that decides
     whether a room's frames may go out at all: every frame a connection queues
     is marked with the room it tells of, the batch notes each room's spell at
-    this node (``server.cluster.node.Tenure``) when it is committed, and once the
+    this node (``server.cluster.tenure.Tenure``) when it is committed, and once the
     commit is durable the batch is written only if every such room is still
     held in that spell, its lease provably held *now*. A room the commit was
     fenced off for, or that was lost meanwhile, sends nothing more: the

@@ -1,6 +1,6 @@
 """The store in a PostgreSQL database, which several nodes share (asyncpg).
 
-The same store as ``server.persistence.store.SqliteStore`` (read its docstring: entries,
+The same store as ``server.persistence.store_sqlite.SqliteStore`` (read its docstring: entries,
 snapshots, sessions, batches, fencing), over an asynchronous driver:
 
 - Writes go into the open batch at once (no I/O); ``commit`` hands the batch

@@ -10,7 +10,7 @@ The room answers each with ``Effects``: the typed log entries to commit, the mes
 for each recipient (data: ``frames.Out``, never bytes), the timers to arm or cancel, and
 whose membership changed. The room does nothing else to the world; the shell
 (``server.rooms.room_shell``) carries the effects out, in that order, and only a commit makes
-the messages leave (``connection.Outgoing``).
+the messages leave (``gateway.turn.Outgoing``).
 """
 
 from __future__ import annotations

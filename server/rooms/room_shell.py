@@ -17,7 +17,7 @@ Reads that wait on the store run here too, in a task (``history``: a member's ha
 history), so that nothing the room and its views are made of touches the event loop.
 
 Nothing of step 3 reaches a socket here: a connection's queue is written by
-``connection.Outgoing`` at the end of the event-loop turn, only once the store has
+``gateway.turn.Outgoing`` at the end of the event-loop turn, only once the store has
 committed the batch of step 1, and (several nodes) only if the room's lease is still
 held in the spell the batch was committed under. Store failure, fencing and lease loss
 are decided there, once, for every room and every caller alike: this module is what

@@ -166,7 +166,7 @@ class BotPeer:
         return self.open
 
     def deliver(self, messages: list[Message]) -> None:
-        """What the connection writes, as data (``connection.InProcessPeer``): nothing is
+        """What the connection writes, as data (``gateway.turn.InProcessPeer``): nothing is
         framed or encoded for a bot."""
         if self.open:
             self._bot.heard(messages)

@@ -156,7 +156,7 @@ class SocketPeer:
 
 
 class DataPeer(SocketPeer):
-    """A peer in this process (``connection.InProcessPeer``): it reads the data."""
+    """A peer in this process (``gateway.turn.InProcessPeer``): it reads the data."""
 
     def __init__(self) -> None:
         super().__init__()

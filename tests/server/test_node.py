@@ -48,7 +48,7 @@ class Moved:
 
 
 class Shell:
-    """The server around a node (``server.cluster.node.Shell``): a real lobby and presence on a
+    """The server around a node (``server.cluster.tenure.Shell``): a real lobby and presence on a
     fake clock, and a record of what the node asked of it."""
 
     def __init__(self, store: MemoryStore, seed: int) -> None:
