@@ -3,6 +3,7 @@
     python -m benchmarks.persistence                      # 500 rooms closed loop, 2,000 at human pace
     python -m benchmarks.persistence --runs 5 --human 4000
     python -m benchmarks.persistence --quick              # a short smoke run
+    python -m benchmarks.persistence --batch --stores sqlite,memory --human 0   # batches on
 
 Each round runs the game server once with each store, in a rotating order
 (this machine's speed drifts by several per cent over minutes: alternating
@@ -62,7 +63,9 @@ def summary(label: str, results: dict[str, list[dict[str, float]]]) -> None:
         )
     memory = results["memory"]
     for name in ("sqlite", "sqlite-full"):
-        runs = results[name]
+        runs = results.get(name)
+        if not runs:
+            continue
         print(
             f"{name} / memory: actions/s {median(runs, 'actions_s') / median(memory, 'actions_s') - 1:+.1%},"
             f" p99 {median(runs, 'p99') / median(memory, 'p99') - 1:+.0%},"
@@ -72,7 +75,7 @@ def summary(label: str, results: dict[str, list[dict[str, float]]]) -> None:
 
 
 def store_size(results: dict[str, list[dict[str, float]]]) -> None:
-    kept = [r for r in results["sqlite"] if r.get("store_hands")]
+    kept = [r for r in results.get("sqlite", []) if r.get("store_hands")]
     if not kept:
         return
     per_hand = statistics.median(r["store_used_bytes"] / r["store_hands"] for r in kept)
@@ -99,6 +102,14 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--quick", action="store_true", help="10 rooms, 50 at human pace, 1 run")
+    parser.add_argument(
+        "--batch", action="store_true", help="the players ask for batches (protocol 2.3)"
+    )
+    parser.add_argument(
+        "--stores",
+        default=",".join(STORES),
+        help=f"the stores compared, comma-separated (default: {','.join(STORES)}; memory always)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.rooms, args.human, args.runs, args.seconds, args.warmup = 10, 50, 1, 2.0, 0.5
@@ -108,7 +119,12 @@ async def main() -> None:
         f"persistence benchmark: {capacity.CORES} cores, load average "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start"
     )
-    names = list(STORES)
+    names = list(dict.fromkeys(["memory", *args.stores.split(",")]))
+    unknown = [name for name in names if name not in STORES]
+    if unknown:
+        parser.error(f"unknown stores: {', '.join(unknown)}")
+    if args.batch:
+        print("the players ask for batches (protocol 2.3)")
     for label, rooms, pace, warmup in (
         (f"{args.rooms} rooms, closed loop", args.rooms, 0.0, args.warmup),
         (f"{args.human} rooms, human pace", args.human, capacity.HUMAN_PACE, max(args.warmup, 6.0)),
@@ -119,9 +135,16 @@ async def main() -> None:
         results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
         for run in range(args.runs):
             # A rotating order: no store always runs first (or right after another).
-            for name in names[run % 3 :] + names[: run % 3]:
+            turn = run % len(names)
+            for name in names[turn:] + names[:turn]:
                 result = await capacity.measure(
-                    "game", rooms, warmup, args.seconds, pace=pace, settings=STORES[name]
+                    "game",
+                    rooms,
+                    warmup,
+                    args.seconds,
+                    pace=pace,
+                    settings=STORES[name],
+                    batch=args.batch,
                 )
                 results[name].append(result)
                 print(capacity.row(f"{name} #{run + 1}", result), flush=True)

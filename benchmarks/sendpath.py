@@ -131,7 +131,9 @@ class Table:
 
 
 class Run:
-    def __init__(self, rooms: int, seed: int, store: str, fair_dice: bool) -> None:
+    def __init__(
+        self, rooms: int, seed: int, store: str, fair_dice: bool, batch: bool = False
+    ) -> None:
         from server.app import TaliServer
 
         ServerConfig = shell("runtime.config", "config").ServerConfig
@@ -166,6 +168,9 @@ class Run:
         self.frames = 0
         self.bytes = 0
         self.hands = 0
+        self.messages = 0
+        self.batch = batch
+        """The players ask for batches (protocol 2.3): a frame may be a JSON array."""
         self.profile: cProfile.Profile | None = None
         self.per_turn = 0
         """Messages handled a turn (0: every one sent)."""
@@ -201,8 +206,12 @@ class Run:
                 data = b"".join(peer.written)
                 peer.written.clear()
                 for payload in payloads(data):
+                    if payload.startswith(b"["):  # a batch: its members in order
+                        self.batched(table, connection, payload, measuring)
+                        continue
                     if measuring:
                         self.frames += 1
+                        self.messages += 1
                         self.bytes += len(payload)
                         if payload.startswith(b'{"type":"hand_ended"'):
                             self.hands += 1
@@ -213,15 +222,33 @@ class Run:
                             self.actions += 1
         self.client_cpu += time.process_time() - begun
 
+    def batched(self, table: Table, connection: Any, payload: bytes, measuring: bool) -> None:
+        """A batch frame's members, read as the frames they stand for."""
+        members = json.loads(payload)
+        if measuring:
+            self.frames += 1
+            self.messages += len(members)
+            self.bytes += len(payload)
+        for member in members:
+            kind = member["type"]
+            if kind == "your_turn":
+                message = table.choose(member)
+                self.sends.append((connection, json.dumps(message).encode()))
+                if measuring:
+                    self.actions += 1
+            elif kind == "hand_ended" and measuring:
+                self.hands += 1
+
     async def request(self, connection: Any, peer: Peer, message: dict[str, Any]) -> dict[str, Any]:
         connection.on_message(json.dumps({**message, "id": 1}))
         for _ in range(10):
             await asyncio.sleep(0)
             for payload in payloads(b"".join(peer.written)):
-                reply = json.loads(payload)
-                if reply.get("id") == 1 or reply["type"] == "welcome":
-                    peer.written.clear()
-                    return reply  # type: ignore[no-any-return]
+                parsed = json.loads(payload)
+                for reply in parsed if isinstance(parsed, list) else [parsed]:
+                    if reply.get("id") == 1 or reply["type"] == "welcome":
+                        peer.written.clear()
+                        return reply  # type: ignore[no-any-return]
         raise AssertionError(f"no answer to {message}")
 
     async def set_up(self) -> None:
@@ -232,11 +259,14 @@ class Run:
             for seat in range(4):
                 peer = Peer()
                 connection = app.opened(peer)
-                await self.request(
-                    connection,
-                    peer,
-                    {"type": "hello", "protocol": PROTOCOL_VERSION, "name": f"r{index}p{seat}"},
-                )
+                hello: dict[str, Any] = {
+                    "type": "hello",
+                    "protocol": PROTOCOL_VERSION,
+                    "name": f"r{index}p{seat}",
+                }
+                if self.batch:
+                    hello["capabilities"] = ["batch"]
+                await self.request(connection, peer, hello)
                 table.seats.append((connection, peer))
             owner, owner_peer = table.seats[0]
             created = await self.request(owner, owner_peer, {"type": "create_room", "settings": {
@@ -288,7 +318,7 @@ async def one(args: argparse.Namespace) -> dict[str, Any]:
     # As the shipped server logs (a JSON line a hand, on stderr).
     tune_gc()
     configure(LogFormat.JSON, "info")
-    run = Run(args.rooms, args.seed, args.store, args.fair_dice)
+    run = Run(args.rooms, args.seed, args.store, args.fair_dice, args.batch)
     run.per_turn = args.per_turn
     try:
         # Listening (on a port no one uses), recovered and committing as a served server is.
@@ -311,6 +341,7 @@ async def one(args: argparse.Namespace) -> dict[str, Any]:
         "frames": run.frames,
         "bytes": run.bytes,
         "hands": run.hands,
+        "messages": run.messages,
         "server_cpu": run.server_cpu,
         "client_cpu": run.client_cpu,
         "us_per_action": run.server_cpu / run.actions * 1e6,
@@ -321,7 +352,7 @@ def spawn(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
     """One run in a fresh process with ``tree``'s code."""
     command = [sys.executable, str(Path(__file__).resolve()), "--json", "--rooms", str(args.rooms),
                "--warmup", str(args.warmup), "--actions", str(args.actions), "--seed", str(args.seed),
-               "--store", args.store, "--per-turn", str(args.per_turn)] + (["--fair-dice"] if args.fair_dice else [])  # fmt: skip
+               "--store", args.store, "--per-turn", str(args.per_turn)] + (["--fair-dice"] if args.fair_dice else []) + (["--batch"] if args.batch else [])  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run(
         command,
@@ -349,6 +380,11 @@ def main() -> None:
     parser.add_argument("--store", default="memory", help="memory (default) or sqlite")
     parser.add_argument("--fair-dice", action="store_true", help="committed dice, as shipped")
     parser.add_argument(
+        "--batch",
+        action="store_true",
+        help="the players ask for batches (protocol 2.3: one frame per recipient per flush)",
+    )
+    parser.add_argument(
         "--per-turn",
         type=int,
         default=0,
@@ -372,7 +408,8 @@ def main() -> None:
     if args.other is not None:
         trees["other"] = args.other.resolve()
     print(f"{args.rooms} rooms, {args.actions:,} actions a run after {args.warmup:,}, "
-          f"store {args.store}, fair dice {'on' if args.fair_dice else 'off'}; "
+          f"store {args.store}, fair dice {'on' if args.fair_dice else 'off'}, "
+          f"batches {'on' if args.batch else 'off'}; "
           + ", ".join(f"{name} = {tree}" for name, tree in trees.items()))  # fmt: skip
     print(f"{'run':<10}{'us/action':>10}{'frames/action':>15}{'bytes/frame':>13}{'client s':>10}")
     results: dict[str, list[float]] = {name: [] for name in trees}

@@ -115,7 +115,7 @@ def build() -> dict[Path, str]:
         },
         "batch": "batch.json",
     }
-    files[ASYNCAPI] = asyncapi(directions)
+    files[ASYNCAPI] = asyncapi(directions, files[SCHEMA_DIR / "batch.json"])
     out = {
         path: json.dumps(content, indent=2, ensure_ascii=False) + "\n"
         for path, content in files.items()
@@ -126,12 +126,15 @@ def build() -> dict[Path, str]:
         "client": CLIENT_MESSAGES,
         "server": SERVER_MESSAGES,
     }
-    out[ROOT / JS_MESSAGES] = messages_dts(PROTOCOL_VERSION, unions, by_direction)
+    out[ROOT / JS_MESSAGES] = messages_dts(
+        PROTOCOL_VERSION, unions, by_direction, files[SCHEMA_DIR / "batch.json"]
+    )
     out[ROOT / JS_CONSTANTS] = constants_js(PROTOCOL_VERSION, by_direction)
     for name in COPIED:
         out[ROOT / PY_COPY / f"{name}.py"] = python_copy(name)
     out[ROOT / KIT_SPEC / "client.json"] = out[SCHEMA_DIR / "client.json"]
     out[ROOT / KIT_SPEC / "server.json"] = out[SCHEMA_DIR / "server.json"]
+    out[ROOT / KIT_SPEC / "batch.json"] = out[SCHEMA_DIR / "batch.json"]
     for path in sorted((MODELS / "transcripts").glob("*.json")):
         out[ROOT / KIT_SPEC / "transcripts" / path.name] = path.read_text()
     return out
@@ -160,7 +163,11 @@ def python_copy(name: str) -> str:
     )
 
 
-def asyncapi(directions: list[tuple[str, tuple[type[BaseModel], ...], str]]) -> dict[str, Any]:
+def asyncapi(
+    directions: list[tuple[str, tuple[type[BaseModel], ...], str]], batch: dict[str, Any]
+) -> dict[str, Any]:
+    """The AsyncAPI document: every message each way, and the server's batch frame
+    (``batch``: its schema, ``schema/batch.json``)."""
     messages: dict[str, Any] = {}
     operations: dict[str, Any] = {}
     channel_messages: dict[str, Any] = {}
@@ -192,6 +199,28 @@ def asyncapi(directions: list[tuple[str, tuple[type[BaseModel], ...], str]]) -> 
                 ),
                 "messages": [{"$ref": f"#/channels/game/messages/{key}"}],
             }
+    # A frame, not a message type: what a client that asked for batches gets for several
+    # messages at once (protocol 2.3).
+    messages["server.batch"] = {
+        "name": "batch",
+        "title": str(batch["title"]),
+        "summary": "Two or more server messages in one frame (the `batch` capability).",
+        "description": str(batch["description"]),
+        "contentType": "application/json",
+        "payload": {
+            "schemaFormat": "application/schema+json;version=draft-07",
+            "schema": {"$ref": "./schema/batch.json"},
+        },
+    }
+    channel_messages["server.batch"] = {"$ref": "#/components/messages/server.batch"}
+    operations["send.batch"] = {
+        "action": "send",
+        "channel": {"$ref": "#/channels/game"},
+        "summary": (
+            "The server sends a batch of messages in one frame to a client that asked for batches."
+        ),
+        "messages": [{"$ref": "#/channels/game/messages/server.batch"}],
+    }
     return {
         "asyncapi": "3.0.0",
         "info": {

@@ -1,9 +1,9 @@
 """The JavaScript client library's generated modules, from the protocol's JSON Schemas.
 
 ``messages_dts`` writes TypeScript declarations of every message (an interface per
-model, a union per direction, a map from type tag to message); ``constants_js``
-writes the facts the library needs at run time (version, close and error codes,
-which server messages are replies, events or notices). Both are produced by
+model, a union per direction, a map from type tag to message, a batch's array);
+``constants_js`` writes the facts the library needs at run time (version, close and
+error codes, which server messages are replies, events or notices). Both are produced by
 ``python -m protocol.generate`` and checked current by its ``--check``.
 """
 
@@ -129,8 +129,10 @@ def messages_dts(
     version: str,
     unions: dict[str, dict[str, Any]],
     models: dict[str, tuple[type[BaseModel], ...]],
+    batch: dict[str, Any],
 ) -> str:
-    """Declarations of every definition of the two union schemas, and the maps."""
+    """Declarations of every definition of the two union schemas, the maps, and the batch
+    (``batch``: its schema, an array of ``minItems`` or more server messages)."""
     definitions: dict[str, dict[str, Any]] = {}
     for direction in ("client", "server"):
         for name, schema in unions[direction]["definitions"].items():
@@ -152,6 +154,12 @@ def messages_dts(
         out.append("}")
         out.append(f"export type {title}Type = keyof {title}Map;")
         out.append("")
+    if batch["items"]["oneOf"] != unions["server"]["oneOf"]:
+        raise ValueError("a batch's members are not the server messages")
+    least = int(batch["minItems"])
+    out.extend(_doc(batch["description"]))
+    out.append("export type ServerBatch = [" + "ServerMessage, " * least + "...ServerMessage[]];")
+    out.append("")
     client_types = [_tag(m) for m in models["client"]]
     replies = {t: REPLY_OF.get(t, "Result") for t in client_types}
     replies["hand_history"] = REPLY_OF_HISTORY

@@ -4,6 +4,9 @@ Theory of operation
 -------------------
 ``Game`` is a sans-I/O state machine. It holds a ``GameState`` (plain data)
 and a ``DieSource``; it has no clock, no sockets and no global randomness.
+It remembers one thing besides: the betting options it last worked out (a
+prompt's, which the action answering it checks again), forgotten by every
+input that changes the table, so the state stays the one truth.
 Inputs are table requests (``sit``, ``leave``, ``set_ready``, ``start_hand``),
 player actions (``act(player, action)``) and ``timeout(player)``; every input
 returns the list of events it caused, each saying who may see it.
@@ -137,7 +140,7 @@ class LegalActions(NamedTuple):
 class Game:
     """One table of tali. See the module docstring."""
 
-    __slots__ = ("dice", "state")
+    __slots__ = ("_offer", "dice", "state")
 
     def __init__(
         self,
@@ -153,6 +156,10 @@ class Game:
         """
         self.state = GameState(settings=settings, rules=rules or VARIANTS[settings.variant])
         self.dice = dice
+        self._offer: tuple[BettingState, PlayerId, bet_round.BettingOptions] | None = None
+        """The betting options last worked out, of the player on turn in that betting
+        round: a prompt's (``legal_actions``), checked again by the player's action
+        (``_check``). Forgotten by every input that changes the table (``_changing``)."""
 
     # -- queries --------------------------------------------------------
 
@@ -189,9 +196,7 @@ class Game:
             return LegalActions(player=player, actions=ACTIONS_BY_PHASE[phase])
         if phase is Phase.BETTING:
             assert hand.betting is not None
-            opts = bet_round.options(
-                hand, hand.betting, player, self.state.seats, self.state.settings
-            )
+            opts = self._options(hand, hand.betting, player)
             return LegalActions(
                 player=player,
                 actions=opts.kinds,
@@ -242,6 +247,7 @@ class Game:
 
         Someone who sits down during a hand is dealt in from the next one.
         """
+        self._offer = None
         state = self.state
         if not isinstance(player, str) or not player:
             raise RuleError(ErrorCode.ILLEGAL_ACTION, "a player is named by a non-empty string")
@@ -269,6 +275,7 @@ class Game:
 
     def leave(self, player: PlayerId) -> list[Event]:
         """Stand up and take the stack away; in a hand this is a fold first."""
+        self._offer = None
         state = self.state
         seat = state.seats.get(player) if isinstance(player, str) else None
         if seat is None:
@@ -295,6 +302,7 @@ class Game:
 
     def set_ready(self, player: PlayerId, ready: bool) -> list[Event]:
         """Sit in (ready) or out of the coming hands; a hand in play is unaffected."""
+        self._offer = None
         seat = self.state.seats.get(player) if isinstance(player, str) else None
         if seat is None:
             raise RuleError(ErrorCode.NOT_SEATED, "you are not seated")
@@ -306,6 +314,7 @@ class Game:
         return [ReadinessChanged(player=player, ready=ready)]
 
     def start_hand(self) -> list[Event]:
+        self._offer = None
         if self.hand_in_progress:
             raise RuleError(ErrorCode.HAND_IN_PROGRESS, "a hand is already in progress")
         eligible, sitting_out = self._eligible()
@@ -367,12 +376,14 @@ class Game:
     def act(self, player: PlayerId, action: Action) -> list[Event]:
         """Apply ``action`` for ``player`` and return the events it caused."""
         hand = self._check(player, action)
+        self._offer = None
         return self._apply(hand, player, action, FoldReason.ACTION)
 
     def timeout(self, player: PlayerId) -> list[Event]:
         """The player's time ran out: the engine takes the default action for them."""
         action = self.default_action(player)
         hand = self._check(player, action)
+        self._offer = None
         events: list[Event] = [TimedOut(player=player)]
         events.extend(self._apply(hand, player, action, FoldReason.TIMEOUT))
         return events
@@ -424,6 +435,18 @@ class Game:
         bots = hand.bots if hand is not None else set()
         return sorted(players, key=lambda p: p in bots)
 
+    def _options(
+        self, hand: HandState, betting: BettingState, player: PlayerId
+    ) -> bet_round.BettingOptions:
+        """``player``'s betting options, worked out once between two changes of the table:
+        a prompt's (``legal_actions``) serve the action that answers it (``_check``)."""
+        offer = self._offer
+        if offer is not None and offer[0] is betting and offer[1] == player:
+            return offer[2]
+        opts = bet_round.options(hand, betting, player, self.state.seats, self.state.settings)
+        self._offer = (betting, player, opts)
+        return opts
+
     def _check(self, player: PlayerId, action: Action) -> HandState:
         hand = self._require_turn(player)
         if not isinstance(action, ACTION_TYPES):
@@ -443,9 +466,7 @@ class Game:
         stack = self.state.seats[player].stack
         if hand.phase is Phase.BETTING:
             assert hand.betting is not None
-            opts = bet_round.options(
-                hand, hand.betting, player, self.state.seats, self.state.settings
-            )
+            opts = self._options(hand, hand.betting, player)
             if isinstance(action, Bet | Raise):
                 total = action.amount if isinstance(action, Bet) else action.to
                 if isinstance(total, bool) or not isinstance(total, int):

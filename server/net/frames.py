@@ -40,7 +40,7 @@ class Out:
         self._model = model
         self.framed: bytes | None = None
         self.encoded: bytes | None = None
-        # An attribute, not a property: read for every message sent (``count_sent``).
+        # An attribute, not a property: read for every message sent (``frames_out``).
         self.type: str = data["type"] if data is not None else str(model.type)
 
     @classmethod

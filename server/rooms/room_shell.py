@@ -163,8 +163,9 @@ class RoomShell:
         if effects.membership:
             self.membership(effects.membership)
         if effects.messages:
-            # Hot: every message of every action, once per recipient.
-            count = self.metrics.count_sent
+            # Hot: every message of every action, once per recipient; counted by type
+            # (``Metrics.frames_out``) as a command's messages are pushed, not by a call each.
+            counted = self.metrics.frames_out
             for out, to, but in effects.messages:
                 sent = 0
                 for member in to:
@@ -176,7 +177,7 @@ class RoomShell:
                         and outbox.push(out, room_id)
                     ):
                         sent += 1
-                count(out.type, sent)
+                counted[out.type] += sent
         if effects.timers:
             for request in effects.timers:
                 self._timer(request.key, request.at)

@@ -74,10 +74,6 @@ class Metrics:
         )
         self.rooms = RoomGauges()
 
-    def count_sent(self, kind: str, frames: int) -> None:
-        """``frames`` frames of type ``kind`` were queued to clients."""
-        self.frames_out[kind] += frames
-
     def watch(self, state: Observed) -> None:
         """Read the server's state from ``state``'s callables at every scrape."""
         self.registry.register(_StateCollector(state, self))

@@ -275,6 +275,8 @@ class Seat:
         self._short = False
         self.history_due: int | None = None
         """Ask ``hand_history`` once this hand has ended (after a resume)."""
+        self.batch = False
+        """Each of its connections asks for the ``batch`` capability."""
 
     @property
     def me(self) -> str:
@@ -516,7 +518,7 @@ class Seat:
             (f["hand"] for f in before.values() if f["type"] == "hand_ended"), default=0
         )
         secret = self._secret_dice(before, last_started)
-        client = await open_client(_Port(port), self.label)
+        client = await open_client(_Port(port), self.label, batch=self.batch)
         welcome = await client.hello(token=self.token)
         assert welcome["resumed"] is True, (self.label, welcome)
         assert welcome["player_id"] == self.me, (self.label, welcome)
@@ -598,9 +600,18 @@ class Crash:
     """A whole run: rooms of bots, ``kills`` lives of the server, a final clean restart."""
 
     def __init__(
-        self, data: Path, *, seed: int, rooms: int, kills: int, broken: bool = False
+        self,
+        data: Path,
+        *,
+        seed: int,
+        rooms: int,
+        kills: int,
+        broken: bool = False,
+        batch: bool = False,
     ) -> None:
+        """``batch``: every client asks for the ``batch`` capability (resumed ones too)."""
         self.data = data
+        self.batch = batch
         self.rng = random.Random(seed)
         self.room_count = rooms
         self.kills = kills
@@ -676,7 +687,7 @@ class Crash:
         for index in range(self.room_count):
             variant = VARIANTS[index % len(VARIANTS)]
             creator = Seat(f"{variant}{index}-0", "", "player", random.Random(self.rng.random()))
-            client = await open_client(_Port(port), creator.label)
+            client = await open_client(_Port(port), creator.label, batch=self.batch)
             await client.hello(creator.label)
             created = await client.request(
                 "create_room",
@@ -703,10 +714,11 @@ class Crash:
                 Seat(f"{variant}{index}-w", room_id, "spectator", random.Random(self.rng.random()))
             )
             for seat in seats:
+                seat.batch = self.batch
                 if seat is creator:
                     seat.client = client
                 else:
-                    seat.client = await open_client(_Port(port), seat.label)
+                    seat.client = await open_client(_Port(port), seat.label, batch=self.batch)
                     await seat.client.hello(seat.label)
                 seat.conns.append(seat.client)
                 seat.player_id, seat.token = seat.client.player_id, seat.client.token

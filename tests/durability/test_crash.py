@@ -23,9 +23,13 @@ LONG = os.environ.get("TALI_LONG", "") not in ("", "0")
 
 
 @pytest.mark.asyncio
-async def test_every_table_plays_on_with_every_chip_after_each_kill(tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch", [False, True], ids=["plain", "batch"])
+async def test_every_table_plays_on_with_every_chip_after_each_kill(
+    tmp_path: Path, batch: bool
+) -> None:
+    """``batch``: every client asks for batches (several messages a frame)."""
     kills, rooms = (60, 8) if LONG else (4, 4)
-    crash = Crash(tmp_path / "data", seed=15, rooms=rooms, kills=kills)
+    crash = Crash(tmp_path / "data", seed=15, rooms=rooms, kills=kills, batch=batch)
     figures = await crash.run(seconds=900 if LONG else 120)
     print(f"crash test ({'long' if LONG else 'default'} mode): {figures.line()}")
     assert sum(figures.kills.values()) == kills

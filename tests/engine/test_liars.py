@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from server.engine import (
     Raise,
     Roll,
     RuleError,
+    betting,
     view,
 )
 from server.engine.events import (
@@ -397,3 +399,44 @@ def test_the_current_bet_shown_after_an_uncalled_part_is_returned() -> None:
     game.act("a", Bet(30))
     game.act("b", Call())  # all in for 12
     assert view(game.state, None).hand.current_bet == 12  # type: ignore[union-attr]
+
+
+def test_a_prompts_betting_options_serve_the_action_that_answers_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The options are worked out once a turn: for the prompt, not again for the action."""
+    game = table("liars", dice=[*SENIO_10, *VENUS, *LOSING])
+    start(game, button="c")
+    rolled(game, "abc")
+    asked: list[str] = []
+    options = betting.options
+
+    def counted(*args: Any) -> betting.BettingOptions:
+        asked.append(args[2])
+        return options(*args)
+
+    monkeypatch.setattr(betting, "options", counted)
+    legal = game.legal_actions("a")  # the prompt
+    assert legal.bet_min is not None
+    game.act("a", Bet(legal.bet_min))
+    assert asked == ["a"]
+    game.legal_actions("b")
+    assert game.can("b", Raise(30))
+    game.act("b", Call())
+    assert asked == ["a", "b"]
+
+
+def test_the_options_a_prompt_had_change_with_the_table() -> None:
+    """A player on turn whose last opponent with chips leaves may no longer raise: what
+    the engine remembers of the prompt is forgotten when the table changes."""
+    game = table("liars", dice=[*SENIO_10, *VENUS, *LOSING], stacks={"a": 11})
+    start(game, button="c")
+    rolled(game, "abc")
+    game.act("a", AllIn())  # bets 10, all in
+    assert ActionKind.RAISE in game.legal_actions("b").actions
+    game.leave("c")
+    legal = game.legal_actions("b")
+    assert legal.actions == {ActionKind.CALL, ActionKind.FOLD}
+    with pytest.raises(RuleError) as refused:
+        game.act("b", Raise(30))
+    assert refused.value.code is ErrorCode.ILLEGAL_ACTION

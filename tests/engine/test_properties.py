@@ -173,7 +173,13 @@ class Referee:
             except RuleError:
                 events = []
         else:
-            action = choose(game.legal_actions(player), rng)
+            offered = game.legal_actions(player)
+            # What the engine remembers of a prompt is never stale: a game that remembers
+            # nothing offers the same.
+            cold = Game(game.settings, game.dice)
+            cold.state = game.state
+            assert cold.legal_actions(player) == offered, (player, offered)
+            action = choose(offered, rng)
             assert game.can(player, action), (player, action, game.legal_actions(player))
             events = game.act(player, action)
         self.check_chips()

@@ -101,6 +101,29 @@ async def test_the_send_path_benchmark_runs_two_checkouts_in_turn(
     assert "this/other: CPU per action" in out
 
 
+async def test_the_send_path_benchmark_plays_batched_on_the_shipped_store() -> None:
+    """``--batch``: the players ask for batches and read their arrays (SQLite, fair dice:
+    the shipped settings, whose costs the instruction counts are to show)."""
+    import asyncio
+    import json
+    import sys
+
+    command = [sys.executable, str(capacity.ROOT / "benchmarks" / "sendpath.py"), "--json",
+               "--batch", "--store", "sqlite", "--fair-dice", "--rooms", "3", "--warmup", "20",
+               "--actions", "200"]  # fmt: skip
+    process = await asyncio.create_subprocess_exec(
+        *command, cwd=capacity.ROOT, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    assert process.returncode == 0
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    assert result["actions"] >= 200
+    assert result["hands"] > 0
+    # A frame for several messages: some 3.4 frames an action, where plain sends 10-11.
+    assert result["frames"] < result["messages"]
+    assert result["frames"] < 5 * result["actions"]
+
+
 async def test_compare_measures_batches_against_none_and_the_bare_relay(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

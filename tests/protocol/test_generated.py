@@ -105,18 +105,32 @@ class Verdict(NamedTuple):
 def test_asyncapi_document_is_valid(pytestconfig: pytest.Config) -> None:
     run = validate_asyncapi(generate.ASYNCAPI, pytestconfig)
     assert run.returncode == 0, run.stdout + run.stderr
-    count = len(CLIENT_MESSAGES) + len(SERVER_MESSAGES)
+    # Every message each way, and the batch frame (protocol 2.3).
+    count = len(CLIENT_MESSAGES) + len(SERVER_MESSAGES) + 1
     assert f"valid AsyncAPI 3.0.0: {count} messages, {count} operations, 1 channel(s)" in run.stdout
+    document = json.loads(generate.ASYNCAPI.read_text())
+    batch = document["components"]["messages"]["server.batch"]
+    assert batch["payload"]["schema"] == {"$ref": "./schema/batch.json"}
+    assert document["operations"]["send.batch"]["action"] == "send"
 
 
+@pytest.mark.parametrize(
+    ("schema", "good", "bad"),
+    [
+        ("messages/client/bet.json", '"type": "integer"', '"type": 5'),
+        ("batch.json", '"minItems": 2', '"minItems": "two"'),
+    ],
+    ids=["a-message", "the-batch"],
+)
 def test_asyncapi_validator_rejects_a_broken_schema(
-    tmp_path: Path, pytestconfig: pytest.Config
+    schema: str, good: str, bad: str, tmp_path: Path, pytestconfig: pytest.Config
 ) -> None:
     copy = tmp_path / "protocol"
     shutil.copytree(generate.HERE / "schema", copy / "schema")
     shutil.copy(generate.ASYNCAPI, copy / "asyncapi.json")
-    bet = copy / "schema" / "messages" / "client" / "bet.json"
-    bet.write_text(bet.read_text().replace('"type": "integer"', '"type": 5'))
+    broken = copy / "schema" / schema
+    assert good in broken.read_text()
+    broken.write_text(broken.read_text().replace(good, bad))
     run = validate_asyncapi(copy / "asyncapi.json", pytestconfig)
     assert run.returncode == 1
 

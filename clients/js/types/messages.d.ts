@@ -2782,6 +2782,9 @@ export interface ServerMessageMap {
 }
 export type ServerMessageType = keyof ServerMessageMap;
 
+/** A batch frame (protocol 2.3, the `batch` capability): a JSON array of two or more server messages, in order, each exactly as it would have been sent alone (README, Frames and batches). */
+export type ServerBatch = [ServerMessage, ServerMessage, ...ServerMessage[]];
+
 /** The direct reply a successful request gets, by the request's `type`. */
 export interface ReplyMap {
   hello: Welcome;

@@ -1,7 +1,7 @@
 // Compiled (never run) by scripts/check-types.mjs: the declarations serve a
 // TypeScript author, and refuse what the protocol refuses.
 import { TaliClient, legal, memoryTokenStore, type TaliError } from "tali-client";
-import type { ReplyMap, YourTurn, Welcome } from "tali-client/messages";
+import type { ReplyMap, ServerBatch, YourTurn, Welcome } from "tali-client/messages";
 
 const client = new TaliClient({ url: "ws://localhost:8765/", tokenStore: memoryTokenStore() });
 
@@ -25,7 +25,14 @@ export async function usage(): Promise<number> {
   await client.request("bet", { room: "r", amont: 5 });
   // @ts-expect-error: no such message
   client.on("dice_exploded", () => {});
+  // A batch frame (protocol 2.3) is two or more server messages.
+  const batch: ServerBatch = [pong, pong, welcome];
+  // @ts-expect-error: a batch holds two messages at least
+  const alone: ServerBatch = [pong];
+  // @ts-expect-error: a batch holds server messages
+  const asked: ServerBatch = [pong, { type: "ping" }];
   const failure: TaliError | null = null;
   return welcome.limits.max_frame_bytes + list.rooms.length + (pong.data?.length ?? 0) +
-    (created.room?.length ?? 0) + (failure === null ? 0 : 1);
+    (created.room?.length ?? 0) + (failure === null ? 0 : 1) + batch.length + alone.length +
+    asked.length;
 }
