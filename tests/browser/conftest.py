@@ -31,6 +31,7 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 # before the next hand, last until the test moves the game clock on.
 TURN = 600
 NEXT_HAND = 60
+LAUNCH_SECONDS = 180
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -74,6 +75,9 @@ async def chromium() -> AsyncIterator[Browser]:
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=CHROMIUM,
+            # Its start is not what a test judges: about 2 s on an idle machine, up to 45 s
+            # with the driver's start beside the attack suite (Playwright allows 30 s).
+            timeout=LAUNCH_SECONDS * 1000,
             args=[
                 "--no-sandbox",
                 "--disable-gpu",

@@ -103,7 +103,10 @@ async def test_no_hidden_roll_leaks_in_200_hands(server: TaliServer, batch: bool
         bot.entropy_rate = 0.7
     # Between two hands, snapshots first; then the test starts the next hand.
     await advance(server, 3)
-    await run_bots(bots, watcher, HANDS, reconnect_every=20, between=lambda: advance(server, 3))
+    # 200 hands take 10-30 s; the bound is for a hang (120 s ran out at load 24 with 4 workers).
+    await run_bots(
+        bots, watcher, HANDS, reconnect_every=20, seconds=600, between=lambda: advance(server, 3)
+    )
     server_bots = list(seen.values())
     assert len(server_bots) == 2
 
