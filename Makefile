@@ -22,8 +22,8 @@ MIN_STAMP := $(MIN_VENV)/.installed-stamp
 # The tests of the transport and connection layer, and of the Python client library (it
 # supports the same websockets releases): what the lowest websockets release we support
 # can change (the rest of the suite runs once, on the newest).
-WEBSOCKETS_TESTS := tests/server/test_transport.py tests/server/test_http.py \
-	tests/server/test_http_head.py tests/server/test_outgoing.py tests/server/test_hello.py \
+WEBSOCKETS_TESTS := tests/server/net/test_transport.py tests/server/net/test_http.py \
+	tests/server/net/test_http_head.py tests/server/gateway/test_outgoing.py tests/server/sessions/test_hello.py \
 	tests/integration/test_transport.py tests/integration/test_bad_input.py \
 	tests/integration/test_sessions.py tests/integration/test_costs.py \
 	tests/integration/test_operations.py tests/clients/test_python.py

@@ -18,7 +18,7 @@ this one: a ``v`` on every entry would add a tenth to the log's bytes, with noth
 tell apart). A server reads every format it knows and refuses a newer one
 (``StoreError``) rather than replay what it cannot read; a room snapshot carries its
 format the same way (``RoomSnapshot``). A change of shape bumps ``LOG_FORMAT``, writes
-``v``, and keeps a decoder for each older format (``tests/server/test_old_store.py``
+``v``, and keeps a decoder for each older format (``tests/server/persistence/test_old_store.py``
 reads a store of format 1 written by the server before typed entries).
 """
 

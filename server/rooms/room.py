@@ -500,5 +500,5 @@ HANDLERS: dict[type[Any], Callable[[Room, Any], None]] = {
     fx.Opened: lambda room, c: room._schedule_empty_close(),
 }
 """Each command's handler, by its type (a dict: a ``match`` over the commands cost ten
-times as much on every action); ``tests/server/test_room_actor.py`` checks every command
+times as much on every action); ``tests/server/rooms/test_room_actor.py`` checks every command
 has one."""

@@ -2,7 +2,7 @@
 
 Sign-in with a key set at a URL and out of reach, guests refused (every sign-in
 token's outcome, valid HS256, RS256 and EdDSA; expired, forged, wrong issuer, wrong
-audience, unknown key, replayed, malformed: ``tests/server/test_hello.py``, without a
+audience, unknown key, replayed, malformed: ``tests/server/sessions/test_hello.py``, without a
 socket), every moderation act and each of its refusals, the operator's API (never
 without its token), and the leaderboard. The same acts across two real nodes are in
 ``tests/cluster/test_community.py``.

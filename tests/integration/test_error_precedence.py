@@ -1,7 +1,7 @@
 """When several error codes apply, the one the spec's precedence table names wins.
 
 One test per group of rows of "Which error wins" in protocol/guides/lifecycle.md, over
-real sockets (the hello's rows: tests/server/test_hello.py, without a socket). Each
+real sockets (the hello's rows: tests/server/sessions/test_hello.py, without a socket). Each
 request below is wrong in two (or more) ways at once.
 """
 

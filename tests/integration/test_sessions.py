@@ -1,7 +1,7 @@
 """Sessions over real sockets: tokens go to their owner only; names are unique in a room.
 
 The hello handshake, resuming, the grace period and two connections with one token are
-tested without a socket, on a clock the test moves: tests/server/test_hello.py."""
+tested without a socket, on a clock the test moves: tests/server/sessions/test_hello.py."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Each test names the item of issue 26 it holds (the spec's sections say the
 same in words). Turns are long (600 s, 6 s at test speed) and every move is
 an explicit action, so nothing here waits for a timer. Items 11 (names) and 13 (a
 seat given up at the end of the grace) are tested without a socket, on a clock the
-test moves: tests/server/test_hello.py.
+test moves: tests/server/sessions/test_hello.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Game time is the test's (``advance``): a turn runs out when the test moves the clock past
 it, never because the machine was slow. The timers' rules without a server (a draw's
 passes, a stud's folds, the next hand by itself) are tested on the room alone, its timers
-fired by hand: ``tests/server/test_room_actor.py``.
+fired by hand: ``tests/server/rooms/test_room_actor.py``.
 """
 
 from __future__ import annotations

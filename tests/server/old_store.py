@@ -4,7 +4,7 @@
 entries became typed, ``server.rooms.journal``), and wrote ``tests/server/data/format1.db`` (a
 SQLite store), ``format1-pg.json`` (the rows the PostgreSQL store wrote, table by table)
 and ``format1-rooms.json`` (each room as that server held it after its last entry: what a
-restart must rebuild). ``tests/server/test_old_store.py`` reads them with today's code.
+restart must rebuild). ``tests/server/persistence/test_old_store.py`` reads them with today's code.
 Run again on today's code it writes what today's server writes, which must read the same.
 
 Four rooms, one a variant, played at random through the room's own API with a clock moved

@@ -19,8 +19,8 @@ from server.runtime.config import ServerConfig
 from server.runtime.metrics import Metrics
 from tests.strength import scaled
 
-from .fakes import FakeClock
-from .tables import Table
+from ..fakes import FakeClock
+from ..tables import Table
 
 CONFIG = ServerConfig(store="memory")
 """One for every rebuild: making a ServerConfig reads the environment, some 20 ms a time."""
@@ -125,7 +125,7 @@ def test_a_restarted_room_gives_a_full_turn_to_whoever_it_waits_for() -> None:
     clock.advance(30)  # nobody came back: the timer rolls for them
     assert room.game.state.hand is not None
     assert room.game.state.hand.phase.value == "betting"
-    # Holding their places for the grace is server.sessions.presence's (tests/server/test_presence.py).
+    # Holding their places for the grace is server.sessions.presence's (tests/server/sessions/test_presence.py).
 
 
 def test_a_replayed_log_leaves_the_sessions_as_the_live_path_left_them() -> None:

@@ -7,7 +7,7 @@ from server.engine import Bet, Game, Phase, Roll, SeededDice, Settings
 from server.rooms.turns import TurnClock
 from server.runtime.clock import instant
 
-from .fakes import START, START_MS, FakeClock
+from ..fakes import START, START_MS, FakeClock
 
 
 def setup(

@@ -24,8 +24,8 @@ from server.runtime.config import ServerConfig
 from server.seats.bot_rooms import BotSeats, people_seated
 from server.seats.bot_seats import BotSeat, action_message
 
-from .fakes import FakeClock, Inbox
-from .tables import Table
+from ..fakes import FakeClock, Inbox
+from ..tables import Table
 
 
 @pytest.mark.parametrize("size", [0, 125, 126, 65535, 65536, 70000])

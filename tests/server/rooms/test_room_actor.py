@@ -35,8 +35,8 @@ from server.runtime.clock import Instant
 from server.runtime.config import ServerConfig
 from server.runtime.metrics import Metrics
 
-from .fakes import START, START_MS, Inbox
-from .tables import Table
+from ..fakes import START, START_MS, Inbox
+from ..tables import Table
 
 A, B, W = "p_Aulus", "p_Brutus", "p_Watcher"
 

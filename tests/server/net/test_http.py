@@ -11,7 +11,7 @@ from server.net.static import StaticFiles, default_client_dir
 from server.net.transport import HttpRequest
 from server.runtime.config import ServerConfig
 
-from .transport_fakes import FakeClock
+from ..transport_fakes import FakeClock
 
 
 def request(path: str, client: str = "192.0.2.1", upgrade: bool = False) -> HttpRequest:

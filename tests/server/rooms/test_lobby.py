@@ -12,7 +12,7 @@ from server.rooms.room_views import summary
 from server.runtime.config import ServerConfig
 from server.runtime.metrics import Metrics
 
-from .fakes import FakeClock, Inbox
+from ..fakes import FakeClock, Inbox
 
 
 def lobby(store: MemoryStore, seed: int) -> Lobby:

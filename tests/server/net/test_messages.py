@@ -21,7 +21,7 @@ from server.identity.session import Session
 from server.net import frames
 from server.net.frames import Out
 
-from .tables import Table
+from ..tables import Table
 
 
 class Kept:

@@ -11,7 +11,7 @@ from server.persistence.store import StoreError
 from server.rooms import journal
 from server.rooms.recovery import restore
 
-from .tables import Table
+from ..tables import Table
 
 ENTRIES: list[journal.Entry] = [
     journal.Sat("p_a", "Aulus", 2),

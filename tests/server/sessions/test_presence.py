@@ -11,8 +11,8 @@ from server.rooms.room_shell import RoomShell
 from server.runtime.config import ServerConfig
 from server.sessions.presence import Alone, HelloRefused, Presence, token_key
 
-from .fakes import START_MS, Inbox
-from .tables import Table
+from ..fakes import START_MS, Inbox
+from ..tables import Table
 
 GRACE = 10
 FORGET = 120

@@ -23,7 +23,7 @@ from server.rooms.room_views import snapshot_for
 from server.seats.bot_view import SeatModel, legal_actions
 from tests.strength import scaled
 
-from .tables import Table
+from ..tables import Table
 
 NAMES = ["Aulus", "Brutus", "Cassia", "Decima", "Gaius"]
 

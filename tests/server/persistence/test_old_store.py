@@ -28,10 +28,10 @@ from server.rooms.room import Room
 from server.runtime.config import ServerConfig
 from server.runtime.metrics import Metrics
 
-from . import old_store
-from .fakes import FakeClock, Inbox
+from .. import old_store
+from ..fakes import FakeClock, Inbox
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 EXPECTED: dict[str, Any] = json.loads((DATA / "format1-rooms.json").read_text())
 
 

@@ -19,7 +19,7 @@ from server.rooms.history import hand_history
 from server.rooms.room_shell import LOG_ENTRIES
 from server.runtime.config import ServerConfig
 
-from .tables import Table
+from ..tables import Table
 
 HAND_EVENTS = {
     "hand_started", "ante_paid", "dice_rolled", "rolled_in_secret", "draw_round_started",

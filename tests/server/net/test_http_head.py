@@ -11,7 +11,7 @@ from server.net.http import response
 from server.net.httphead import HeadLimits
 from server.net.transport import DROP_WAIT, HttpRequest, Limits
 
-from .transport_fakes import Rig
+from ..transport_fakes import Rig
 
 OK = b"GET /healthz HTTP/1.1\r\nHost: tali.test\r\nUser-Agent: probe\r\nContent-Length: 0\r\n\r\n"
 PAGE = b"GET /page.html HTTP/1.1\r\nHost: tali.test\r\n\r\n"

@@ -11,7 +11,7 @@ from websockets.protocol import State
 from server.net.http import response
 from server.net.transport import FEED_CHUNK, Limits
 
-from .transport_fakes import Rig, close_of, masked
+from ..transport_fakes import Rig, close_of, masked
 
 PING, PONG, TEXT, BINARY, CONT, CLOSE = (
     Opcode.PING,

@@ -13,7 +13,7 @@ from server.runtime.clock import ScaledClock
 from server.runtime.config import ServerConfig
 from server.runtime.metrics import Metrics
 
-from .fakes import START, FakeClock, Inbox
+from ..fakes import START, FakeClock, Inbox
 
 
 def test_durations_are_scaled_and_instants_are_not() -> None:

@@ -12,8 +12,8 @@ from server.engine import AllIn, Pass, Roll
 from server.rooms.room_effects import RequestError
 from server.rooms.room_views import snapshot_for
 
-from .fakes import START_MS
-from .tables import Table
+from ..fakes import START_MS
+from ..tables import Table
 
 
 def test_every_frame_is_a_valid_message_and_every_member_one_per_seq() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from server.net.budget import AddressLimits, Admission, Buckets, TokenBucket, Window
 
-from .transport_fakes import FakeClock
+from ..transport_fakes import FakeClock
 
 
 def test_a_bucket_refills_at_its_rate_up_to_its_burst() -> None:

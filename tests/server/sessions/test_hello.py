@@ -26,7 +26,7 @@ from server.community.moderation import OPERATOR
 from server.rooms.room_views import stats
 from server.runtime.clock import ManualClock
 from tests import tokens
-from tests.server.test_cluster import Wire, make, started
+from tests.server.cluster.test_cluster import Wire, make, started
 
 pytestmark = pytest.mark.asyncio
 

@@ -28,7 +28,7 @@ from server.runtime.metrics import Metrics
 from server.sessions.presence import HelloRefused, Presence
 from tests.services import RedisServer
 
-from .fakes import FakeClock, Inbox
+from ..fakes import FakeClock, Inbox
 
 pytestmark = pytest.mark.asyncio
 
