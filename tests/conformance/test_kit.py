@@ -76,6 +76,7 @@ def test_our_server_is_certified() -> None:
     assert "message ban: accepted" in names
     assert "batch: one action, one frame for its messages" in names
     assert "batch: the room's events in seq order, the same seqs as without batches" in names
+    assert "every batch frame validates against schema/batch.json" in names
     skipped = {c["name"] for c in report["checks"] if c["verdict"] == "skip"}
     assert skipped == {
         "error internal_error",
@@ -93,6 +94,7 @@ def test_our_server_is_certified() -> None:
     [
         ("leak", "visibility: no hidden die, opening, prompt or token reaches anyone else"),
         ("seq", "seq: each member gets each room's events once, in order, +1 each"),
+        ("batch-of-one", "every batch frame validates against schema/batch.json"),
     ],
 )
 def test_a_broken_server_is_not_certified(fault: str, caught: str) -> None:
