@@ -18,7 +18,7 @@ from typing import Any
 from protocol.errors import ErrorCode as WireCode
 from server import app
 from server.engine.errors import ErrorCode as EngineCode
-from server.gateway import connection
+from server.gateway import turn
 from server.net import wire
 from server.net.frames import Out, payload_frame
 from server.rooms.stream import RoomStream
@@ -47,7 +47,7 @@ def error_code() -> None:
 
 
 def batch_of_one() -> None:
-    original = connection.batch_frame
+    original = turn.batch_frame
 
     def batch_frame(messages: list[Out | bytes]) -> bytes:
         only = messages[0]
@@ -55,7 +55,7 @@ def batch_of_one() -> None:
             return payload_frame(b"[%b]" % only.payload())
         return original(messages)
 
-    connection.batch_frame = batch_frame
+    turn.batch_frame = batch_frame
 
 
 FAULTS = {"leak": leak, "seq": seq, "error-code": error_code, "batch-of-one": batch_of_one}
