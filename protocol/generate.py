@@ -134,6 +134,7 @@ def build() -> dict[Path, str]:
         out[ROOT / PY_COPY / f"{name}.py"] = python_copy(name)
     out[ROOT / KIT_SPEC / "client.json"] = out[SCHEMA_DIR / "client.json"]
     out[ROOT / KIT_SPEC / "server.json"] = out[SCHEMA_DIR / "server.json"]
+    out[ROOT / KIT_SPEC / "batch.json"] = out[SCHEMA_DIR / "batch.json"]
     for path in sorted((MODELS / "transcripts").glob("*.json")):
         out[ROOT / KIT_SPEC / "transcripts" / path.name] = path.read_text()
     return out

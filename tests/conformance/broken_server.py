@@ -5,7 +5,9 @@
 FAULT is one of:
 - ``leak``: a liars' hidden roll goes to everyone as the roller's own dice_rolled;
 - ``seq``: a chat event takes no seq of its own (it repeats the last one);
-- ``error-code``: acting out of turn is refused as illegal_action, not not_your_turn.
+- ``error-code``: acting out of turn is refused as illegal_action, not not_your_turn;
+- ``batch-of-one``: a client that asked for batches gets a lone message as an array of
+  one (a batch is two or more).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any
 from protocol.errors import ErrorCode as WireCode
 from server import app
 from server.engine.errors import ErrorCode as EngineCode
+from server.gateway import turn
 from server.net import wire
+from server.net.frames import Out, payload_frame
 from server.rooms.stream import RoomStream
 
 
@@ -42,7 +46,19 @@ def error_code() -> None:
     wire.ENGINE_ERRORS[EngineCode.NOT_YOUR_TURN] = WireCode.ILLEGAL_ACTION
 
 
-FAULTS = {"leak": leak, "seq": seq, "error-code": error_code}
+def batch_of_one() -> None:
+    original = turn.batch_frame
+
+    def batch_frame(messages: list[Out | bytes]) -> bytes:
+        only = messages[0]
+        if len(messages) == 1 and isinstance(only, Out):
+            return payload_frame(b"[%b]" % only.payload())
+        return original(messages)
+
+    turn.batch_frame = batch_frame
+
+
+FAULTS = {"leak": leak, "seq": seq, "error-code": error_code, "batch-of-one": batch_of_one}
 
 if __name__ == "__main__":
     FAULTS[sys.argv.pop(1)]()

@@ -4,6 +4,7 @@ deliberately broken server and a deliberately broken client."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +17,39 @@ from tests.clients.servers import ROOT, start_server, stop_server
 pytestmark = pytest.mark.integration
 
 
+SOURCES = {
+    "tali_conformance": ROOT / "conformance" / "src",
+    "tali_client": ROOT / "clients" / "python" / "src",
+}
+"""This checkout's kit and Python client. They go first on the kit's path (its adapters
+inherit it): the environment's editable installs may point at another checkout (a
+virtual environment shared by several worktrees), and ``python -m`` puts only ROOT first."""
+
+
+def kit_env() -> dict[str, str]:
+    path = [*map(str, SOURCES.values()), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def test_the_kit_and_the_python_client_run_are_this_checkouts() -> None:
+    files = ", ".join(f"{name}.__file__" for name in SOURCES)
+    where = subprocess.run(
+        [sys.executable, "-c", f"import {', '.join(SOURCES)}; print({files})"],
+        cwd=ROOT,
+        env=kit_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for (name, source), found in zip(SOURCES.items(), where, strict=True):
+        assert Path(found).is_relative_to(source / name), found
+
+
 def kit(*args: str) -> dict[str, Any]:
     run = subprocess.run(
         [sys.executable, "-m", "tali_conformance", "--json", *args],
         cwd=ROOT,
+        env=kit_env(),
         capture_output=True,
         text=True,
         timeout=240,
@@ -76,6 +106,7 @@ def test_our_server_is_certified() -> None:
     assert "message ban: accepted" in names
     assert "batch: one action, one frame for its messages" in names
     assert "batch: the room's events in seq order, the same seqs as without batches" in names
+    assert "every batch frame validates against schema/batch.json" in names
     skipped = {c["name"] for c in report["checks"] if c["verdict"] == "skip"}
     assert skipped == {
         "error internal_error",
@@ -93,6 +124,7 @@ def test_our_server_is_certified() -> None:
     [
         ("leak", "visibility: no hidden die, opening, prompt or token reaches anyone else"),
         ("seq", "seq: each member gets each room's events once, in order, +1 each"),
+        ("batch-of-one", "every batch frame validates against schema/batch.json"),
     ],
 )
 def test_a_broken_server_is_not_certified(fault: str, caught: str) -> None:

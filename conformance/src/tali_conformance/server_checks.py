@@ -3,8 +3,9 @@
 Scripted scenarios send every client message and provoke every error code a
 client can provoke; the published transcripts are replayed as vectors; and at
 the end every frame received on every connection is audited: it validates
-against ``schema/server.json``, each member sees each room's seq exactly once
-and in order, the same frame as everyone else but for a hidden roll, and no
+against ``schema/server.json`` (a batch against ``schema/batch.json``, and each of
+its messages against ``schema/server.json``), each member sees each room's seq
+exactly once and in order, the same frame as everyone else but for a hidden roll, and no
 hidden die, token or prompt reaches anyone it is not for.
 
 The kit needs nothing from the server but its URL. It opens at most 10 rooms
@@ -62,6 +63,14 @@ DICE_FIELDS = ("faces", "dice", "old", "new", "hand_name", "commitment", "secret
 # frames depends on the server's clock, so a replay leaves them (and seq) out of the
 # comparison; the seq audit still checks every frame.
 TIME_DRIVEN = ("spectators_changed", "next_hand")
+
+
+def _json(raw: str) -> Any:
+    """``raw`` parsed, or None when it is no JSON."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
 
 
 def spec(name: str) -> Any:
@@ -825,6 +834,21 @@ class ServerKit:
             f"every server frame ({len(self.log)}) validates against schema/server.json",
             bad is None,
             "" if bad is None else f"{bad[0]}: {bad[1]}"[:600],
+        )
+        # A batch (protocol 2.3): its members were audited above as messages; the array
+        # itself must be one the published batch schema takes (two or more messages).
+        batches = Draft7Validator(spec("batch.json"))
+        arrays = [
+            (c.label, parsed)
+            for c in self.conns
+            for raw in c.raw
+            if raw.lstrip().startswith("[") and isinstance(parsed := _json(raw), list)
+        ]
+        wrong = next(((label, a) for label, a in arrays if not batches.is_valid(a)), None)
+        r.add(
+            "every batch frame validates against schema/batch.json",
+            wrong is None,
+            "" if wrong is None else f"{wrong[0]}, of {len(arrays)}: {wrong[1]}"[:600],
         )
         for code in sorted(spec("server.json")["definitions"]["ErrorCode"]["enum"]):
             if code in UNREACHABLE:
