@@ -9,7 +9,6 @@ import itertools
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import pytest
@@ -78,8 +77,7 @@ def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
     --maxschedchunk 1``), so this is longest-first scheduling: no worker starts a long test
     when the others are nearly done. The long tests take turns by file (the first of each
     file, then the second, ...), so that two of one file (the attack suite's shards, which
-    take a core each) do not all start at once; the scheduler below holds back a real-time
-    one while each core has one."""
+    take a core each) do not all start at once."""
 
     def rank(item: pytest.Item) -> int:
         marks = {m.name for m in item.iter_markers()}
@@ -123,70 +121,6 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     workers of a ``make test`` run: ``Cpus_allowed_list: 1``)."""
     if _CORES is not None and os.sched_getaffinity(0) != _CORES:
         os.sched_setaffinity(0, _CORES)
-
-
-# -- More workers than cores, but no more real-time tests at once than cores ----------------
-
-_REAL_TIME = ("tests/abuse/", "tests/cluster/", "tests/durability/")
-"""The tests whose real processes run on real time (leases, kills, the attack suite's canary):
-the kinds ``abuse``, ``cluster`` and ``durability``, which are those directories."""
-
-
-def real_time(nodeid: str) -> bool:
-    return nodeid.startswith(_REAL_TIME)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist load``, with at most one real-time test per core handed out at a time
-    (``RealTimeCapped``). Without xdist (``-p no:xdist``) this hook is never called."""
-    if config.getoption("dist") != "load":
-        return None
-    from xdist.scheduler import LoadScheduling
-
-    class RealTimeCapped(LoadScheduling):
-        """Hands tests out as ``--dist load`` does (in collection order: longest first),
-        but skips a real-time test while ``cap`` of them are handed out and not done, so
-        that the workers beyond the cores run the browser, integration and unit tests
-        (which run on the game clock the test moves) beside them, never a third real-time
-        one: on a machine of two cores, four workers wait on real processes together
-        without three leases or canaries contending for the two cores."""
-
-        cap = len(_CORES) if _CORES else 2
-
-        def _send_tests(self, node: Any, num: int) -> None:
-            assert self.collection is not None
-            handed = sum(
-                real_time(self.collection[i]) for sent in self.node2pending.values() for i in sent
-            )
-            # One real-time test per worker at a time: two queued on one worker would run
-            # one after the other, while another worker could have run the second.
-            mine = any(real_time(self.collection[i]) for i in self.node2pending[node])
-            chosen: list[int] = []
-            for index in self.pending:
-                if len(chosen) == num:
-                    break
-                if real_time(self.collection[index]):
-                    if handed >= self.cap or mine:
-                        continue
-                    handed += 1
-                    mine = True
-                chosen.append(index)
-            if chosen:
-                taken = set(chosen)
-                self.pending[:] = [i for i in self.pending if i not in taken]
-                self.node2pending[node].extend(chosen)
-                node.send_runtest_some(chosen)
-
-        def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
-            super().mark_test_complete(node, item_index, duration)
-            # A worker left without tests (every one pending was real-time and held back)
-            # gets some now that one is done; and is shut down when none are left.
-            for other in self.nodes:
-                if other is not node and not self.node2pending[other]:
-                    self.check_schedule(other)
-
-    return RealTimeCapped(config, log)
 
 
 # -- Real Redis and PostgreSQL servers (tests.services), started when a test asks ---------
