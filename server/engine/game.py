@@ -159,7 +159,10 @@ class Game:
         self._offer: tuple[BettingState, PlayerId, bet_round.BettingOptions] | None = None
         """The betting options last worked out, of the player on turn in that betting
         round: a prompt's (``legal_actions``), checked again by the player's action
-        (``_check``). Forgotten by every input that changes the table (``_changing``)."""
+        (``_check``). Forgotten by every input that changes the table (``sit``, ``leave``,
+        ``set_ready``, ``start_hand``, ``act`` and ``timeout``); nothing outside ``Game``
+        may change ``state`` in place during a betting round (a restored state is a new
+        object, which the remembered one never matches)."""
 
     # -- queries --------------------------------------------------------
 

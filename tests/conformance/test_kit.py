@@ -34,13 +34,13 @@ def kit_env() -> dict[str, str]:
 def test_the_kit_and_the_python_client_run_are_this_checkouts() -> None:
     files = ", ".join(f"{name}.__file__" for name in SOURCES)
     where = subprocess.run(
-        [sys.executable, "-c", f"import {', '.join(SOURCES)}; print({files})"],
+        [sys.executable, "-c", f"import {', '.join(SOURCES)}; print({files}, sep='\\n')"],
         cwd=ROOT,
         env=kit_env(),
         capture_output=True,
         text=True,
         check=True,
-    ).stdout.split()
+    ).stdout.splitlines()
     for (name, source), found in zip(SOURCES.items(), where, strict=True):
         assert Path(found).is_relative_to(source / name), found
 
