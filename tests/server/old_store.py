@@ -13,6 +13,18 @@ sitting out and in, rolls with and without the player's entropy, bets, raises, r
 chat, away and back, leaving, timeouts, hands started (committed dice with their secrets,
 plain dice with their faces), the spectators' count, a restart's ``resume``; one room with
 snapshots (mid-hand: one every 45 or 60 entries), two with none, hands kept and forgotten.
+
+The play steers clear of one case that later code changed on purpose (the turn timer's fix:
+the bot whose first roll is made for it gets a fresh deadline at its first decision, and is
+asked, not timed out at once): while the bot's first roll waits for the people's in a hand
+where the bot acts first after that roll, the clock does not move (whatever else happens, no
+roll times out), and the bot's first decision after that roll is played at once. So the same
+play gives the same rows before that fix and after it. The fixture was made again with this
+play (2026-12-02), by the same code: this file in a checkout of bbc7343 (``git worktree add
+--detach DIR bbc7343``), its imports alone changed to that tree's module paths
+(``server.room``, ``server.store``, ...; ``meta = Room.meta``), run there as ``python -m
+tests.server.old_store`` with PostgreSQL's binaries installed (``tests.services`` starts a
+server of its own).
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ import asyncpg
 
 from protocol.types import Role
 from server.devtools.demo import choose
-from server.engine import Roll, SeededDice, Settings
+from server.engine import Phase, Roll, SeededDice, Settings
 from server.engine.fair import CommittedDice
 from server.identity.session import Session
 from server.persistence.store import Store
@@ -56,6 +68,7 @@ ROOMS = {
     "r_stud": ("stud", True, 10_000, 1000),
 }
 NAMES = ["Aulus", "Brutus", "Cassia", "Decima"]
+BOT = "p_Robot"
 STEPS = 400
 
 
@@ -89,6 +102,7 @@ def play(store: Store, room_id: str, seed: int) -> Room:
         join(name, Role.PLAYER)
     join("Robot", Role.PLAYER, bot=True)
     join("Watcher", Role.SPECTATOR)
+    owed: set[int] = set()  # the hands whose bot's first roll was made for it
     for step in range(STEPS):
         if step == STEPS // 2:
             # A restart: the room rebuilt from the store, everyone away, then back.
@@ -100,7 +114,7 @@ def play(store: Store, room_id: str, seed: int) -> Room:
                     room.reconnected(session)
         # Refused (a chat too many, a seat taken): nothing written.
         with contextlib.suppress(RequestError):
-            step_once(room, sessions, join, clock, rng, step, committed)
+            step_once(room, sessions, join, clock, rng, step, committed, owed)
     clock.advance(1)
     return room
 
@@ -129,15 +143,50 @@ def restarted(
     return again
 
 
+def bot_waits(room: Room) -> bool:
+    """Whether the bot's first roll waits for the people's (it is made for it after them) in
+    a hand where the bot acts first after that roll (a decision follows it, and the bot is
+    the first in turn order still in with chips): what the turn timer's fix changed."""
+    game = room.game
+    hand = game.hand
+    if hand is None or not hand.bots_wait() or BOT not in hand.pending:
+        return False
+    if game.state.rules.after_rolls is Phase.COMPLETE:
+        return False  # nobody acts after the roll
+    seats = game.state.seats
+    first = [p for p in hand.players if p not in hand.folded and seats[p].stack > 0]
+    return bool(first) and first[0] == BOT
+
+
 def step_once(room: Room, sessions: dict[str, Session], join: Any, clock: FakeClock,
-              rng: random.Random, step: int, committed: bool) -> None:  # fmt: skip
+              rng: random.Random, step: int, committed: bool, owed: set[int]) -> None:  # fmt: skip
     if True:
         roll = rng.random()
         # A bot waited for in a hand's first roll phase is not asked: its roll is made for it.
         waiting = [p for p in room.game.to_act() if room.game.legal_actions(p).actions]
         people = [s for s in sessions.values() if s.player_id in room.members]
+        hand = room.game.hand
+        # The clock stands still while the bot's first roll waits for the people's in a hand
+        # where it acts first after it (no roll times out then), and the bot's first
+        # decision after that roll is played at once.
+        hold = bot_waits(room) and bool(waiting)
+        if hold:
+            assert hand is not None
+            owed.add(hand.number)
+            if roll < 0.05:
+                roll = 1.0  # a person acts instead
+        bot_now = not hold and BOT in waiting and hand is not None and hand.number in owed
+        if bot_now:
+            assert hand is not None
+            owed.discard(hand.number)
+            roll = 1.0
         if roll < 0.05 or not waiting:
-            clock.advance(rng.choice([1, 5, 11]))  # hands start, timers fire
+            # Hands start, timers fire: a second at a time, stopping once the clock must
+            # stand still (``bot_waits``).
+            for _ in range(rng.choice([1, 5, 11])):
+                clock.advance(1)
+                if bot_waits(room):
+                    break
         elif roll < 0.06 and "Decima" not in sessions:
             join("Decima", Role.PLAYER)
         elif roll < 0.07 and "Viewer" not in sessions:
@@ -155,12 +204,13 @@ def step_once(room: Room, sessions: dict[str, Session], join: Any, clock: FakeCl
             session = rng.choice(people)
             if room.members[session.player_id].role is Role.PLAYER:
                 room.disconnected(session, 1)
-                clock.advance(0.5)
+                if not hold:
+                    clock.advance(0.5)
                 room.reconnected(session)
         elif roll < 0.14:
             room.set_ready(sessions["Brutus"], roll < 0.13)  # sits out, or in again
         else:
-            player = rng.choice(waiting)
+            player = BOT if bot_now else rng.choice(waiting)
             action = choose(room.game.legal_actions(player), rng)
             if (
                 committed
