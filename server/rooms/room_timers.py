@@ -145,8 +145,14 @@ class RoomTimers:
 
     def _on_turn_timer(self) -> None:
         timed_out = []
-        for player in self.game.timeout_order(self.turns.due(self._now.at)):
-            if player not in self.game.to_act():
+        game = self.game
+        decision = _decision(game)
+        for player in game.timeout_order(self.turns.due(self._now.at)):
+            if _decision(game) != decision:
+                # A timeout moved the hand on (the last roll made, the betting begun): a
+                # player due for the old decision has a new one, on a fresh deadline.
+                break
+            if player not in game.to_act():
                 continue
             self.turns.done(player)
             self.metrics.timeouts.labels(self.settings.variant.value).inc()
@@ -226,3 +232,9 @@ class RoomTimers:
         if self._empty_due:
             self._empty_due = False
             self._timer(TimerKey.EMPTY, None)
+
+
+def _decision(game: Game) -> tuple[int, Phase, int] | None:
+    """What the players due were waited for: the hand, its phase and street."""
+    hand = game.hand
+    return None if hand is None else (hand.number, hand.phase, hand.street)

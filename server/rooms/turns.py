@@ -35,6 +35,8 @@ class TurnClock:
         self.deadlines: dict[str, Deadline] = {}
         """Who the table waits for, each with their deadline."""
         self._offered: dict[str, LegalActions] = {}
+        self._decisions: dict[str, tuple[int, Phase, int]] = {}
+        """What each deadline is for: the hand, its phase and street when it was set."""
         self._roll_deadline: tuple[tuple[int, int], Deadline] | None = None
         self._armed: float | None = None
         """When the timer asked for fires, if one is."""
@@ -43,6 +45,7 @@ class TurnClock:
         """``player`` acted (or left): their decision is over."""
         self.deadlines.pop(player, None)
         self._offered.pop(player, None)
+        self._decisions.pop(player, None)
 
     def update(self, game: Game, seconds: float, now: Instant) -> Prompts | None:
         """Deadlines for whoever ``game`` now waits for; what to prompt, if anything.
@@ -61,10 +64,15 @@ class TurnClock:
         hand = game.hand
         if waiting and hand is not None:
             prompted = []
+            decision = (hand.number, hand.phase, hand.street)
+            decisions = self._decisions
             for player in waiting:
                 legal = game.legal_actions(player)
-                if player not in deadlines:
+                if decisions.get(player) != decision:
+                    # New to the table's wait, or waited for again in a new phase without
+                    # having acted (a bot whose roll was made for it): a fresh deadline.
                     deadlines[player] = self._new_deadline(hand, seconds, now)
+                    decisions[player] = decision
                 elif self._offered.get(player) == legal:
                     continue
                 self._offered[player] = legal

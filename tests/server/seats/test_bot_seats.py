@@ -106,13 +106,13 @@ async def turns(count: int = 20) -> None:
         await asyncio.sleep(0)
 
 
-async def bot_at_table(clock: FakeClock) -> tuple[TaliServer, BotSeat, Session]:
+async def bot_at_table(clock: FakeClock, seed: int = 3) -> tuple[TaliServer, BotSeat, Session]:
     """The server's parts, not listening, on ``clock``: a person seated in a room of theirs,
     a bot beside them."""
     server = TaliServer(
         ServerConfig(
             store="memory",
-            seed=3,
+            seed=seed,
             bot_think_min_seconds=THINK,
             bot_think_max_seconds=THINK,
             default_next_hand_delay_seconds=1,
@@ -192,3 +192,32 @@ async def test_the_servers_stop_closes_every_bot_on_the_game_clock() -> None:
     assert server.bots.bots == {}
     assert server.presence.session_of(bot.player_id) is not None  # kept, for a restart
     await server.close()
+
+
+@pytest.mark.asyncio
+async def test_a_player_first_to_act_after_a_roll_timed_out_is_asked_not_timed_out() -> None:
+    """The roll's deadline passes with the person idle: their roll is made for them and the
+    betting begins. Whoever acts first in it has a new decision with a fresh deadline; the
+    roll's deadline is not theirs to be timed out on."""
+    for seed in range(3, 23):  # seats and dealers differ: some hands open with the bot to bet
+        clock = FakeClock()
+        server, _, aulus = await bot_at_table(clock, seed)
+        inbox = aulus.outbox
+        assert isinstance(inbox, Inbox)
+        for _ in range(400):  # the person never acts; the clock moves a second at a time
+            if inbox.of_type("timed_out"):
+                break
+            clock.advance(1.0)
+            await turns()
+        timed_out = inbox.of_type("timed_out")
+        assert timed_out, "the idle person was never timed out"
+        index = inbox.frames.index(timed_out[0])
+        after = [f for f in inbox.frames[index:] if f["type"] == "timed_out"]
+        assert [f["player"] for f in after] == [aulus.player_id], (seed, inbox.types()[index:])
+        clock.advance(1.0)  # less than a turn: whoever the betting waits for still has time
+        await turns()
+        later = [f["player"] for f in inbox.frames[index:] if f["type"] == "timed_out"]
+        assert later == [aulus.player_id], (seed, inbox.types()[index:])
+        server.bots.close()
+        clock.advance(0)
+        await server.close()
