@@ -388,6 +388,8 @@ class Room(RoomTimers):
         member = self.members.get(session.player_id)
         if member is None or session.connected or self.closed:
             return
+        if member.connected or member.session is not session:
+            return  # back in the room (on another session object, say): the grace is stale
         self._remove(member)
 
     def _resume(self) -> None:

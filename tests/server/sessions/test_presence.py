@@ -149,6 +149,33 @@ def test_after_a_restart_everyone_is_away_with_the_grace_counted_from_the_restar
     assert set(room.members) == {aulus.player_id}  # Brutus did not come back in time
 
 
+def test_a_grace_running_out_lets_no_one_go_whom_the_room_has_back(seats: Seats) -> None:
+    """The room's own record decides, not only the session the grace was armed with: a
+    return racing the grace (its timer not cancelled) keeps the seat. Brutus came back on
+    another session object (the room's record swaps it, ``Room._reconnected``) and went
+    away again: the old grace is not his now. Cassia is back in the room before her
+    session's outbox is set."""
+    _, _, a = seats.sit("Aulus")
+    brutus, _, b = seats.sit("Brutus")
+    cassia, _, c = seats.sit("Cassia")
+    room = seats.table.room
+    seats.presence.closed(brutus, b)
+    seats.presence.closed(cassia, c)
+    seats.advance(GRACE / 2)
+    again = Session(player_id=brutus.player_id, key=brutus.key, name="Brutus", outbox=Inbox())
+    again.rooms[room.id] = Role.PLAYER
+    room.reconnected(again)
+    again.outbox = None
+    room.disconnected(again, START_MS + 2 * GRACE * 1000)  # a grace of its own, later
+    room.reconnected(cassia)
+    assert not brutus.connected  # what the old check looked at
+    assert not cassia.connected
+    seats.advance(GRACE / 2)  # the first graces run out
+    assert set(room.members) >= {brutus.player_id, cassia.player_id}
+    assert room.members[brutus.player_id].session is again
+    assert a.of_type("player_left") == []
+
+
 def test_a_member_whose_session_was_forgotten_leaves_when_the_grace_ends(seats: Seats) -> None:
     restarted = seats.make_presence()
     ghost = restarted.by_player("p_ghost", "Ghost")
