@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import time
@@ -35,6 +36,17 @@ def claims(account: str, name: str | None = None, **extra: Any) -> dict[str, Any
 
 def hs256(account: str, name: str | None = None, *, secret: str = SECRET, **extra: Any) -> str:
     return jwt.encode(claims(account, name, **extra), secret, algorithm="HS256")
+
+
+def segment(data: Any) -> str:
+    """``data`` as one segment of a token: its JSON, base64url without padding."""
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def signed(payload: bytes, secret: str = SECRET) -> str:
+    """A token signed with the site's secret whose payload is ``payload`` as it is (not
+    necessarily claims, nor JSON)."""
+    return jwt.PyJWS().encode(payload, secret, algorithm="HS256")
 
 
 class KeySet:

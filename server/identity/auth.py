@@ -176,7 +176,11 @@ class Verifier:
             ) from None
         except jwt.PyJWTError as exc:
             raise AuthRefused(WireCode.AUTH_INVALID, f"the token is refused: {exc}") from None
-        return SignIn(_identity(claims), str(claims["jti"])[:128], float(claims["exp"]))
+        try:
+            expires = float(claims["exp"])  # an integer, PyJWT checked: perhaps past any float
+        except OverflowError:
+            raise AuthRefused(WireCode.AUTH_INVALID, "the token's exp is out of range") from None
+        return SignIn(_identity(claims), str(claims["jti"])[:128], expires)
 
 
 def _identity(claims: dict[str, Any]) -> Identity:
@@ -195,8 +199,8 @@ def _identity(claims: dict[str, Any]) -> Identity:
     roles = claims.get("roles", [])
     if isinstance(roles, str):
         roles = roles.split()
-    if not isinstance(roles, list):
-        raise AuthRefused(WireCode.AUTH_INVALID, "roles must be a list")
+    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+        raise AuthRefused(WireCode.AUTH_INVALID, "roles must be a list of names")
     return Identity(account, name, frozenset(r for r in roles if r in ROLES))
 
 

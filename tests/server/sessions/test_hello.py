@@ -307,6 +307,23 @@ async def test_every_sign_in_outcome(tmp_path: Path) -> None:
         # A claim missing (jti), and a token that is no JWT's shape at all.
         _, reply = await signed_in(app, tokens.hs256("acct-4", jti=None))
         assert code(reply) == "auth_invalid"
+        # Malformed: three segments, as the protocol's pattern asks, but no JWT under them
+        # (no JSON at all, a header that is no object; signed with the site's secret, claims
+        # that are no JSON, or JSON but no object, or claims of the wrong shape: roles that
+        # are not names, an expiry past any float); the connection stays open for another hello.
+        for token in (
+            "not.a.jwt",
+            f"{tokens.segment([1, 2])}.{tokens.segment({'sub': 'acct-4'})}.",
+            tokens.signed(b"{not json"),
+            tokens.signed(b'["acct-4"]'),
+            tokens.hs256("acct-4", roles=[{"admin": True}]),
+            tokens.hs256("acct-4", exp=10**400),
+        ):
+            refused, reply = await signed_in(app, token)
+            assert code(reply) == "auth_invalid", (token, reply)
+            assert reply["closes"] is False
+            again = await refused.request("hello", protocol="2.2", name="Guest")
+            assert again["type"] == "welcome", again
         # Replayed: a token opens one session.
         token = tokens.hs256("acct-5", "Decima")
         _, first = await signed_in(app, token)
