@@ -61,13 +61,13 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from server.cluster.redis_shared import (
-    _NOW,
+    LUA_NOW,
     TOUCH_BATCH,
     Keys,
     LobbyBus,
     Nodes,
     SharedSessions,
-    _ms,
+    milliseconds,
 )
 from server.persistence.store import Store
 
@@ -78,7 +78,7 @@ if TYPE_CHECKING:
 # 0 if refused (a live lease, unless its node is this one and mode is own; for a take-over,
 # also no lease at all: the room was closed).
 _CLAIM = (
-    _NOW
+    LUA_NOW
     + """
 local held_until = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
 if held_until > now and not (ARGV[6] == 'own' and redis.call('HGET', KEYS[1], 'node') == ARGV[2])
@@ -101,7 +101,7 @@ return gen
 # {lost, forgotten}: the rooms whose lease is another's (or another generation's), and those
 # that have no lease at all (Redis lost its data, or was replaced).
 _RENEW = (
-    _NOW
+    LUA_NOW
     + """
 local expires = string.format('%.0f', now + tonumber(ARGV[2]))
 local lost = {}
@@ -143,7 +143,7 @@ return 1
 # KEYS: lease, leases. ARGV: room, node, gen, heir, heir's url. The lease expired now, if it
 # is node's under gen (handed over: taken over at once, by the heir if one is named). 1 if so.
 _HANDOVER = (
-    _NOW
+    LUA_NOW
     + """
 local held = redis.call('HMGET', KEYS[1], 'node', 'gen')
 if held[1] ~= ARGV[2] or held[2] ~= ARGV[3] then return 0 end
@@ -156,7 +156,7 @@ return 1
 
 # KEYS: leases. ARGV: lease key prefix. Each node's count of live leases: {node, n, ...}.
 _HELD_BY = (
-    _NOW
+    LUA_NOW
     + """
 local counts = {}
 for _, room in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], string.format('%.0f', now), '+inf')) do
@@ -171,7 +171,7 @@ return out
 
 # KEYS: lease. {node, url, gen, until, now, heir, heir's url}.
 _LEASE = (
-    _NOW
+    LUA_NOW
     + """
 local held = redis.call('HMGET', KEYS[1], 'node', 'url', 'gen', 'until', 'heir', 'heir_url')
 return {held[1] or '', held[2] or '', held[3] or '0', held[4] or '0', string.format('%.0f', now),
@@ -181,7 +181,7 @@ return {held[1] or '', held[2] or '', held[3] or '0', held[4] or '0', string.for
 
 # KEYS: leases. ARGV: limit. Rooms whose lease expired, the longest expired first.
 _ORPHANS = (
-    _NOW
+    LUA_NOW
     + """
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now),
                   'LIMIT', 0, tonumber(ARGV[1]))
@@ -268,7 +268,7 @@ class Directory:
         self, room: str, node: str, url: str, ttl: float, floor: int, mode: str
     ) -> int | None:
         keys = [self.keys.lease(room), self.keys.leases]
-        generation = int(await self._claim(keys, [room, node, url, _ms(ttl), floor, mode]))
+        generation = int(await self._claim(keys, [room, node, url, milliseconds(ttl), floor, mode]))
         return generation or None
 
     async def renew(self, room: str, node: str, generation: int, ttl: float) -> bool:
@@ -287,7 +287,7 @@ class Directory:
         if not rooms:
             return Renewal(set(), set())
         keys = [self.keys.leases, *(self.keys.lease(room) for room in rooms)]
-        args: list[str | int] = [node, _ms(ttl)]
+        args: list[str | int] = [node, milliseconds(ttl)]
         for room, generation in rooms.items():
             args += [room, generation]
         lost, forgotten = await self._renew(keys, args)

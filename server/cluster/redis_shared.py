@@ -18,7 +18,7 @@ import redis.asyncio as aioredis
 
 from server.persistence.store import Data
 
-_NOW = """
+LUA_NOW = """
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 """
@@ -28,7 +28,7 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 # The epoch marks this Redis's data: it is set by the first heartbeat and kept; a
 # Redis that lost its data (or a new one) has none. Returns the epoch.
 _HEARTBEAT = (
-    _NOW
+    LUA_NOW
     + """
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 redis.call('ZADD', KEYS[2], string.format('%.0f', now + tonumber(ARGV[3])), ARGV[1])
@@ -39,7 +39,7 @@ return redis.call('GET', KEYS[3])
 
 # KEYS: node key, nodes, epoch. ARGV: node. The node leaves; the epoch goes with the last.
 _LEAVE = (
-    _NOW
+    LUA_NOW
     + """
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -51,7 +51,7 @@ return 1
 
 # KEYS: nodes. The ids of the nodes whose heartbeat is live (the others are dropped).
 _ALIVE = (
-    _NOW
+    LUA_NOW
     + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now))
 return redis.call('ZRANGE', KEYS[1], 0, -1)
@@ -93,7 +93,8 @@ class Keys:
         return f"{self.prefix}node:{node}"
 
 
-def _ms(seconds: float) -> int:
+def milliseconds(seconds: float) -> int:
+    """``seconds`` as the whole milliseconds Redis takes (``PX``, the scripts' ttl): at least 1."""
     return max(1, round(seconds * 1000))
 
 
@@ -106,7 +107,7 @@ class SharedSessions:
         self._touch_all = redis.register_script(_TOUCH_ALL)
 
     async def save(self, key: str, data: Data, ttl: float) -> None:
-        await self.redis.set(self.keys.session(key), json.dumps(data), px=_ms(ttl))
+        await self.redis.set(self.keys.session(key), json.dumps(data), px=milliseconds(ttl))
 
     async def get(self, key: str) -> Data | None:
         raw = await self.redis.get(self.keys.session(key))
@@ -114,12 +115,12 @@ class SharedSessions:
 
     async def touch(self, key: str, ttl: float) -> bool:
         """Keep the session ``ttl`` seconds from now: False if it has expired already."""
-        return bool(await self.redis.pexpire(self.keys.session(key), _ms(ttl)))
+        return bool(await self.redis.pexpire(self.keys.session(key), milliseconds(ttl)))
 
     async def touch_many(self, keys: list[str], ttl: float) -> None:
         """Keep every session of ``keys`` ``ttl`` seconds from now: a script call for each
         ``TOUCH_BATCH`` keys, the event loop free between them."""
-        ms = _ms(ttl)
+        ms = milliseconds(ttl)
         for start in range(0, len(keys), TOUCH_BATCH):
             batch = [self.keys.session(key) for key in keys[start : start + TOUCH_BATCH]]
             await self._touch_all(keys=batch, args=[ms])
@@ -244,7 +245,7 @@ class Nodes:
         beat = json.dumps({"url": url, "info": info or {}})
         epoch = await self._heartbeat(
             [self.keys.node(node), self.keys.nodes, self.keys.epoch],
-            [node, beat, _ms(ttl), secrets.token_hex(8)],
+            [node, beat, milliseconds(ttl), secrets.token_hex(8)],
         )
         return str(epoch)
 
