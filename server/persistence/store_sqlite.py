@@ -205,37 +205,36 @@ class SqliteStore(SqliteFile):
         return len(self._ops)
 
     async def claim(self, room: str, node: str, generation: int) -> bool:
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            took = db.execute(
-                "INSERT INTO rooms (room, node, generation) VALUES (?, ?, ?) ON CONFLICT (room)"
-                " DO UPDATE SET node = excluded.node, generation = excluded.generation,"
-                " closed = NULL WHERE rooms.generation < excluded.generation"
-                " OR (rooms.generation = excluded.generation AND rooms.node = excluded.node)"
-                " RETURNING generation",
-                (room, node, generation),
-            ).fetchone()
-            db.execute("COMMIT")
-        except BaseException:
-            rollback(db)
-            raise
-        if took is not None:
-            self._generations[room] = generation
-            self._fencing = True
-        return took is not None
+        return self._claimed(
+            room,
+            generation,
+            "INSERT INTO rooms (room, node, generation) VALUES (?, ?, ?) ON CONFLICT (room)"
+            " DO UPDATE SET node = excluded.node, generation = excluded.generation,"
+            " closed = NULL WHERE rooms.generation < excluded.generation"
+            " OR (rooms.generation = excluded.generation AND rooms.node = excluded.node)"
+            " RETURNING generation",
+            (room, node, generation),
+        )
 
     async def reclaim(self, room: str, node: str, held: int, generation: int) -> bool:
         if generation <= held:
             return False
+        return self._claimed(
+            room,
+            generation,
+            "UPDATE rooms SET generation = ? WHERE room = ? AND node = ? AND generation = ?"
+            " RETURNING generation",
+            (generation, room, node, held),
+        )
+
+    def _claimed(self, room: str, generation: int, sql: str, args: tuple[Any, ...]) -> bool:
+        """Run ``sql`` (it returns a row if the room is now this node's under ``generation``)
+        in a transaction of its own; if it took the room, this store's commits are fenced
+        by that generation from now on."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            took = db.execute(
-                "UPDATE rooms SET generation = ? WHERE room = ? AND node = ? AND generation = ?"
-                " RETURNING generation",
-                (generation, room, node, held),
-            ).fetchone()
+            took = db.execute(sql, args).fetchone()
             db.execute("COMMIT")
         except BaseException:
             rollback(db)
