@@ -25,7 +25,7 @@ MIN_STAMP := $(MIN_VENV)/.installed-stamp
 WEBSOCKETS_TESTS := tests/server/net/test_transport.py tests/server/net/test_http.py \
 	tests/server/net/test_http_head.py tests/server/gateway/test_outgoing.py tests/server/sessions/test_hello.py \
 	tests/integration/test_transport.py tests/integration/test_bad_input.py \
-	tests/integration/test_sessions.py tests/integration/test_costs.py \
+	tests/integration/test_sessions.py tests/server/gateway/test_limits.py \
 	tests/integration/test_operations.py tests/clients/test_python.py
 # `make test`: one pytest-xdist worker per core (4 workers on 2 cores failed 7 real-time
 # tests with `stress-ng --cpu 2` beside them); tests are handed out one at a time, longest

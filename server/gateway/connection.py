@@ -39,6 +39,7 @@ from server.net.costs import (
 from server.net.frames import Out
 from server.rooms.room_effects import RequestError
 from server.rooms.room_views import history_task, snapshot_for
+from server.runtime.clock import loop_face
 from server.runtime.logs import get_logger
 from server.sessions.hello import hello
 
@@ -124,8 +125,11 @@ class Connection(Writer):
         self.hello_task: asyncio.Task[None] | None = None
         """A hello answered in a task (``server.sessions.hello``), while it runs."""
         self._loop = asyncio.get_running_loop()
+        self._limits = limits = loop_face(app.clock)
+        """The clock of this connection's limits: the server's, unscaled (``time_scale`` makes
+        no limit looser: a rate is in messages per real second), as the loop shows its time."""
         self._tokens = TokenBucket(
-            self.config.rate_per_second, float(self.config.rate_burst), self._loop.time()
+            self.config.rate_per_second, float(self.config.rate_burst), limits.time()
         )
         self._limited = Window(10.0)
         """Messages refused by the rate limit in the last ten seconds (``abuse_limit``)."""
@@ -136,7 +140,7 @@ class Connection(Writer):
             if self.config.address_limits and peer.remote_address != IN_PROCESS
             else f"#{self.number}",
             peer,
-            self._loop,
+            limits,
             self._handle_safely,
             self._over_budget,
             self.config.read_frames_burst,
@@ -273,7 +277,7 @@ class Connection(Writer):
             )
 
     def _take_token(self, request_id: int | str | None) -> bool:
-        now = self._loop.time()
+        now = self._limits.time()
         if self._tokens.take(now):
             return True
         self._limited.add(now)

@@ -90,6 +90,11 @@ class LoopClock:
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop or asyncio.get_running_loop()
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop whose clock this is."""
+        return self._loop
+
     def now(self) -> float:
         return self._loop.time()
 
@@ -129,6 +134,16 @@ class LoopFace:
             callback()
 
         return self.clock.call_at(self.clock.now() + delay, call)
+
+
+def loop_face(clock: Clock) -> LoopFace | asyncio.AbstractEventLoop:
+    """``clock`` as the event loop shows its time (``time``, ``call_later``): a
+    ``LoopClock``'s own loop, so that the limits read on every message (a connection's
+    token bucket and request budget) cost no call more in production; any other clock
+    (a test's) through a ``LoopFace``."""
+    if isinstance(clock, LoopClock):
+        return clock.loop
+    return LoopFace(clock)
 
 
 class ScaledClock:

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import json
 import random
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -81,6 +80,14 @@ async def play(bot: Bot, hands: int, seconds: float = 60) -> None:
                 await asyncio.sleep(0.002)
 
     await asyncio.wait_for(loop(), seconds)
+
+
+async def clock_running(server: TaliServer) -> None:
+    """``server``'s clock moved on at about real time (at most 10 ms in 10 ms), for a test
+    that paces itself in real time: the request budgets run on it."""
+    while True:
+        await asyncio.sleep(0.01)
+        await advance(server, 0.01)
 
 
 def bots_in(server: TaliServer, room: str) -> list[BotSeat]:
@@ -472,20 +479,24 @@ async def test_bot_decisions_hold_over_many_hands_in_every_variant(server: TaliS
 async def test_the_servers_bots_share_no_address_budget() -> None:
     """Every bot comes from the one in-process address, but keeps a request budget of its
     own: three bots together outspend the address budget and none is held back. The
-    address budget is low (5 a second), so that the bots outspend it on a slow machine too:
-    at 20 a second, the run's 170 decisions took 10 s at load 24, within what a shared
-    budget allows (220). Aulus's own requests are held to it, so the run takes some 16 s;
-    it would have to take 33 s to fail."""
+    address budget is low (5 a second), so that the bots outspend it by far. The budgets
+    run on the server's clock, which the test moves on at about real time while they play
+    (at most 10 ms in 10 ms): Aulus's own requests are held to the address budget and wait
+    for it, so the run takes some 16 s of it; it would have to take 33 s to fail."""
     rate = 5
     budgets = {"address_request_budget_per_second": rate, "address_request_budget_burst": rate}
     settings = {**BOTS, **budgets, "bot_think_min_seconds": 0, "bot_think_max_seconds": 0}
     async for app in running(make_server(**settings)):
-        room, aulus = await seated(app, "Aulus", variant="liars", next_hand_delay_seconds=0)
-        for _ in range(3):
-            await add_bot(aulus, room, level="expert")
-        started = time.perf_counter()
-        await play(Bot(app, aulus, room, seed=3), hands=30, seconds=60)
-        elapsed = time.perf_counter() - started
+        ticking = asyncio.get_running_loop().create_task(clock_running(app))
+        try:
+            room, aulus = await seated(app, "Aulus", variant="liars", next_hand_delay_seconds=0)
+            for _ in range(3):
+                await add_bot(aulus, room, level="expert")
+            started = app.clock.now()
+            await play(Bot(app, aulus, room, seed=3), hands=30, seconds=60)
+            elapsed = app.clock.now() - started
+        finally:
+            ticking.cancel()
         stats = app.bots.stats
         # A bot whose prompt the hand's end overtook (no think time) is refused; nothing else.
         assert set(stats.errors) <= {"no_hand_in_progress", "not_your_turn"}, stats.errors

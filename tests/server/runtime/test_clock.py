@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from server.runtime.clock import LoopFace, ManualClock
+from server.runtime.clock import LoopClock, LoopFace, ManualClock, loop_face
 
 pytestmark = pytest.mark.asyncio
 
@@ -124,3 +124,15 @@ async def test_loop_face_sets_timers_on_the_clock() -> None:
     clock.advance(30)
     assert fired == [20]
     assert face.time() == 30
+
+
+async def test_the_loops_face_of_a_loop_clock_is_the_loop_itself() -> None:
+    """What a connection's limits read on every message: in production the loop itself (no
+    call more than before they were on the injected clock); a test's clock through a face."""
+    loop = asyncio.get_running_loop()
+    assert loop_face(LoopClock()) is loop
+    manual = ManualClock(auto_seconds=0)
+    face = loop_face(manual)
+    assert isinstance(face, LoopFace)
+    manual.advance(3)
+    assert face.time() == 3
