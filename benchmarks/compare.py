@@ -106,7 +106,7 @@ async def main() -> None:
         + (f"; batches: {args.batch}" if args.batch != "none" else "")
     )
     print(f"{'server':<14}{'actions/s':>10}{'frames/s':>12}{'p50 ms':>8}{'p90':>8}{'p99':>8}"
-          f"{'max':>8}{'srv CPU':>10}{'gen CPU':>9}{'RSS MiB':>9}")  # fmt: skip
+          f"{'max':>8}{'srv CPU':>10}{'gen CPU':>9}{'RSS MiB':>9}{'us/act':>8}")  # fmt: skip
     for run in range(1, args.runs + 1):
         for name, root in trees.items():
             if name in floors:
@@ -124,7 +124,7 @@ async def main() -> None:
             actions = result["actions_s"]
             result["cpu_us"] = result["server_cpu"] / 100 / actions * 1e6 if actions else nan
             results[name].append(result)
-            print(capacity.row(f"{name} #{run}", result), flush=True)
+            print(f"{capacity.row(f'{name} #{run}', result)}{result['cpu_us']:>8.0f}", flush=True)
     medians = {
         name: {
             key: statistics.median(r[key] for r in runs)
