@@ -3,6 +3,7 @@
     python -m benchmarks.capacity                 # the full run (make bench-capacity)
     python -m benchmarks.capacity --rooms 10 100  # a subset
     python -m benchmarks.capacity --quick         # a short smoke run
+    python -m benchmarks.capacity --rooms 500 --floor 1234   # and the floor server (issue 28)
 
 The server runs in its own process pinned to core 0; this generator runs on
 core 1 with a lean client (benchmarks.leanws), so the server is the process
