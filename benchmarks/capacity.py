@@ -3,6 +3,7 @@
     python -m benchmarks.capacity                 # the full run (make bench-capacity)
     python -m benchmarks.capacity --rooms 10 100  # a subset
     python -m benchmarks.capacity --quick         # a short smoke run
+    python -m benchmarks.capacity --rooms 500 --floor 1234   # and the floor server (issue 28)
 
 The server runs in its own process pinned to core 0; this generator runs on
 core 1 with a lean client (benchmarks.leanws), so the server is the process
@@ -202,6 +203,15 @@ async def main():
 with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
     runner.run(main())
 """
+
+
+def start_floor_server(steps: str) -> tuple[Process, int]:
+    """The floor server (``benchmarks.floor_server``) with ``steps`` on (e.g. "1234")."""
+    process = Process(["-m", "benchmarks.floor_server", "--port", "0", "--loop", EVENT_LOOP,
+                       "--steps", steps or "0"])  # fmt: skip
+    assert process.proc.stdout is not None
+    port = int(process.proc.stdout.readline().split()[1])
+    return process, port
 
 
 def start_bare_server(deflate: bool = False) -> tuple[Process, int]:
@@ -447,12 +457,71 @@ class BareRoom:
         await asyncio.wait_for(self.ready, 30)
 
 
+class FloorRoom:
+    """Four members of a floor room (``benchmarks.floor_server``): one tali action in flight
+    (a roll with entropy, a check, a bet, a call: each in turn by all four), the next when
+    all four have its event."""
+
+    KINDS = ("roll", "check", "bet", "call")
+
+    def __init__(self, stats: Stats, index: int) -> None:
+        self.stats = stats
+        self.room = f"r{index}"
+        self.players: list[LeanConnection] = []
+        self.n = 0
+        self.waiting = 0
+        self.sent = 0.0
+        self.joined = 0
+        self.ready = asyncio.get_running_loop().create_future()
+
+    def on_text(self, conn: LeanConnection, payload: bytes) -> None:
+        if payload.startswith(b'{"type": "joined"'):
+            self.joined += 1
+            if self.joined == 4 and not self.ready.done():
+                self.ready.set_result(None)
+            return
+        stats = self.stats
+        if stats.measuring:
+            stats.frames += 1
+            # A batch's members one by one (no message nests another's "type").
+            stats.messages += payload.count(b'"type":') if payload[:1] == b"[" else 1
+        if payload.startswith(b'{"id"'):
+            return  # the actor's result on a frame of its own (an event has no id)
+        self.waiting -= 1
+        if self.waiting == 0:
+            stats.record(time.perf_counter() - self.sent)
+            self.act()
+
+    def act(self) -> None:
+        self.n += 1
+        n = self.n
+        actor = self.players[n % 4]
+        kind = self.KINDS[(n // 4) % 4]
+        message: dict[str, Any] = {"type": kind, "room": self.room}
+        if kind == "roll":
+            message["entropy"] = f"e{n:x}"
+        elif kind == "bet":
+            message["amount"] = 10
+        self.waiting = 4
+        self.sent = time.perf_counter()
+        actor.send_text(json.dumps(message).encode())
+
+    async def setup(self, port: int) -> None:
+        for i in range(4):
+            conn = await open_connection(HOST, port, self.on_text)
+            self.players.append(conn)
+            conn.send_text(
+                json.dumps({"type": "join", "room": self.room, "player": f"p{i}"}).encode()
+            )
+        await asyncio.wait_for(self.ready, 30)
+
+
 class Load:
     """Rooms played against servers already started: room ``k`` is created and played on
     ``ports[k % len(ports)]``, all four of its players connected there."""
 
     def __init__(
-        self, tables: Sequence[GameRoom | BareRoom], ports: list[int], stats: Stats
+        self, tables: Sequence[GameRoom | BareRoom | FloorRoom], ports: list[int], stats: Stats
     ) -> None:
         """``stats``: the one the tables record into."""
         self.tables = tables
@@ -484,14 +553,14 @@ class Load:
         for start in range(0, len(self.tables), 50):
             group = self.tables[start : start + 50]
             await asyncio.wait_for(asyncio.gather(*(
-                t.setup(ports[(start + k) % len(ports)]) if isinstance(t, BareRoom)
+                t.setup(ports[(start + k) % len(ports)]) if isinstance(t, BareRoom | FloorRoom)
                 else t.setup(ports[(start + k) % len(ports)], first + start + k)
                 for k, t in enumerate(group)
             )), 120)  # fmt: skip
 
     def start(self) -> None:
         for table in self.tables:
-            if isinstance(table, BareRoom):
+            if isinstance(table, BareRoom | FloorRoom):
                 table.act()
             else:
                 table.start()
@@ -538,14 +607,22 @@ async def measure(
     root: Path = ROOT,
     settings: dict[str, str] | None = None,
     batch: bool = False,
+    steps: str = "",
 ) -> dict[str, float]:
-    """One run; ``settings`` are the game server's ``TALI_*`` variables over the defaults;
-    ``batch``: the game's players ask for batches."""
-    process, port = (
-        start_game_server(root, settings) if kind == "game" else start_bare_server(deflate)
-    )
+    """One run of ``kind`` (game, bare or floor); ``settings`` are the game server's
+    ``TALI_*`` variables over the defaults; ``batch``: the game's players ask for batches;
+    ``steps``: the floor server's (closed loop only)."""
+    if kind == "game":
+        process, port = start_game_server(root, settings)
+    elif kind == "floor":
+        process, port = start_floor_server(steps)
+    else:
+        process, port = start_bare_server(deflate)
     if kind == "game":
         load = Load.game([port], rooms, pace, process.protocol, batch=batch)
+    elif kind == "floor":
+        stats = Stats()
+        load = Load([FloorRoom(stats, i) for i in range(rooms)], [port], stats)
     else:
         stats = Stats()
         load = Load([BareRoom(stats, i, pace, deflate) for i in range(rooms)], [port], stats)
@@ -657,6 +734,14 @@ async def main() -> None:
         default="sqlite",
         help="where the game server keeps its rooms (sqlite: the shipped default)",
     )
+    parser.add_argument(
+        "--floor",
+        action="append",
+        default=[],
+        metavar="STEPS",
+        help="also run the floor server (benchmarks.floor_server) with these steps on "
+        "(e.g. 1234; 0: none) at each number of rooms; repeatable",
+    )
     args = parser.parse_args()
     if args.quick:
         args.rooms, args.idle, args.human, args.seconds, args.warmup = [10], [200], [50], 2.0, 0.5
@@ -687,6 +772,12 @@ async def main() -> None:
                   f"messages), {run['frames_hand']:.0f} frames per four-player liars' hand")  # fmt: skip
         bare = await measure("bare", rooms, args.warmup, args.seconds)
         print(row("bare", bare))
+        for steps in args.floor:
+            floor = await measure("floor", rooms, args.warmup, args.seconds, steps=steps)
+            print(row(f"floor {steps}", floor))
+            print(f"floor {steps}: {floor['frames_action']:.1f} frames per action, "
+                  f"{floor['actions_s'] / bare['actions_s']:.0%} of the bare relay's actions/s, "
+                  f"p99 {floor['p99'] / bare['p99']:.1f}x", flush=True)  # fmt: skip
         print(f"ratio tali/bare: actions/s {game['actions_s'] / bare['actions_s']:.0%}, "
               f"p99 {game['p99'] / bare['p99']:.1f}x\n", flush=True)  # fmt: skip
     bare_runs: dict[int, dict[str, float]] = {}

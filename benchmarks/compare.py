@@ -16,7 +16,11 @@ checkout's Python environment) and measures it as ``benchmarks.capacity``
 does; the medians and their ratio are printed at the end. ``--batch`` says whose
 players ask for batches (protocol 2.3: one frame per recipient per action), so
 that one checkout compared with itself measures batching on against off;
-``--bare`` adds a run of the bare websockets relay to each round.
+``--bare`` adds a run of the bare websockets relay to each round, and each
+``--floor STEPS`` a run of the floor server (``benchmarks.floor_server``) with those
+steps on (issue 28: what the least server with tali's guarantees reaches):
+
+    python -m benchmarks.compare . --batch this --bare --floor 0 --floor 1 --floor 1234
 """
 
 from __future__ import annotations
@@ -67,7 +71,17 @@ async def main() -> None:
     parser.add_argument(
         "--bare", action="store_true", help="also run the bare websockets relay in each round"
     )
+    parser.add_argument(
+        "--floor",
+        action="append",
+        default=[],
+        metavar="STEPS",
+        help="also run the floor server with these steps on (e.g. 1234; 0: none) in each "
+        "round; repeatable",
+    )
     args = parser.parse_args()
+    if args.floor and args.human:
+        parser.error("the floor server plays a closed loop only (no --human)")
     settings = dict(item.split("=", 1) for item in args.env)
     this, other = args.this.resolve(), args.other.resolve()
     for tree in (this, other):
@@ -78,6 +92,9 @@ async def main() -> None:
     trees: dict[str, Path | None] = {"this": this, "other": other}
     if args.bare:
         trees["bare"] = None
+    floors = {f"floor {steps}": steps for steps in args.floor}
+    for name in floors:
+        trees[name] = None
     batch = {"this": args.batch in ("this", "both"), "other": args.batch in ("other", "both")}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     pace = capacity.HUMAN_PACE if args.human else 0.0
@@ -89,10 +106,14 @@ async def main() -> None:
         + (f"; batches: {args.batch}" if args.batch != "none" else "")
     )
     print(f"{'server':<14}{'actions/s':>10}{'frames/s':>12}{'p50 ms':>8}{'p90':>8}{'p99':>8}"
-          f"{'max':>8}{'srv CPU':>10}{'gen CPU':>9}{'RSS MiB':>9}")  # fmt: skip
+          f"{'max':>8}{'srv CPU':>10}{'gen CPU':>9}{'RSS MiB':>9}{'us/act':>8}")  # fmt: skip
     for run in range(1, args.runs + 1):
         for name, root in trees.items():
-            if root is None:
+            if name in floors:
+                result = await capacity.measure(
+                    "floor", args.rooms, args.warmup, args.seconds, steps=floors[name]
+                )
+            elif root is None:
                 result = await capacity.measure("bare", args.rooms, args.warmup, args.seconds, pace)
             else:
                 result = await capacity.measure(
@@ -103,7 +124,7 @@ async def main() -> None:
             actions = result["actions_s"]
             result["cpu_us"] = result["server_cpu"] / 100 / actions * 1e6 if actions else nan
             results[name].append(result)
-            print(capacity.row(f"{name} #{run}", result), flush=True)
+            print(f"{capacity.row(f'{name} #{run}', result)}{result['cpu_us']:>8.0f}", flush=True)
     medians = {
         name: {
             key: statistics.median(r[key] for r in runs)
@@ -124,10 +145,12 @@ async def main() -> None:
         f"CPU per action {medians['this']['cpu_us'] / medians['other']['cpu_us']:.2f}x"
     )
     if "bare" in medians:
-        for name in ("this", "other"):
+        for name in ("this", "other", *floors):
             print(
                 f"{name}/bare: actions/s {medians[name]['actions_s'] / medians['bare']['actions_s']:.1%}, "
-                f"p99 {medians[name]['p99'] / medians['bare']['p99']:.2f}x"
+                f"p99 {medians[name]['p99'] / medians['bare']['p99']:.2f}x, "
+                f"CPU per action {medians[name]['cpu_us'] / medians['bare']['cpu_us']:.2f}x "
+                f"(bare/{name}: {medians['bare']['cpu_us'] / medians[name]['cpu_us']:.1%})"
             )
 
 

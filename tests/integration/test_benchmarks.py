@@ -25,6 +25,19 @@ async def test_a_short_closed_loop_run(kind: str) -> None:
         assert 20 < result["frames_hand"] < 300
 
 
+@pytest.mark.parametrize(("steps", "messages"), [("0", 4), ("12345", 5)])
+async def test_the_floor_server_plays_a_short_closed_loop(steps: str, messages: int) -> None:
+    """``benchmarks.floor_server`` (issue 28's floor): with no step it relays as the bare
+    server does; with every step each member gets one frame an action, the actor's
+    carrying its result too, behind a commit of the action's log row."""
+    result = await capacity.measure("floor", rooms=3, warmup=0.3, seconds=0.7, steps=steps)
+    assert result["actions_s"] > 50
+    assert result["frames_action"] == pytest.approx(4, rel=0.02)  # runs end mid-action
+    assert result["messages_action"] == pytest.approx(messages, rel=0.02)
+    assert 0 < result["p50"] <= result["p99"] <= result["max"]
+    assert result["server_cpu"] > 0
+
+
 async def test_with_batches_every_action_costs_each_player_one_frame() -> None:
     """Closed loop with the ``batch`` capability: four players, one frame each per action
     (a few actions' frames share one, some prompts come alone), and the same messages."""
