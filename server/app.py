@@ -109,7 +109,9 @@ class TaliServer(Lifecycle):
     def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         """``clock`` is game time (turns, graces, pauses, bots): the event loop's unless a
         test brings its own (``server.runtime.clock.ManualClock``); the rooms, presence and bots
-        get it scaled by ``time_scale`` (``game_clock``), the one place the scale is applied."""
+        get it scaled by ``time_scale`` (``game_clock``), the one place the scale is applied; the
+        connections' rate limits and request budgets run on it unscaled (a test that sends past
+        their bursts moves it)."""
         self.config = config
         self.ids = Ids(config.seed)
         self.metrics = Metrics(config.metrics_max_age_seconds)

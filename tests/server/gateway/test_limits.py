@@ -196,12 +196,11 @@ async def test_a_client_over_its_request_budget_waits_then_is_closed() -> None:
     async for app, clock in serving(**settings):
         client = Sender(app)
         await client.hello("Spender")
-        started = clock.now()
         for _ in range(40):
             client.send("list_rooms")
         await client.settle()
+        # Answered with the clock standing still: "at once" on the server's clock.
         assert [f["id"] for f in client.of_type("room_list")] == [2, 3]
-        assert clock.now() - started < 0.5
         assert client.paused  # held: the transport reads nothing more from it meanwhile
         assert client.open  # real time passing closes nothing: the clock did not move
         for _ in range(50):
@@ -244,7 +243,8 @@ async def test_a_bot_at_twenty_messages_a_second_is_never_held_back(
     shipped: tuple[TaliServer, ManualClock],
 ) -> None:
     """Shipped limits; 20 messages a second for 5 s, the lobby and its room's snapshot and
-    history among them: every reply within 100 ms, none refused."""
+    history among them: every reply comes before the server's clock moves on (``ask``
+    fails otherwise), none refused, the bot never paused."""
     app, clock = shipped
     bot, other = Sender(app), Sender(app)
     await bot.hello("Bot")
@@ -256,9 +256,7 @@ async def test_a_bot_at_twenty_messages_a_second_is_never_held_back(
     for client in (bot, other):
         joined = await client.ask("join_room", room=room, role="player")
         assert joined["type"] == "result", joined
-    slowest = 0.0
     for n in range(100):
-        started = clock.now()
         if n % 20 == 5:
             reply = await bot.ask("list_rooms")
         elif n % 20 == 10:
@@ -268,9 +266,7 @@ async def test_a_bot_at_twenty_messages_a_second_is_never_held_back(
         else:
             reply = await bot.ask("ping", data=str(n))
         assert reply["type"] != "error", reply
-        slowest = max(slowest, clock.now() - started)
         clock.advance(0.05)
-    assert slowest < 0.1
     assert not bot.of_type("error")
     assert not bot.paused
     other.close(1000)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -283,6 +284,13 @@ async def test_every_sign_in_outcome(tmp_path: Path) -> None:
         assert welcome["account"] == "acct-1"
         assert welcome["name"] == "Aurelia"
         assert welcome["roles"] == ["moderator"]
+        # Roles that are no names (a site's numeric ids, even an object) are ignored, as
+        # unknown names are: no internal error, and tokens that signed in before still do.
+        _, welcome = await signed_in(
+            app, tokens.hs256("acct-1b", roles=[1, None, {"admin": True}, [], "admin"])
+        )
+        assert welcome["type"] == "welcome", welcome
+        assert welcome["roles"] == ["admin"]
         for token in (keys.rs256("acct-2", "Brutus"), keys.eddsa("acct-3", "Cassia")):
             _, welcome = await signed_in(app, token)
             assert welcome["type"] == "welcome", welcome
@@ -310,14 +318,17 @@ async def test_every_sign_in_outcome(tmp_path: Path) -> None:
         # Malformed: three segments, as the protocol's pattern asks, but no JWT under them
         # (no JSON at all, a header that is no object; signed with the site's secret, claims
         # that are no JSON, or JSON but no object, or claims of the wrong shape: roles that
-        # are not names, an expiry past any float); the connection stays open for another hello.
+        # are no list, an expiry past any float or more
+        # than 366 days ahead: a Redis expiry has a bound); the connection stays open.
         for token in (
             "not.a.jwt",
             f"{tokens.segment([1, 2])}.{tokens.segment({'sub': 'acct-4'})}.",
             tokens.signed(b"{not json"),
             tokens.signed(b'["acct-4"]'),
-            tokens.hs256("acct-4", roles=[{"admin": True}]),
+            tokens.hs256("acct-4", roles=5),
             tokens.hs256("acct-4", exp=10**400),
+            tokens.hs256("acct-4", exp=1e308),
+            tokens.hs256("acct-4", exp=int(time.time()) + 367 * 86400),
         ):
             refused, reply = await signed_in(app, token)
             assert code(reply) == "auth_invalid", (token, reply)
