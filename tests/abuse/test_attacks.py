@@ -44,7 +44,7 @@ SHARDS = {
     ),
     "addresses": ("address_at_limits", "five_addresses", "connection_flood"),
     "slow": ("slowloris", "odd_http", "set_ready_flood", "rooms_per_session"),
-    # 3,000 fuzzed frames take about 30 s.
+    # 3,000 fuzzed frames from four addresses take about 7 s.
     "bots_and_fuzz": ("page_behind_nat", "bots_from_one_address", "fuzz"),
 }
 """The quick mode in five runs of about 30 s of attacks each, each with a server, canary and
