@@ -449,6 +449,9 @@ class Context:
     last: str = ""
     """The attack run before this one."""
     quiet_p99: float = 0.0
+    timeouts: float = 10.0
+    """The server's open and hello timeouts, the longer (its defaults, or as the run's settings
+    change them): a connection that has not sent its request or hello is closed by then."""
 
 
 def cut(outcome: Outcome, started: float, how: str) -> None:
@@ -734,8 +737,14 @@ async def connection_flood(ctx: Context) -> Outcome:
 
 
 async def slowloris(ctx: Context) -> Outcome:
-    """Requests and frames a byte at a time, from 10 addresses, 60 connections each."""
+    """Requests and frames a byte at a time, from 10 addresses (quick: 5), 60 connections each.
+
+    Cut off: every connection closed, or told to close, once the server's open and hello
+    timeouts (``ctx.timeouts``) are past; the window ends 1.5 s after that, at the least
+    (12 s with the shipped 10 s timeouts)."""
     out = Outcome()
+    past = ctx.timeouts + 0.5
+    window = max(ctx.seconds, past + 1.5)
     conns: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]] = []
     head = HANDSHAKE.format(key=base64.b64encode(os.urandom(16)).decode()).encode()
     for n in range(10 if not ctx.quick else 5):
@@ -755,7 +764,7 @@ async def slowloris(ctx: Context) -> Outcome:
     out.sent = len(conns)
     position = 0
     try:
-        while time.monotonic() - started < ctx.seconds:
+        while time.monotonic() - started < window:
             position += 1
             alive = 0
             for reader, writer, trickle in conns:
@@ -767,7 +776,7 @@ async def slowloris(ctx: Context) -> Outcome:
             if alive == 0:
                 cut(out, started, "all closed")
                 break
-            if time.monotonic() - started > 10.5:
+            if time.monotonic() - started > past:
                 # Past the open and hello timeouts: each must be closed, or told to close
                 # (a close frame waiting unread: the server then waits for its close timeout).
                 told = 0
@@ -1474,7 +1483,6 @@ EXTRA = {
 }
 """Attacks run only when named (``--only``): CPU per attacker connection, by their number."""
 WINDOWS = {
-    "slowloris": (12.0, 12.0),
     # Its burst (120 connections) takes more than the quick window when handshakes are slow.
     "connection_flood": (6.0, 10.0),
     # Long enough for a budget's hold to show what it costs, and (in the long run) for an
@@ -1706,6 +1714,12 @@ async def run(
             given = settings.get(f"TALI_{name.upper()}")
             default = ServerConfig.model_fields[name].default
             ctx.budget[name] = float(given if given is not None else default)
+        timeouts = []
+        for name in ("open_timeout_seconds", "hello_timeout_seconds"):
+            known = ServerConfig.model_fields.get(name)  # older code: 10 s, unnamed
+            default = known.default if known is not None else 10.0
+            timeouts.append(float(settings.get(f"TALI_{name.upper()}", default)))
+        ctx.timeouts = max(timeouts)
         for index, name in enumerate(names):
             row = await attempt(ctx, name, index, window, server, canary, poller, limit)
             tries = 1
