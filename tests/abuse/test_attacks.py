@@ -1,6 +1,7 @@
 """The attack suite's quick mode (benchmarks.abuse) against the real server process: with the
-shipped defaults every attack is cut off while the canary table plays on unhurt; with a
-defence turned off, the attack it stops gets through (so the suite can fail).
+shipped defaults (but for the slow shard's timeouts, shortened: ``SHARD_SETTINGS``) every
+attack is cut off while the canary table plays on unhurt; with a defence turned off, the
+attack it stops gets through (so the suite can fail).
 
 Each check is against the canary's own quiet figures, taken just before (noise only ever
 adds latency, and an attack whose canary p99 missed is tried again after a fresh quiet
