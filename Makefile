@@ -96,8 +96,8 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict server protocol
 	$(BIN)/mypy --strict clients/python/src/tali_client conformance/src/tali_conformance
 
-# Debian packages the tests use (node, npm, nginx, openssl, chromium, redis-server,
-# postgresql): installed if missing.
+# Debian packages the tests use (node, npm, nginx, openssl, chromium-headless-shell,
+# chromium, redis-server, postgresql): installed if missing.
 system-packages:
 	scripts/ensure-system-packages
 

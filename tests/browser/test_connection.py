@@ -2,23 +2,22 @@
 while the heartbeat has lapsed, a clear word when the seat was given up while the page was
 away, and the current hand's log back after a reload.
 
-The heartbeat test's technique: the page's WebSocket goes through Playwright's route, and
-freezing it lets nothing of the server's reach the page; the page's clock is Playwright's,
-moved past the ping and its deadline by the test."""
+The heartbeat test's technique (``Silence``): the page's WebSocket goes through Playwright's
+route, and silencing it lets nothing of the server's reach the page, nor answers a new
+connection, until the test lets it speak; the page's clock is Playwright's, moved past the
+ping and its deadline by the test."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from playwright.async_api import Browser, Page, WebSocketRoute, expect
+from playwright.async_api import Browser, Page, expect
 
 from server.app import TaliServer
 from tests.integration.conftest import advance
 
 from .conftest import ARTIFACTS
 from .players import Player, bot, next_hand, only_room, pid
-from .test_heartbeat import HEARTBEAT_MS
+from .test_heartbeat import Silence, back, lapse
 
 pytestmark = pytest.mark.asyncio
 
@@ -26,22 +25,15 @@ pytestmark = pytest.mark.asyncio
 async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
-    routes: list[WebSocketRoute] = []
-    frozen: set[int] = set()
+    silence: Silence | None = None
 
     async def setup(page: Page) -> None:
-        await page.clock.install()
-
-        def route(ws: WebSocketRoute) -> None:
-            number = len(routes)
-            routes.append(ws)
-            node = ws.connect_to_server()
-            node.on_message(lambda m: None if number in frozen else ws.send(m))
-            ws.on_message(node.send)
-
-        await page.route_web_socket(re.compile(".*"), route)
+        nonlocal silence
+        silence = Silence(page)
+        await silence.install()
 
     aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport, setup=setup)
+    assert silence is not None
     await aulus.open_room("simple")
     room = only_room(server)
     await bot(server, "Brutus", room)
@@ -51,12 +43,8 @@ async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar
     banner = page.get_by_test_id("offline")
     await expect(banner).to_be_hidden()
 
-    frozen.add(len(routes) - 1)  # the server goes silent on this connection
-    status = page.get_by_test_id("status")
-    for _ in range(2 * HEARTBEAT_MS // 500 + 2):
-        await page.clock.run_for(500)
-        if await status.get_attribute("data-state") == "offline":
-            break
+    silence.hang()  # the server goes silent, on this connection and any new one
+    await lapse(page)
     await expect(banner).to_be_visible()
     await expect(banner).to_contain_text("Connection lost")
     await expect(page.get_by_test_id("actions")).to_have_attribute("inert", "")
@@ -66,11 +54,8 @@ async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar
     # Back (a new connection, after its backoff): the banner goes, the bar is live again.
     # The page's clock moves its backoff on; the new connection's welcome is real I/O, which
     # a loaded machine may take seconds over: polled (bounded), never a fixed real wait.
-    for _ in range(300):
-        if await status.get_attribute("data-state") == "open":
-            break
-        await page.clock.run_for(1_000)
-        await page.wait_for_timeout(50)
+    await silence.recover()
+    await back(page)
     await expect(banner).to_be_hidden()
     await expect(page.get_by_test_id("actions")).not_to_have_attribute("inert", "")
     await page.get_by_test_id("action-roll").click()

@@ -1,14 +1,18 @@
 """The sample client notices a server that stopped answering (hung, or paused past its lease:
 issue 24) by its application-level heartbeat, shows it offline, and comes back by itself.
 
-The page's WebSocket goes through Playwright's route; freezing it lets nothing of the
-server's reach the page, as a paused process would (the TCP connection stays open, the
-browser answers no keepalive for it). The page's clock is Playwright's: the test moves it
-past the heartbeat's ping and its deadline, so no real wait decides anything.
+The page's WebSocket goes through Playwright's route (``Silence``); silencing it lets
+nothing of the server's reach the page, as a paused process would (the TCP connection stays
+open, the browser answers no keepalive for it), and a connection the page opens meanwhile is
+taken and never answered, as a hung server's listening socket takes it. So the page stays
+offline until the test lets the server speak again, however slowly the machine runs. The
+page's clock is Playwright's: the test moves it past the heartbeat's ping and its deadline,
+so no real wait decides anything.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -17,7 +21,7 @@ from playwright.async_api import Browser, Page, WebSocketRoute
 
 from server.app import TaliServer
 
-from .players import Player, each_message
+from .players import TIMEOUT, Player
 
 pytestmark = pytest.mark.asyncio
 
@@ -26,69 +30,113 @@ HEARTBEAT_MS = 15_000
 15 s, its pong due within 10 s)."""
 
 
-async def test_a_silent_server_shows_offline_and_the_page_reconnects(
-    server: TaliServer, browser: Browser
-) -> None:
-    routes: list[WebSocketRoute] = []
-    frozen: set[int] = set()
-    pings: list[str] = []
-    pongs: list[str] = []
+class Silence:
+    """A page's WebSockets through Playwright's route, to the server until ``hang``; then
+    nothing of the server's reaches the page, and a connection opened meanwhile is taken but
+    never answered, until ``recover`` (which closes those: the page reconnects)."""
 
-    async def setup(page: Page) -> None:
-        await page.clock.install()
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.routes: list[WebSocketRoute] = []
+        self.held: list[WebSocketRoute] = []
+        self.silent = False
+        self.pings: list[str] = []
+        self.pongs: list[str] = []
 
-        def route(ws: WebSocketRoute) -> None:
-            number = len(routes)
-            routes.append(ws)
-            node = ws.connect_to_server()
+    async def install(self) -> None:
+        await self.page.clock.install()
+        await self.page.route_web_socket(re.compile(".*"), self.route)
 
-            def up(message: str | bytes) -> None:
-                if json.loads(message).get("type") == "ping":
-                    pings.append(ws.url)
-                node.send(message)
+    def route(self, ws: WebSocketRoute) -> None:
+        self.routes.append(ws)
+        if self.silent:
+            self.held.append(ws)  # open, and never a word: no welcome, so still offline
+            return
+        node = ws.connect_to_server()
 
-            def down(message: str | bytes) -> None:
-                if number not in frozen:
-                    if json.loads(message).get("type") == "pong":
-                        pongs.append(ws.url)
-                    ws.send(message)
+        def up(message: str | bytes) -> None:
+            if json.loads(message).get("type") == "ping":
+                self.pings.append(ws.url)
+            node.send(message)
 
-            ws.on_message(up)
-            node.on_message(each_message(down))
+        def down(frame: str | bytes) -> None:
+            if not self.silent:
+                parsed = json.loads(frame)
+                messages = parsed if isinstance(parsed, list) else [parsed]  # a batch, or one
+                self.pongs += [ws.url for m in messages if m.get("type") == "pong"]
+                ws.send(frame)
 
-        await page.route_web_socket(re.compile(".*"), route)
+        ws.on_message(up)
+        node.on_message(down)
 
-    aulus = await Player.arrive(browser, server, "Aulus", setup=setup)
-    page = aulus.page
+    def hang(self) -> None:
+        self.silent = True
+
+    async def recover(self) -> None:
+        self.silent = False
+        for ws in self.held:
+            await ws.close()
+        self.held.clear()
+
+
+async def lapse(page: Page) -> None:
+    """Move the page's clock on, half a second at a time, past a ping and its deadline:
+    the page says it is offline (and stays so while the server is silent)."""
     status = page.get_by_test_id("status")
-    assert await status.get_attribute("data-state") == "open"
-    # Answered pings keep it online (each pong let through before the clock moves on).
-    for beat in range(1, 4):
-        await page.clock.run_for(HEARTBEAT_MS)
-        for _ in range(100):
-            if len(pongs) >= beat:
-                break
-            await page.wait_for_timeout(20)
-    assert len(pings) == len(pongs) == 3
-    assert await status.get_attribute("data-state") == "open"
-
-    before = len(routes)
-    frozen.add(before - 1)  # the server says nothing more on this connection
-    # A ping within a heartbeat, then its pong's deadline: offline, until a new connection's
-    # welcome arrives (real I/O: never within one of the clock's runs).
     for _ in range(2 * HEARTBEAT_MS // 500 + 2):
         await page.clock.run_for(500)
         if await status.get_attribute("data-state") == "offline":
-            break
+            return
+
+
+async def back(page: Page) -> None:
+    """Move the page's clock on (its reconnect's backoff) until the new connection's
+    welcome, which is real I/O: polled, as long as a loaded machine takes (bounded at a
+    minute of real time, no tighter than the 300 turns of the loop this replaced)."""
+    status = page.get_by_test_id("status")
+    async with asyncio.timeout(4 * TIMEOUT / 1000):
+        while await status.get_attribute("data-state") != "open":
+            await page.clock.run_for(1_000)
+            await page.wait_for_timeout(50)
+
+
+async def test_a_silent_server_shows_offline_and_the_page_reconnects(
+    server: TaliServer, browser: Browser
+) -> None:
+    silence: Silence | None = None
+
+    async def setup(page: Page) -> None:
+        nonlocal silence
+        silence = Silence(page)
+        await silence.install()
+
+    aulus = await Player.arrive(browser, server, "Aulus", setup=setup)
+    assert silence is not None
+    page = aulus.page
+    status = page.get_by_test_id("status")
+    assert await status.get_attribute("data-state") == "open"
+    # Answered pings keep it online (each pong let through before the clock moves on; the
+    # pong is real I/O: waited for as long as any one thing a test waits for).
+    for beat in range(1, 4):
+        await page.clock.run_for(HEARTBEAT_MS)
+        async with asyncio.timeout(TIMEOUT / 1000):
+            while len(silence.pongs) < beat:
+                await page.wait_for_timeout(20)
+    assert len(silence.pings) == len(silence.pongs) == 3
+    assert await status.get_attribute("data-state") == "open"
+
+    before = len(silence.routes)
+    silence.hang()  # the server says nothing more, on this connection or a new one
+    # A ping within a heartbeat, then its pong's deadline: offline, and it stays so (the
+    # page's new connection is never answered) until the server speaks again.
+    await lapse(page)
     assert await status.get_attribute("data-state") == "offline"
     assert "offline" in await status.inner_text()
-    # It gives that connection up and reconnects (after its backoff), resuming the session.
-    for _ in range(40):
-        if await status.get_attribute("data-state") == "open":
-            break
-        await page.clock.run_for(1_000)
-        await page.wait_for_timeout(50)
+    # The server is back: the page gives the unanswered connection up and reconnects
+    # (after its backoff), resuming the session.
+    await silence.recover()
+    await back(page)
     assert await status.get_attribute("data-state") == "open"
-    assert len(routes) > before
+    assert len(silence.routes) > before
     assert [s.name for s in server.presence].count("Aulus") == 1
     assert aulus.errors == []

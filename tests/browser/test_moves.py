@@ -107,9 +107,10 @@ async def counting_notifications(page: Page) -> None:
 
 
 async def test_notifications_are_asked_for_only_by_the_button_and_come_when_hidden(
-    server: TaliServer, browser: Browser
+    server: TaliServer, full_browser: Browser
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus", setup=counting_notifications)
+    # The full Chromium: the headless shell denies notifications whatever is granted.
+    aulus = await Player.arrive(full_browser, server, "Aulus", setup=counting_notifications)
     page = aulus.page
     ask = page.get_by_test_id("notify")
     await expect(ask).to_be_visible()

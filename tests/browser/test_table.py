@@ -355,9 +355,13 @@ async def test_your_seat_and_the_turn_look_different_the_timer_drains_and_a_hidd
     # Brutus is to act: his seat glows with a timer; Aulus's own seat has the "You" badge.
     mine, theirs = aulus.seat(aulus_id), aulus.seat(brutus_id)
     await theirs.get_by_test_id(f"timer-{brutus_id}").wait_for()
+    # In the roll both seats were to act, with timers: Brutus's timer is there before the
+    # page has drawn the betting, which it does a moment after the bot was asked. Aulus's
+    # own timer going is waited for, not read at once.
+    await expect(mine.get_by_test_id(f"timer-{aulus_id}")).to_have_count(0)
+    await expect(theirs.get_by_test_id(f"timer-{brutus_id}")).to_have_count(1)
     assert await mine.get_by_test_id("you-badge").count() == 1
     assert await theirs.get_by_test_id("you-badge").count() == 0
-    assert await mine.get_by_test_id(f"timer-{aulus_id}").count() == 0
     styles = await page.evaluate(
         """([a, b]) => [a, b].map((id) => {
             const s = getComputedStyle(document.querySelector(`[data-testid=seat-${id}]`));
