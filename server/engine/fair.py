@@ -219,15 +219,21 @@ class HandSecrets:
         return tuple(dice.rolls)
 
     def opening(self, player: PlayerId) -> Opening:
+        secret = self._secrets[player].hex()
         sources = None
         if player in self.bots:
             sources = self._table[1] if self._table is not None else self.table_sources()
-        return Opening(
-            player,
-            self._secrets[player].hex(),
-            self._commitments[player],
-            self.rolls(player),
-            sources,
+        dice = self._dice.get(player)
+        # ``Opening(...)`` without the named tuple's Python ``__new__`` (a hand's every player).
+        return _new(
+            Opening,
+            (
+                player,
+                secret,
+                self._commitments[player],
+                () if dice is None else tuple(dice.rolls),
+                sources,
+            ),
         )
 
     def table_sources(self) -> tuple[tuple[PlayerId, str | None], ...]:
