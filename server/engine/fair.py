@@ -27,9 +27,9 @@ chooses none of it; the bot's opening lists it (``entropy_from``).
 The same derivation is written out plainly in ``protocol.fairness`` (the
 engine may not import the protocol package); the tests hold the two to the
 published vectors and to each other. This one is built for speed: the HMAC's
-inner and outer hash states, with the fields that never change in a hand
-already absorbed, are computed once per player, so a roll costs two hash
-copies and one block of SHA-256 on a short tail.
+padded keys, and the inner hash's fields that never change in a hand, are
+joined once per player, so a roll hashes two short messages afresh (a new
+SHA-256 costs less than copying one whose state has the key absorbed).
 """
 
 from __future__ import annotations
@@ -61,6 +61,9 @@ _PAD = bytes(64 - SECRET_BYTES)
 _FACE_OF: Final = bytes(b % 6 + 1 if b < 252 else 0 for b in range(256))
 _SKIPPED: Final = bytes(range(252, 256))
 _NO_ENTROPY = b"\x00"
+_BLOCK_0 = bytes(4)
+_sha256 = hashlib.sha256
+_new = tuple.__new__
 
 
 def valid_entropy(entropy: str) -> bool:
@@ -105,12 +108,12 @@ class _Dice:
     __slots__ = ("entropy", "inner", "next_index", "outer", "rolls")
 
     def __init__(self, secret: bytes, head: bytes) -> None:
-        # HMAC-SHA256 keyed with the secret, with the fields fixed for the hand
-        # (domain, room, hand, player) already absorbed by the inner hash.
+        # HMAC-SHA256 keyed with the secret: what the inner hash reads before each roll's
+        # own fields (the padded key, then those fixed for the hand: domain, room, hand,
+        # player), and the outer hash's padded key.
         key = secret + _PAD
-        self.inner = hashlib.sha256(key.translate(_IPAD))
-        self.inner.update(head)
-        self.outer = hashlib.sha256(key.translate(_OPAD))
+        self.inner = key.translate(_IPAD) + head
+        self.outer = key.translate(_OPAD)
         self.next_index = 0
         self.entropy: tuple[str, bytes] | None = None
         """The latest entropy supplied, and its encoded field."""
@@ -216,15 +219,21 @@ class HandSecrets:
         return tuple(dice.rolls)
 
     def opening(self, player: PlayerId) -> Opening:
+        secret = self._secrets[player].hex()
         sources = None
         if player in self.bots:
             sources = self._table[1] if self._table is not None else self.table_sources()
-        return Opening(
-            player,
-            self._secrets[player].hex(),
-            self._commitments[player],
-            self.rolls(player),
-            sources,
+        dice = self._dice.get(player)
+        # ``Opening(...)`` without the named tuple's Python ``__new__`` (a hand's every player).
+        return _new(
+            Opening,
+            (
+                player,
+                secret,
+                self._commitments[player],
+                () if dice is None else tuple(dice.rolls),
+                sources,
+            ),
         )
 
     def table_sources(self) -> tuple[tuple[PlayerId, str | None], ...]:
@@ -271,20 +280,20 @@ class HandSecrets:
             if not valid_entropy(entropy):
                 raise ValueError("entropy is 1..64 characters of A-Z a-z 0-9 _ -")
             used = dice.entropy = (entropy, bytes((len(entropy),)) + entropy.encode("ascii"))
-        tail = first.to_bytes(4, "big") + (_NO_ENTROPY if used is None else used[1])
+        tail = dice.inner + first.to_bytes(4, "big") + (_NO_ENTROPY if used is None else used[1])
+        outer = dice.outer
         # One block holds about 31 faces: a roll of at most four almost never needs two.
-        faces = b""
-        block = 0
+        faces = _sha256(outer + _sha256(tail + _BLOCK_0).digest()).digest()
+        faces = faces.translate(_FACE_OF, _SKIPPED)
+        block = 1
         while len(faces) < count:
-            inner = dice.inner.copy()
-            inner.update(tail + block.to_bytes(4, "big"))
-            outer = dice.outer.copy()
-            outer.update(inner.digest())
-            faces += outer.digest().translate(_FACE_OF, _SKIPPED)
+            inner = _sha256(tail + block.to_bytes(4, "big")).digest()
+            faces += _sha256(outer + inner).digest().translate(_FACE_OF, _SKIPPED)
             block += 1
         rolled = tuple(faces[:count])
         dice.next_index = first + count
-        dice.rolls.append(FairRoll(first, None if used is None else used[0], rolled))
+        # ``FairRoll(...)`` without the named tuple's Python ``__new__``.
+        dice.rolls.append(_new(FairRoll, (first, None if used is None else used[0], rolled)))
         return rolled
 
 

@@ -62,8 +62,11 @@ class Identity:
     roles: frozenset[str] = frozenset()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Session:
+    """One player's session. Slotted: a server holds one for every player, and a dict of
+    attributes each cost about 0.3 KiB more."""
+
     player_id: str
     key: str
     """The SHA-256 of the session's token (``presence.token_key``): the token itself is

@@ -134,7 +134,8 @@ class Room(RoomTimers):
         """Set when the room stayed empty for ``empty_room_seconds``: the lobby closes it."""
         self.log = get_logger(room=room_id)
         self.effects = Effects()
-        """What the command being handled (or the last one) did."""
+        """What the command being handled did (the last one's, emptied once the shell carried
+        them out: ``Effects.carried_out``)."""
         self._now = Instant(0.0, 0)
         self.shell = RoomShell(self, store, clock, metrics, on_change)
         """The one path into the room: commands in, effects carried out."""

@@ -236,6 +236,15 @@ class Effects:
         self.changed = False
         """The lobby (and whoever watches the room) should look again."""
 
+    def carried_out(self) -> None:
+        """The shell has carried these effects out: what they hold (messages with their
+        frames, log entries, a hand's story with its openings) is let go now, not kept by
+        the room until its next command (``Room.effects`` and its stream and teller refer
+        to these lists)."""
+        self.messages.clear()
+        self.entries.clear()
+        self.stories.clear()
+
     def __repr__(self) -> str:
         return (
             f"Effects(entries={self.entries!r}, messages={len(self.messages)},"

@@ -141,8 +141,10 @@ class RoomShell:
             effects = room.handle(command, (self._instant or self._reader())())
         except BaseException:
             self.apply(room.effects)
+            room.effects.carried_out()
             raise
         self.apply(effects)
+        effects.carried_out()
 
     def apply(self, effects: Effects) -> None:
         room = self._room()

@@ -84,16 +84,19 @@ class Teller:
                 if story is not None and not isinstance(event, TABLE_EVENTS):
                     if isinstance(event, ev.HandEnded):
                         ended = True
-                        data = wire.event_data(event, room, seq)  # no clock in a story
+                        # No clock in a story: the message as sent, its time left out (its
+                        # openings shared, not converted again: nothing changes a message).
+                        data = {**data, "next_hand_at": None}
                     story.events.append(data)
                 continue
             public = event.public
             if public is None:
                 # For its owner alone, with no place in the stream: a personal notice.
                 assert isinstance(event, ev.DiceOpened), event
-                stream.notify(owner, wire.dice_opened(room, event.hand, event.opening))
+                notice = wire.dice_opened(room, event.hand, event.opening)
+                stream.notify(owner, notice)
                 if story is not None:
-                    story.openings[owner] = wire.opening_data(event.opening)
+                    story.openings[owner] = notice["opening"]  # the one sent, shared
                 continue
             # A private event: its owner gets it, everyone else its public form.
             if public.visible_to is not None:

@@ -214,3 +214,20 @@ def test_a_room_log_stays_bounded_when_no_hand_is_played(tmp_path: Path) -> None
     assert snapshots == 1
     assert table.room.game.state.hands_played == played
     assert history_of(table, "Aulus", 3) == before
+
+
+def test_a_room_keeps_nothing_of_a_command_once_its_shell_carried_it_out() -> None:
+    """The command that ended a hand made its story (with every opening) and its messages;
+    once the shell has stored and pushed them, the room holds none of them until its next
+    command (they were kept until then, in ``Room.effects`` and its stream and teller: at
+    500 rooms several MiB of the last hands' stories and messages)."""
+    table, names = seated()
+    play(table, names, 1)
+    room = table.room
+    assert room.game.state.hands_played == 1
+    assert not room.game.hand_in_progress
+    assert table.inboxes["Aulus"].of_type("hand_ended")  # sent: the command was carried out
+    effects = room.effects
+    assert (effects.messages, effects.entries, effects.stories) == ([], [], [])
+    assert room.stream.sends == []
+    assert room.teller.stories == []
