@@ -106,7 +106,7 @@ class Ratings:
             self._tables.pop(room.id, None)
             self._end_round(table)
             return
-        hand = game.hand
+        hand = game.state.hand  # not through the ``Game.hand`` property: every action
         if hand is None:
             return
         if hand.number != table.hand:

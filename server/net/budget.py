@@ -133,9 +133,15 @@ class TokenBucket:
 
     def take(self, now: float, cost: float = 1.0) -> bool:
         """Take ``cost`` tokens if there are as many saved at ``now`` (never a debt)."""
-        if self.level(now) >= cost:
-            self.tokens -= cost
+        # ``level(now)``, inline: a connection's rate limit takes one for every message.
+        tokens = self.tokens + (now - self.stamp) * self.rate
+        if tokens > self.burst:
+            tokens = self.burst
+        self.stamp = now
+        if tokens >= cost:
+            self.tokens = tokens - cost
             return True
+        self.tokens = tokens
         return False
 
 

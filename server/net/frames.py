@@ -80,7 +80,13 @@ class Out:
                 payload = unframed(frame)
             else:
                 model = self._model
-                payload = encode(model).encode() if model is not None else wire.payload(self.data)
+                if model is not None:
+                    payload = encode(model).encode()
+                else:
+                    # Room events, most messages: not through the ``data`` property (a call).
+                    data = self._data
+                    assert data is not None  # made of data or of a model
+                    payload = wire.payload(data)
             self.encoded = payload
         return payload
 

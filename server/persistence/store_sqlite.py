@@ -9,6 +9,8 @@ import json
 import time
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,8 @@ _INSERT_ENTRY = "INSERT INTO tail (rowid, room, n, data) VALUES (?, ?, ?, ?)"
 _CLEAR_TAIL = "delete the room's tail rows (a snapshot holds them now)"
 _DROP_TAIL = "delete the room's tail rows (the room is gone)"
 _TAIL_OPS = (_INSERT_ENTRY, _CLEAR_TAIL, _DROP_TAIL)
+_SQL = itemgetter(0)
+"""An op's statement: a batch's runs of one statement go in one ``executemany``."""
 _IN_CHUNK = 500
 """Parameters of one `IN (...)` list at most (SQLite caps the parameters of a statement)."""
 
@@ -286,18 +290,14 @@ class SqliteStore(SqliteFile):
             if fenced:
                 ops = [op for op in ops if op[2] not in fenced]
             ops, tail = self._resolve(ops)
-            # In the order written; a run of the same statement (a turn's entries) at once.
-            i = 0
-            while i < len(ops):
-                sql = ops[i][0]
-                j = i + 1
-                while j < len(ops) and ops[j][0] is sql:
-                    j += 1
-                if j - i == 1:
-                    db.execute(sql, ops[i][1])
+            # In the order written; a run of the same statement (a turn's entries) at once,
+            # the runs found by ``groupby`` (in C, not a Python loop an op).
+            for sql, run in groupby(ops, _SQL):
+                rows = [args for _, args, _ in run]
+                if len(rows) == 1:
+                    db.execute(sql, rows[0])
                 else:
-                    db.executemany(sql, [args for _, args, _ in ops[i:j]])
-                i = j
+                    db.executemany(sql, rows)
             db.execute("COMMIT")
         except BaseException:
             rollback(db)
@@ -329,14 +329,15 @@ class SqliteStore(SqliteFile):
             return ops, changes
         (last,) = self._db.execute("SELECT coalesce(max(rowid), 0) FROM tail").fetchone()
         resolved: list[Op] = []
+        tails = self._tail
         for sql, args, room in ops:
             if sql not in _TAIL_OPS:
                 resolved.append((sql, args, room))
                 continue
             assert room is not None
-            known = self._tail.get(room)
             change = changes.get(room)
             if change is None:
+                known = tails.get(room)
                 change = changes[room] = _TailChange(last_n=known.last_n if known else 0)
             if sql is _INSERT_ENTRY:
                 n = args[2]
@@ -355,6 +356,7 @@ class SqliteStore(SqliteFile):
                     f"a snapshot of room {room} at entry {args[1]}, before its log's end"
                     f" ({change.last_n})"
                 )
+            known = tails.get(room)
             rows = change.added if change.cleared or known is None else known.rowids + change.added
             # Each statement names the room too: rows another store wrote since ours were
             # read can never be taken for this room's.

@@ -316,13 +316,14 @@ class Lobby:
         """After any change in a room: close it if idle, else note it for the next update."""
         for watch in self.watchers:
             watch(room)
-        if room.idle_expired and not room.closed:
+        if room.closed:
+            return
+        if room.idle_expired:
             self.close(room)
             return
-        if not room.closed:
-            self.metrics.rooms.update(room.id, stats(room))
+        self.metrics.rooms.update(room.id, stats(room))
         # ``room.invite is not None``: ``room.private``, without a property call.
-        if room.closed or room.invite is not None or not (self.subscribers or self._shared):
+        if room.invite is not None or not (self.subscribers or self._shared):
             return
         # Called after every action: compare a cheap key before anything else.
         key = summary_key(room)

@@ -115,7 +115,7 @@ class RoomTimers:
     ) -> dict[str, Any]:
         """The prompt for ``player``, whom the table waits for (``legal``: their legal
         actions, when already worked out)."""
-        hand = self.game.hand
+        hand = self.game.state.hand
         assert hand is not None
         deadline = self.turns.deadlines[player].ms
         return wire.your_turn(
@@ -129,19 +129,18 @@ class RoomTimers:
 
     def _refresh_turns(self) -> None:
         """Announce whom the table now waits for, and prompt them (see ``TurnClock.update``)."""
-        now = self._now
-        prompts = self.turns.update(self.game, self.settings.turn_seconds, now)
+        # After every action: the game's settings read straight (``Room.settings`` is a
+        # property), the prompts' fields unpacked once.
+        now, game, turns, stream = self._now, self.game, self.turns, self.stream
+        prompts = turns.update(game, game.state.settings.turn_seconds, now)
         if prompts is None:
             return
+        waiting, phase, deadline_ms, prompted = prompts
         # Everyone learns whose turn it is and until when; the actors get their prompts.
-        self.stream.publish(
-            wire.waiting_for(
-                self.id, self.stream.next_seq(), prompts.waiting, prompts.phase, prompts.deadline_ms
-            )
-        )
-        offered = self.turns.offered  # the legal actions the update just worked out
-        for player in prompts.prompted:
-            self.stream.notify(player, self.your_turn(player, now, offered(player)))
+        stream.publish(wire.waiting_for(self.id, stream.next_seq(), waiting, phase, deadline_ms))
+        offered = turns.offered  # the legal actions the update just worked out
+        for player in prompted:
+            stream.notify(player, self.your_turn(player, now, offered(player)))
 
     def _on_turn_timer(self) -> None:
         timed_out = []

@@ -28,6 +28,9 @@ class Prompts(NamedTuple):
     prompted: list[str]
 
 
+_new = tuple.__new__
+
+
 class TurnClock:
     def __init__(self, arm: Callable[[float | None], None]) -> None:
         """``arm(at)``: the one timer is wanted at monotonic time ``at`` (None: not at all)."""
@@ -61,7 +64,7 @@ class TurnClock:
             for player in [p for p in deadlines if p not in waiting]:
                 self.done(player)
         prompts = None
-        hand = game.hand
+        hand = game.state.hand  # not through the ``Game.hand`` property: every move
         if waiting and hand is not None:
             prompted = []
             decision = (hand.number, hand.phase, hand.street)
@@ -83,7 +86,9 @@ class TurnClock:
                     latest = deadlines[waiting[0]].ms
                 else:
                     latest = max(deadlines[p].ms for p in waiting)
-                prompts = Prompts(waiting, hand.phase, latest, prompted)
+                # ``Prompts(...)`` without the named tuple's Python ``__new__``: nearly every
+                # action prompts the next player.
+                prompts = _new(Prompts, (waiting, hand.phase, latest, prompted))
         self._arm()
         return prompts
 

@@ -224,7 +224,8 @@ class BotSeats:
         """After any change in any room (``Lobby.watchers``): on every action, so cheap
         unless the room has bots or fills its seats with them."""
         with_bots = room.id in self._by_room
-        if not with_bots and not room.settings.bot_fill_seconds:
+        # The game's settings read straight (``Room.settings`` is a property): every action.
+        if not with_bots and not room.game.state.settings.bot_fill_seconds:
             return
         if room.closed:
             self._stop_filling(room.id)
