@@ -101,8 +101,21 @@ typecheck: $(STAMP)
 system-packages:
 	scripts/ensure-system-packages
 
+# The attack suite (`-m abuse`) runs in a session of its own beside the rest, one worker a
+# core: each of its tests holds a core (tests/abuse/conftest.py), and in the one session a
+# worker handed one waited while the others held every core (a quarter of the run's CPU sat
+# idle). Its report follows the rest's; the target fails if either session failed.
+ABUSE_LOG := $(VENV)/abuse-tests.log
+
 pytest: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
-	TALI_TEST_STRENGTH=full $(BIN)/pytest $(PYTEST_PARALLEL) --durations=25
+	@TALI_TEST_STRENGTH=full $(BIN)/pytest -n auto -m abuse -p no:cacheprovider \
+		--durations=10 > $(ABUSE_LOG) 2>&1 & attacks=$$!; \
+	trap 'kill $$attacks 2>/dev/null' INT TERM; \
+	echo "The attack suite runs beside the rest (its report follows)."; \
+	TALI_TEST_STRENGTH=full $(BIN)/pytest $(PYTEST_PARALLEL) -m "not abuse" --durations=25; \
+	rest=$$?; wait $$attacks; abuse=$$?; \
+	echo "== The attack suite (pytest -m abuse) =="; cat $(ABUSE_LOG); \
+	test $$rest -eq 0 && test $$abuse -eq 0
 
 # At check strength (tests/strength.py): every unit test, on fewer examples; `make test`
 # runs them all at full strength (whatever TALI_TEST_STRENGTH the environment has).
