@@ -27,11 +27,12 @@ WEBSOCKETS_TESTS := tests/server/net/test_transport.py tests/server/net/test_htt
 	tests/integration/test_transport.py tests/integration/test_bad_input.py \
 	tests/integration/test_sessions.py tests/server/gateway/test_limits.py \
 	tests/integration/test_operations.py tests/clients/test_python.py
-# `make test`: one pytest-xdist worker per core (4 workers on 2 cores failed 7 real-time
-# tests with `stress-ng --cpu 2` beside them); tests are handed out one at a time, longest
-# first (tests/conftest.py orders them), so that no worker starts a long test when the
-# others are nearly done. The slowest are listed at the end.
-TEST_WORKERS ?= auto
+# `make test`: one pytest-xdist worker per core and one more (on a quiet 2-core machine 3
+# workers took 427 s where 2 took 485-550 s: many tests wait on real processes, and the
+# third worker fills the cores meanwhile; 4 took 415 s); tests are handed out one at a time,
+# longest first (tests/conftest.py orders them), so that no worker starts a long test when
+# the others are nearly done. The slowest are listed at the end.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist load --maxschedchunk 1
 # `make check`'s unit tests compute: one worker per core.
 UNIT_PARALLEL := -n auto --dist worksteal
