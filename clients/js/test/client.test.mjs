@@ -93,7 +93,7 @@ test("reconnect delays grow by the factor up to the cap, with jitter", () => {
 
 /** A scripted server: answers hello with welcome, then runs `script(socket, frames)`;
  * `refuse`: a hello with `capabilities` is refused with bad_message, as a 2.2 server does. */
-async function fakeServer(script, { refuse = false, withWelcome = [] } = {}) {
+async function fakeServer(script, { refuse = false, withWelcome = [], unanswered = 0 } = {}) {
   const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise((resolve) => wss.on("listening", resolve));
   const connections = [];
@@ -107,6 +107,7 @@ async function fakeServer(script, { refuse = false, withWelcome = [] } = {}) {
         socket.send(JSON.stringify({ type: "error", id: frame.id, code: "bad_message", message: "capabilities: Extra inputs are not permitted", closes: false }));
         return;
       }
+      if (frame.type === "hello" && connections.length <= unanswered) return; // a hung node
       if (frame.type === "hello") {
         const send = withWelcome.length ? (welcome) => socket.send(`[${welcome},${withWelcome.join(",")}]`) : (welcome) => socket.send(welcome);
         send(JSON.stringify({
@@ -166,6 +167,32 @@ test("a pong that misses its deadline gives the connection up and reconnects", a
   const welcome = await client.next("welcome");
   assert.equal(welcome.resumed, true);
   assert.equal(fake.connections[1][0].token, "T".repeat(43));
+  client.close();
+  await fake.close();
+});
+
+test("a hello that is never answered gives the connection up and reconnects with the backoff", async () => {
+  const fake = await fakeServer(() => {}, { unanswered: 1 }); // the first connection: taken, then silence
+  const client = new TaliClient({
+    url: fake.url, tokenStore: memoryTokenStore(), backoff: { initial: 10, max: 50 },
+    heartbeat: { interval: 0 }, helloTimeout: 100,
+  });
+  const statuses = [];
+  client.on("status", ({ status }) => statuses.push(status));
+  const closed = client.next("closed");
+  const started = Date.now();
+  await assert.rejects(client.connect("Me"), (error) => error.code === "disconnected");
+  assert.ok(Date.now() - started >= 100);
+  assert.deepEqual(await closed, { code: 4000, reason: "no welcome in time" });
+  const welcome = await client.next("welcome");
+  assert.equal(welcome.name, "Me");
+  assert.equal(fake.connections.length, 2);
+  assert.equal(fake.connections[1][0].name, "Me");
+  assert.deepEqual(statuses, ["connecting", "offline", "offline", "open"]);
+  // Welcomed: the deadline is gone with it (no give-up later on).
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  assert.equal(client.status, "open");
+  assert.equal(fake.connections.length, 2);
   client.close();
   await fake.close();
 });
