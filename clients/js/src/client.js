@@ -327,11 +327,13 @@ export class TaliClient {
     const ws = new Socket(this.url);
     this.ws = ws;
     clearTimeout(this._helloDeadline);
-    if (this.helloTimeout) {
-      // Taken and never answered (neither the opening nor the hello): give it up.
-      this._helloDeadline = setTimeout(() => this._giveUp(ws, "no welcome in time"), this.helloTimeout);
-    }
     return new Promise((resolve, reject) => {
+      if (this.helloTimeout) {
+        // Taken and never answered (neither the opening nor the hello): give it up.
+        this._helloDeadline = setTimeout(() => {
+          if (this._giveUp(ws, "no welcome in time")) reject(new TaliError("disconnected", "no welcome in time"));
+        }, this.helloTimeout);
+      }
       ws.addEventListener("open", async () => {
         try {
           resolve(await this._hello());
@@ -502,16 +504,17 @@ export class TaliClient {
    * for the close to complete, and reconnect; "offline" until a new connection is welcomed.
    * @param {any} ws
    * @param {string} reason
+   * @returns {boolean}  false if `ws` was already given up
    */
   _giveUp(ws, reason) {
-    if (ws !== this.ws) return;
+    if (ws !== this.ws) return false;
     this._offline = true;
     try {
       ws.close(4000, reason);
     } catch {
       // already closing, or not yet open (ws in Node)
     }
-    this._dropped(ws, 4000, reason);
+    return this._dropped(ws, 4000, reason);
   }
 
   _stopHeartbeat() {

@@ -1,7 +1,8 @@
 // TaliClient against the real server (requests, errors, resume, takeover) and
-// against a scripted WebSocket server (seq gaps, the heartbeat's deadline).
+// against a scripted WebSocket server (seq gaps, the heartbeat's and the hello's deadlines).
 
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, before, test } from "node:test";
 import { WebSocketServer } from "ws";
 import { TaliClient, TaliError, memoryTokenStore, storageTokenStore, PROTOCOL_VERSION } from "../src/index.js";
@@ -195,6 +196,22 @@ test("a hello that is never answered gives the connection up and reconnects with
   assert.equal(fake.connections.length, 2);
   client.close();
   await fake.close();
+});
+
+test("a connection whose opening is never answered (a stalled proxy) is given up too", async () => {
+  const taken = [];
+  const proxy = net.createServer((socket) => taken.push(socket)); // accepts, then silence
+  await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const client = new TaliClient({
+    url: `ws://127.0.0.1:${proxy.address().port}/`, tokenStore: memoryTokenStore(),
+    backoff: { initial: 10, max: 20 }, heartbeat: { interval: 0 }, helloTimeout: 100,
+  });
+  await assert.rejects(client.connect("Me"), (error) => error.code === "disconnected");
+  assert.equal(client.status, "offline");
+  while (taken.length < 2) await new Promise((resolve) => setTimeout(resolve, 20)); // tried again
+  client.close();
+  for (const socket of taken) socket.destroy();
+  await new Promise((resolve) => proxy.close(resolve));
 });
 
 test("auth: a function's fresh sign-in token goes with each new session's hello, never with a resume", async () => {

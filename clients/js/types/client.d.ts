@@ -249,8 +249,9 @@ export class TaliClient {
      * for the close to complete, and reconnect; "offline" until a new connection is welcomed.
      * @param {any} ws
      * @param {string} reason
+     * @returns {boolean}  false if `ws` was already given up
      */
-    _giveUp(ws: any, reason: string): void;
+    _giveUp(ws: any, reason: string): boolean;
     _stopHeartbeat(): void;
     /** @param {unknown} raw */
     _receive(raw: unknown): void;
