@@ -25,6 +25,7 @@ import { setUpRanks } from "./views/ranks.js";
 import { setUpAlerts, turnChanged } from "./alerts.js";
 import { promptHint } from "./describe.js";
 import { checkHand } from "./tali/fair-hand.js";
+import { describeError } from "./errors.js";
 
 // Batches (protocol 2.3): what one action brings this page arrives as one frame
 // (`?batch=off` in the address asks for none).
@@ -189,10 +190,11 @@ client.on("status", ({ status }) => {
 });
 
 const RESTARTING = "The server is restarting: this page reconnects by itself, and you carry on where you were.";
+const NOT_CONNECTED = describeError({ code: "disconnected" }); // a connect or a request that the drop failed
 
 client.on("welcome", (welcome) => {
   $("me").replaceChildren(nameNode(welcome.name));
-  if (state.notice === RESTARTING) state.notice = ""; // back: said and done
+  if (state.notice === RESTARTING || state.notice === NOT_CONNECTED) state.notice = ""; // back: said and done
   store.welcome(state, welcome);
   if (state.invited) {
     handlers.followInvite().then((went) => {

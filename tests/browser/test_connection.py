@@ -1,6 +1,7 @@
 """Issue 30, connection honesty in real Chromium: an offline banner (and no live action bar)
-while the heartbeat has lapsed, a clear word when the seat was given up while the page was
-away, and the current hand's log back after a reload.
+while the heartbeat has lapsed, or while a node takes the page's connection and never answers
+its hello; a clear word when the seat was given up while the page was away, and the current
+hand's log back after a reload.
 
 The heartbeat test's technique (``Silence``): the page's WebSocket goes through Playwright's
 route, and silencing it lets nothing of the server's reach the page, nor answers a new
@@ -9,6 +10,8 @@ ping and its deadline by the test."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from playwright.async_api import Browser, Page, expect
 
@@ -16,8 +19,8 @@ from server.app import TaliServer
 from tests.integration.conftest import advance
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, next_hand, only_room, pid
-from .test_heartbeat import Silence, back, lapse
+from .players import TIMEOUT, Player, bot, next_hand, only_room, pid
+from .test_heartbeat import HELLO_TIMEOUT_MS, Silence, back, lapse
 
 pytestmark = pytest.mark.asyncio
 
@@ -55,11 +58,78 @@ async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar
     # The page's clock moves its backoff on; the new connection's welcome is real I/O, which
     # a loaded machine may take seconds over: polled (bounded), never a fixed real wait.
     await silence.recover()
-    await back(page)
+    await back(page, silence)
     await expect(banner).to_be_hidden()
     await expect(page.get_by_test_id("actions")).not_to_have_attribute("inert", "")
     await page.get_by_test_id("action-roll").click()
     await expect(aulus.dice(pid(server, "Aulus"))).to_have_count(4)
+    assert aulus.errors == []
+
+
+async def test_a_hello_never_answered_is_given_up_and_the_page_plays_on(
+    server: TaliServer, browser: Browser
+) -> None:
+    silence: Silence | None = None
+
+    async def setup(page: Page) -> None:
+        nonlocal silence
+        silence = Silence(page)
+        await silence.install()
+
+    aulus = await Player.arrive(browser, server, "Aulus", setup=setup)
+    assert silence is not None
+    await aulus.open_room("simple")
+    room = only_room(server)
+    await bot(server, "Brutus", room)
+    await next_hand(server, room)
+    page = aulus.page
+    me = pid(server, "Aulus")
+    await page.get_by_test_id("action-roll").wait_for()
+
+    # A hung node: it takes the page's next connection and never answers its hello.
+    silence.hang()
+    before = len(silence.routes)
+    await page.reload()
+    status = page.get_by_test_id("status")
+    banner = page.get_by_test_id("offline")
+    async with asyncio.timeout(TIMEOUT / 1000):
+        while not silence.held:  # the page's connection, taken (real I/O)
+            await page.wait_for_timeout(20)
+    assert await status.get_attribute("data-state") == "connecting"
+    await expect(banner).to_be_hidden()
+    # Past the hello's deadline on the page's clock (half a second at a time, at most twice
+    # the deadline): the page says it is still trying, and closes that connection.
+    for _ in range(2 * HELLO_TIMEOUT_MS // 500):
+        await page.clock.run_for(500)
+        if await status.get_attribute("data-state") == "offline":
+            break
+    assert await status.get_attribute("data-state") == "offline"
+    await expect(status).to_contain_text("reconnecting")
+    await expect(banner).to_be_visible()
+    await expect(banner).to_contain_text("reconnecting by itself")
+    async with asyncio.timeout(TIMEOUT / 1000):
+        while not silence.given_up:  # the page's close, on its way through the route
+            await page.wait_for_timeout(20)
+    assert silence.given_up == [4000]
+    await aulus.screenshot(ARTIFACTS / "hello-unanswered.png")
+    # It tries again after its backoff: a new connection, held too while the node hangs.
+    async with asyncio.timeout(TIMEOUT / 1000):
+        while len(silence.routes) < before + 2:
+            await page.clock.run_for(500)
+            await page.wait_for_timeout(20)
+
+    # The node answers again; the connection it holds stays unanswered, and the page gives
+    # that one up too, then its next is welcomed: the same session, the hand played on.
+    silence.speak()
+    await back(page, silence)
+    assert len(silence.given_up) >= 2
+    await expect(banner).to_be_hidden()
+    await expect(page.get_by_test_id("notice")).to_be_hidden()  # no "not connected" left over
+    await expect(aulus.seat(me)).to_be_visible()
+    await page.get_by_test_id("action-roll").click()
+    await expect(aulus.dice(me)).to_have_count(4)
+    assert pid(server, "Aulus") == me
+    assert [s.name for s in server.presence].count("Aulus") == 1
     assert aulus.errors == []
 
 

@@ -28,17 +28,24 @@ pytestmark = pytest.mark.asyncio
 HEARTBEAT_MS = 15_000
 """The sample client's ping period (the JavaScript client's default heartbeat: a ping every
 15 s, its pong due within 10 s)."""
+HELLO_TIMEOUT_MS = 10_000
+"""How long the sample client waits for a new connection's welcome (the JavaScript client's
+``HELLO_TIMEOUT``) before it gives that connection up and tries again."""
 
 
 class Silence:
     """A page's WebSockets through Playwright's route, to the server until ``hang``; then
     nothing of the server's reaches the page, and a connection opened meanwhile is taken but
-    never answered, until ``recover`` (which closes those: the page reconnects)."""
+    never answered, until ``recover`` (which closes those: the page reconnects) or ``speak``
+    (which leaves them unanswered: the page must give them up itself)."""
 
     def __init__(self, page: Page) -> None:
         self.page = page
         self.routes: list[WebSocketRoute] = []
         self.held: list[WebSocketRoute] = []
+        self.answered: list[WebSocketRoute] = []
+        self.spoke = 0  # how many were answered when the server last spoke again
+        self.given_up: list[int | None] = []  # the close codes of held connections the page closed
         self.silent = False
         self.pings: list[str] = []
         self.pongs: list[str] = []
@@ -51,7 +58,15 @@ class Silence:
         self.routes.append(ws)
         if self.silent:
             self.held.append(ws)  # open, and never a word: no welcome, so still offline
+
+            def closed(code: int | None, reason: str | None) -> None:
+                if ws in self.held:  # closed by the page, not by ``recover``
+                    self.held.remove(ws)
+                    self.given_up.append(code)
+
+            ws.on_close(closed)
             return
+        self.answered.append(ws)
         node = ws.connect_to_server()
 
         def up(message: str | bytes) -> None:
@@ -73,10 +88,15 @@ class Silence:
         self.silent = True
 
     async def recover(self) -> None:
-        self.silent = False
-        for ws in self.held:
+        self.speak()
+        held, self.held = self.held, []
+        for ws in held:
             await ws.close()
-        self.held.clear()
+
+    def speak(self) -> None:
+        """Answer new connections again; one already held stays unanswered."""
+        self.silent = False
+        self.spoke = len(self.answered)
 
 
 async def lapse(page: Page) -> None:
@@ -89,14 +109,17 @@ async def lapse(page: Page) -> None:
             return
 
 
-async def back(page: Page) -> None:
-    """Move the page's clock on (its reconnect's backoff) until the new connection's
-    welcome, which is real I/O: polled, as long as a loaded machine takes (bounded at a
-    minute of real time, no tighter than the 300 turns of the loop this replaced)."""
+async def back(page: Page, silence: Silence) -> None:
+    """Move the page's clock on (its reconnect's backoff, a held connection's hello deadline)
+    until the page makes a connection the server answers (since it spoke again); then wait
+    for its welcome, which is real I/O (the clock no longer moved on: that would run out its
+    hello deadline), polled as long as a loaded machine takes (bounded at a minute of real
+    time, no tighter than the 300 turns of the loop this replaced)."""
     status = page.get_by_test_id("status")
     async with asyncio.timeout(4 * TIMEOUT / 1000):
         while await status.get_attribute("data-state") != "open":
-            await page.clock.run_for(1_000)
+            if len(silence.answered) == silence.spoke:
+                await page.clock.run_for(1_000)
             await page.wait_for_timeout(50)
 
 
@@ -135,7 +158,7 @@ async def test_a_silent_server_shows_offline_and_the_page_reconnects(
     # The server is back: the page gives the unanswered connection up and reconnects
     # (after its backoff), resuming the session.
     await silence.recover()
-    await back(page)
+    await back(page, silence)
     assert await status.get_attribute("data-state") == "open"
     assert len(silence.routes) > before
     assert [s.name for s in server.presence].count("Aulus") == 1

@@ -1,7 +1,8 @@
 // TaliClient against the real server (requests, errors, resume, takeover) and
-// against a scripted WebSocket server (seq gaps, the heartbeat's deadline).
+// against a scripted WebSocket server (seq gaps, the heartbeat's and the hello's deadlines).
 
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, before, test } from "node:test";
 import { WebSocketServer } from "ws";
 import { TaliClient, TaliError, memoryTokenStore, storageTokenStore, PROTOCOL_VERSION } from "../src/index.js";
@@ -93,7 +94,7 @@ test("reconnect delays grow by the factor up to the cap, with jitter", () => {
 
 /** A scripted server: answers hello with welcome, then runs `script(socket, frames)`;
  * `refuse`: a hello with `capabilities` is refused with bad_message, as a 2.2 server does. */
-async function fakeServer(script, { refuse = false, withWelcome = [] } = {}) {
+async function fakeServer(script, { refuse = false, withWelcome = [], unanswered = 0 } = {}) {
   const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise((resolve) => wss.on("listening", resolve));
   const connections = [];
@@ -107,6 +108,7 @@ async function fakeServer(script, { refuse = false, withWelcome = [] } = {}) {
         socket.send(JSON.stringify({ type: "error", id: frame.id, code: "bad_message", message: "capabilities: Extra inputs are not permitted", closes: false }));
         return;
       }
+      if (frame.type === "hello" && connections.length <= unanswered) return; // a hung node
       if (frame.type === "hello") {
         const send = withWelcome.length ? (welcome) => socket.send(`[${welcome},${withWelcome.join(",")}]`) : (welcome) => socket.send(welcome);
         send(JSON.stringify({
@@ -168,6 +170,48 @@ test("a pong that misses its deadline gives the connection up and reconnects", a
   assert.equal(fake.connections[1][0].token, "T".repeat(43));
   client.close();
   await fake.close();
+});
+
+test("a hello that is never answered gives the connection up and reconnects with the backoff", async () => {
+  const fake = await fakeServer(() => {}, { unanswered: 1 }); // the first connection: taken, then silence
+  const client = new TaliClient({
+    url: fake.url, tokenStore: memoryTokenStore(), backoff: { initial: 10, max: 50 },
+    heartbeat: { interval: 0 }, helloTimeout: 100,
+  });
+  const statuses = [];
+  client.on("status", ({ status }) => statuses.push(status));
+  const closed = client.next("closed");
+  const started = Date.now();
+  await assert.rejects(client.connect("Me"), (error) => error.code === "disconnected");
+  assert.ok(Date.now() - started >= 100);
+  assert.deepEqual(await closed, { code: 4000, reason: "no welcome in time" });
+  const welcome = await client.next("welcome");
+  assert.equal(welcome.name, "Me");
+  assert.equal(fake.connections.length, 2);
+  assert.equal(fake.connections[1][0].name, "Me");
+  assert.deepEqual(statuses, ["connecting", "offline", "offline", "open"]);
+  // Welcomed: the deadline is gone with it (no give-up later on).
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  assert.equal(client.status, "open");
+  assert.equal(fake.connections.length, 2);
+  client.close();
+  await fake.close();
+});
+
+test("a connection whose opening is never answered (a stalled proxy) is given up too", async () => {
+  const taken = [];
+  const proxy = net.createServer((socket) => taken.push(socket)); // accepts, then silence
+  await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const client = new TaliClient({
+    url: `ws://127.0.0.1:${proxy.address().port}/`, tokenStore: memoryTokenStore(),
+    backoff: { initial: 10, max: 20 }, heartbeat: { interval: 0 }, helloTimeout: 100,
+  });
+  await assert.rejects(client.connect("Me"), (error) => error.code === "disconnected");
+  assert.equal(client.status, "offline");
+  while (taken.length < 2) await new Promise((resolve) => setTimeout(resolve, 20)); // tried again
+  client.close();
+  for (const socket of taken) socket.destroy();
+  await new Promise((resolve) => proxy.close(resolve));
 });
 
 test("auth: a function's fresh sign-in token goes with each new session's hello, never with a resume", async () => {

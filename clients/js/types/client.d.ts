@@ -39,6 +39,13 @@ export class TaliError extends Error {
     reply: import("../types/messages.js").Error | null;
 }
 /**
+ * How long a new connection may go without its `welcome`, ms (the default of
+ * `helloTimeout`), counted from the moment it is made: a server that took the
+ * connection and says nothing (a hung node, a proxy that accepted and stalled) is
+ * given up, as a ping without its pong is, and the client reconnects with its backoff.
+ */
+export const HELLO_TIMEOUT: 10000;
+/**
  * @typedef {object} Backoff
  * @property {number} [initial]  first delay, ms (default 500)
  * @property {number} [max]  longest delay, ms (default 10000)
@@ -60,6 +67,9 @@ export class TaliError extends Error {
  * @property {any} [WebSocket]  a WebSocket class (default: the platform's, else `ws`)
  * @property {Backoff} [backoff]
  * @property {Heartbeat} [heartbeat]
+ * @property {number} [helloTimeout]  a new connection's deadline for its welcome, ms (default
+ *   HELLO_TIMEOUT, 10000; 0: none): past it the connection is given up, status "offline", and
+ *   the client reconnects with its backoff
  * @property {boolean} [reconnect]  reconnect and resume after a drop (default true)
  * @property {string} [protocol]  the version sent in hello (default this library's)
  * @property {boolean} [batch]  ask for the `batch` capability (protocol 2.3, default false): the
@@ -105,6 +115,7 @@ export class TaliClient {
          */
         timeout: number;
     };
+    helloTimeout: number;
     reconnect: boolean;
     batch: boolean;
     /** WebSocket frames and messages received on every connection so far. */
@@ -151,6 +162,9 @@ export class TaliClient {
     _timer: ReturnType<typeof setTimeout> | undefined;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     _beat: ReturnType<typeof setTimeout> | undefined;
+    /** The current connection's deadline for its welcome. */
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    _helloDeadline: ReturnType<typeof setTimeout> | undefined;
     /**
      * Subscribe to a server message by its type ("your_turn", "snapshot", ...) or to
      * one of the client's own events ("room_event", "status", "*", ...). Returns the
@@ -229,6 +243,15 @@ export class TaliClient {
     retryDelay(attempt?: number): number;
     _scheduleReconnect(): void;
     _startHeartbeat(): void;
+    /**
+     * The server stopped answering on `ws` (a heartbeat or a hello past its deadline): this
+     * connection is dead even if the socket does not know it yet. Close it without waiting
+     * for the close to complete, and reconnect; "offline" until a new connection is welcomed.
+     * @param {any} ws
+     * @param {string} reason
+     * @returns {boolean}  false if `ws` was already given up
+     */
+    _giveUp(ws: any, reason: string): boolean;
     _stopHeartbeat(): void;
     /** @param {unknown} raw */
     _receive(raw: unknown): void;
@@ -385,6 +408,12 @@ export type ClientOptions = {
     WebSocket?: any;
     backoff?: Backoff | undefined;
     heartbeat?: Heartbeat | undefined;
+    /**
+     * a new connection's deadline for its welcome, ms (default
+     * HELLO_TIMEOUT, 10000; 0: none): past it the connection is given up, status "offline", and
+     * the client reconnects with its backoff
+     */
+    helloTimeout?: number | undefined;
     /**
      * reconnect and resume after a drop (default true)
      */

@@ -1,5 +1,5 @@
 export { legal } from "./legal.js";
-export { TaliClient, TaliError } from "./client.js";
+export { HELLO_TIMEOUT, TaliClient, TaliError } from "./client.js";
 export { memoryTokenStore, storageTokenStore, defaultTokenStore } from "./tokens.js";
 export { FairDiceChecker, checkHand, rollsSeen } from "./fair-hand.js";
 export { SCHEME, commitment, deriveDice, effectiveEntropies, newEntropy, rollFaces, validEntropy, verify } from "./fairness.js";

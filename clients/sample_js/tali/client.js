@@ -60,6 +60,14 @@ const REPLIES = new Set(DIRECT_REPLIES);
 const OPEN = 1; // WebSocket.OPEN, the same in browsers and in ws
 
 /**
+ * How long a new connection may go without its `welcome`, ms (the default of
+ * `helloTimeout`), counted from the moment it is made: a server that took the
+ * connection and says nothing (a hung node, a proxy that accepted and stalled) is
+ * given up, as a ping without its pong is, and the client reconnects with its backoff.
+ */
+export const HELLO_TIMEOUT = 10000;
+
+/**
  * @typedef {object} Backoff
  * @property {number} [initial]  first delay, ms (default 500)
  * @property {number} [max]  longest delay, ms (default 10000)
@@ -81,6 +89,9 @@ const OPEN = 1; // WebSocket.OPEN, the same in browsers and in ws
  * @property {any} [WebSocket]  a WebSocket class (default: the platform's, else `ws`)
  * @property {Backoff} [backoff]
  * @property {Heartbeat} [heartbeat]
+ * @property {number} [helloTimeout]  a new connection's deadline for its welcome, ms (default
+ *   HELLO_TIMEOUT, 10000; 0: none): past it the connection is given up, status "offline", and
+ *   the client reconnects with its backoff
  * @property {boolean} [reconnect]  reconnect and resume after a drop (default true)
  * @property {string} [protocol]  the version sent in hello (default this library's)
  * @property {boolean} [batch]  ask for the `batch` capability (protocol 2.3, default false): the
@@ -101,6 +112,7 @@ export class TaliClient {
     this.protocolVersion = options.protocol ?? PROTOCOL_VERSION;
     this.backoff = { initial: 500, max: 10000, factor: 2, jitter: 0.25, ...options.backoff };
     this.heartbeat = { interval: 15000, timeout: 10000, ...options.heartbeat };
+    this.helloTimeout = options.helloTimeout ?? HELLO_TIMEOUT;
     this.reconnect = options.reconnect ?? true;
     this.batch = options.batch ?? false;
     /** WebSocket frames and messages received on every connection so far. */
@@ -141,6 +153,9 @@ export class TaliClient {
     this._timer = undefined;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     this._beat = undefined;
+    /** The current connection's deadline for its welcome. */
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this._helloDeadline = undefined;
   }
 
   /**
@@ -196,6 +211,7 @@ export class TaliClient {
   close() {
     this._stopped = true;
     clearTimeout(this._timer);
+    clearTimeout(this._helloDeadline);
     this._stopHeartbeat();
     this.ws?.close(1000, "bye");
   }
@@ -311,7 +327,14 @@ export class TaliClient {
     const Socket = await this._socketClass();
     const ws = new Socket(this.url);
     this.ws = ws;
+    clearTimeout(this._helloDeadline);
     return new Promise((resolve, reject) => {
+      if (this.helloTimeout) {
+        // Taken and never answered (neither the opening nor the hello): give it up.
+        this._helloDeadline = setTimeout(() => {
+          if (this._giveUp(ws, "no welcome in time")) reject(new TaliError("disconnected", "no welcome in time"));
+        }, this.helloTimeout);
+      }
       ws.addEventListener("open", async () => {
         try {
           resolve(await this._hello());
@@ -362,6 +385,7 @@ export class TaliClient {
     if (ws !== this.ws) return false; // left for another node (moveTo), or given up
     this.ws = null;
     this._held = null;
+    clearTimeout(this._helloDeadline);
     this._stopHeartbeat();
     for (const { reject } of this._pending.values()) reject(new TaliError("disconnected", "connection closed"));
     this._pending.clear();
@@ -405,6 +429,7 @@ export class TaliClient {
       welcome = await this._send("hello", hello);
     }
     try {
+      clearTimeout(this._helloDeadline);
       this._attempt = 0;
       await this.tokenStore.set(welcome.token);
       this.playerId = welcome.player_id;
@@ -460,12 +485,7 @@ export class TaliClient {
         // even if the socket does not know it yet. Give it up and reconnect.
         this._offline = true; // said until a new connection is welcomed
         this._emit("heartbeat_lapsed", { sent, waited: Date.now() - sent });
-        try {
-          ws.close(4000, "heartbeat deadline passed");
-        } catch {
-          // already closing
-        }
-        this._dropped(ws, 4000, "heartbeat deadline passed");
+        this._giveUp(ws, "heartbeat deadline passed");
       }, timeout);
       this._send("ping", { data: `hb-${sent}` }).then(
         () => {
@@ -477,6 +497,25 @@ export class TaliClient {
       );
     };
     this._beat = setTimeout(beat, interval);
+  }
+
+  /**
+   * The server stopped answering on `ws` (a heartbeat or a hello past its deadline): this
+   * connection is dead even if the socket does not know it yet. Close it without waiting
+   * for the close to complete, and reconnect; "offline" until a new connection is welcomed.
+   * @param {any} ws
+   * @param {string} reason
+   * @returns {boolean}  false if `ws` was already given up
+   */
+  _giveUp(ws, reason) {
+    if (ws !== this.ws) return false;
+    this._offline = true;
+    try {
+      ws.close(4000, reason);
+    } catch {
+      // already closing, or not yet open (ws in Node)
+    }
+    return this._dropped(ws, 4000, reason);
   }
 
   _stopHeartbeat() {

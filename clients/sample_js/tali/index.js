@@ -3,7 +3,7 @@
 //
 //   import { TaliClient, legal } from "tali-client";
 
-export { TaliClient, TaliError } from "./client.js";
+export { HELLO_TIMEOUT, TaliClient, TaliError } from "./client.js";
 export { memoryTokenStore, storageTokenStore, defaultTokenStore } from "./tokens.js";
 export { legal } from "./legal.js";
 export { FairDiceChecker, checkHand, rollsSeen } from "./fair-hand.js";
