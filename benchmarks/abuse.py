@@ -213,7 +213,7 @@ class CanaryProcess:
 
     def __init__(self, port: int, core: int = 0) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.canary", str(port), CANARY],
+            [sys.executable, "-m", "benchmarks.canary", str(port), CANARY, PROTOCOL_VERSION],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
