@@ -25,7 +25,8 @@ runner prints and checks:
 - the attacker cut off: closed by the server, or throttled (the server
   stopped reading it, or answers it only at its budget's pace), within the
   window; for attacks the server answers rather than cuts off (fuzzing,
-  odd HTTP), every answer a documented one (no ``internal_error``, no 5xx).
+  odd HTTP), every answer a documented one (no ``internal_error``, no 5xx);
+  a ping flood's pongs no more than the read frame budget lets through.
 
 Every loop is bounded in count and in time; only loopback addresses are used.
 """
@@ -37,6 +38,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import math
 import os
 import posixpath
 import random
@@ -55,12 +57,15 @@ from pathlib import Path
 from typing import Any
 
 from protocol.codec import PROTOCOL_VERSION
+from server.net import transport
 from server.net.costs import cost_of
 from server.rooms import room as room_module
 from server.rooms import room_shell
 from server.runtime.config import ServerConfig
 
 BUDGETS = (
+    "read_frames_per_second",
+    "read_frames_burst",
     "request_budget_per_second",
     "request_budget_burst",
     "address_request_budget_per_second",
@@ -77,6 +82,9 @@ P99_FLOOR_MS = 5.0
 # code older than these limits, to show each attack get through there.
 LOG_BOUND = getattr(room_shell, "LOG_ENTRIES", getattr(room_module, "LOG_ENTRIES", 256)) + 8
 """The most entries a room's log may hold (a snapshot every LOG_ENTRIES; a turn's more)."""
+FEED_CHUNK = getattr(transport, "FEED_CHUNK", 4096)
+"""The most bytes the server parses at once: the frames in them are parsed whatever the read
+frame budget has left (a connection in debt is then not read until it is paid)."""
 _SHARE = ServerConfig.model_fields.get("max_bots_per_address")
 BOTS_PER_ADDRESS = int(_SHARE.default) if _SHARE is not None else 32
 CPU_SHARE_LIMIT = 30.0
@@ -205,7 +213,7 @@ class CanaryProcess:
 
     def __init__(self, port: int, core: int = 0) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.canary", str(port), CANARY],
+            [sys.executable, "-m", "benchmarks.canary", str(port), CANARY, PROTOCOL_VERSION],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -439,6 +447,10 @@ class Outcome:
     """Not cut off, the attacker fell behind its pace (sent less than 90 % of what was due by
     the window's end: its process starved) and so sent no more than its budget allows: the
     hold was not put to the test."""
+    got: float | None = None
+    """What the attacker got that its defence limits (answers to its requests, bots added)."""
+    allowed: float | None = None
+    """The most of it the shipped defence allows (``Context.budget``; None: not counted)."""
 
 
 @dataclass
@@ -454,7 +466,10 @@ class Context:
     fuzz_frames: int
     rng: random.Random
     budget: dict[str, float] = field(default_factory=dict)
-    """The server's request budgets (its defaults, or as the run's settings change them)."""
+    """The request budgets an attacker is judged by: the server's defaults, or lower ones the
+    run's settings give. A budget the settings raise (a defence turned off) is judged by the
+    shipped one: the attacker then reads "not cut off" when it got more answered than the
+    shipped server would answer, not by an allowance no attacker could reach."""
     quiet_cpu: float = 0.0
     """The server's CPU (% of a core) with the canary alone: what an attack's share is over."""
     data: str = ""
@@ -483,14 +498,37 @@ FLOOD_CAP_SECONDS = 60.0
 """The longest a flood goes on for its ``FLOOD_BYTES`` (if not written by then: not cut off)."""
 
 
-async def flood(ctx: Context, blob: bytes, *, prefix: bytes = b"", reads: bool = True) -> Outcome:
+async def flood(
+    ctx: Context,
+    blob: bytes,
+    *,
+    prefix: bytes = b"",
+    reads: bool = True,
+    frame_bytes: int = 0,
+    reply_bytes: int = 0,
+) -> Outcome:
     """Write ``blob`` over and over on a WebSocket until the server closes it or stops reading
     it (a write that does not drain within a second); a closed attacker connects again (as
     its address's connection rate allows) until the window ends, and, if it has not been cut
-    off by then, until it has written ``FLOOD_BYTES``."""
+    off by then, until it has written ``FLOOD_BYTES``.
+
+    With ``reply_bytes`` (the size of the server's answer to each frame of ``frame_bytes``: a
+    ping's pong),
+    what the server sent back is counted in answers: no more than the read frame budget
+    lets through on each connection (its burst, its rate, and the frames of one chunk the
+    server parses at once: ``FEED_CHUNK``; 10 % slack), or the flood got through it. A
+    server that stops reading only when its own answers back up unread
+    (``outbound_pause_bytes``) is not cut off by that budget."""
     out = Outcome()
     started = time.monotonic()
     connections = 0
+    received = [0]
+
+    async def replies(reader: asyncio.StreamReader) -> None:
+        """Read until the server closes, counting bytes."""
+        with contextlib.suppress(ConnectionError, OSError):
+            while chunk := await reader.read(1 << 16):
+                received[0] += len(chunk)
 
     def going_on() -> bool:
         elapsed = time.monotonic() - started
@@ -508,7 +546,7 @@ async def flood(ctx: Context, blob: bytes, *, prefix: bytes = b"", reads: bool =
         if not reads:
             sock = writer.get_extra_info("socket")
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        eof = asyncio.ensure_future(reader.read(-1)) if reads else None
+        eof = asyncio.ensure_future(replies(reader)) if reads else None
         writer.write(prefix)
         try:
             while going_on():
@@ -532,6 +570,17 @@ async def flood(ctx: Context, blob: bytes, *, prefix: bytes = b"", reads: bool =
                 eof.cancel()
             writer.transport.abort()
     out.note = f"{out.sent / 1e6:.1f} MB written on {connections} connections"
+    if reply_bytes:
+        elapsed = time.monotonic() - started
+        budget = ctx.budget
+        out.got = received[0] // reply_bytes
+        chunk = FEED_CHUNK // frame_bytes + 1
+        out.allowed = connections * (
+            budget["read_frames_burst"] + budget["read_frames_per_second"] * elapsed + chunk
+        )
+        out.note += f", {out.got} answered (the frame budget allows {out.allowed:.0f})"
+        if out.got > 1.1 * out.allowed + 2:
+            out.bad_answers.append(f"{out.got} frames answered, over the frame budget")
     return out
 
 
@@ -601,6 +650,7 @@ async def paced(
         due = connections * (40 + ctx.seconds * per_second)
         lagged = out.sent < 0.9 * due
         out.under_budget = out.cut_off is None and lagged and out.sent <= 1.1 * allowed + 5
+        out.got, out.allowed = answered, allowed
         out.note = f"{out.sent} sent, {answered} answered (the budget allows {allowed:.0f})"
         if "internal_error" in {c for p in players for c in p.codes}:
             out.bad_answers.append("internal_error")
@@ -614,8 +664,12 @@ async def paced(
 
 
 def control_flood(opcode: int) -> Callable[[Context], Awaitable[Outcome]]:
+    """Pings (answered, each by a pong of 18 bytes: counted) or pongs (not answered)."""
+
     async def attack(ctx: Context) -> Outcome:
-        return await flood(ctx, frame(opcode, b"x" * 16) * 2000)
+        one = frame(opcode, b"x" * 16)
+        answer = len(frame(0xA, b"x" * 16, mask=False)) if opcode == 0x9 else 0
+        return await flood(ctx, one * 2000, frame_bytes=len(one), reply_bytes=answer)
 
     return attack
 
@@ -711,6 +765,7 @@ async def spread(
             out.how = "held to budget"
         lagged = out.sent < 0.9 * len(players) * ctx.seconds * per_second
         out.under_budget = out.cut_off is None and lagged and out.sent <= 1.1 * allowed
+        out.got, out.allowed = answered, allowed
         out.note = (
             f"{len(players)} connections from {addresses} address(es), {out.sent} pings sent,"
             f" {answered} answered ({answered / elapsed:.0f}/s; the budget allows"
@@ -1274,6 +1329,7 @@ async def bots_from_one_address(ctx: Context) -> Outcome:
                         added += 1
                     elif reply.get("code") == "too_many_bots":
                         refused += 1
+        out.got, out.allowed = added, share
         if added > share:
             out.bad_answers.append(f"{added} bots for one address (its share: {share})")
         out.note = f"{added} bots added, {refused} refused (too_many_bots); the share is {share}"
@@ -1554,7 +1610,7 @@ async def fill_lobby(port: int, rooms: int) -> int:
     made = 0
     address = 100
     while made < rooms:
-        batch = []
+        batch: list[str] = []
         for _ in range(25):
             if made + len(batch) * 10 >= rooms:
                 break
@@ -1667,11 +1723,14 @@ async def run(
     header: Callable[[dict[str, Any]], None] | None = None,
     retry: bool = True,
     core: int = 0,
+    quiet: bool = True,
 ) -> tuple[list[Row], dict[str, Any]]:
     """Start the server and the canary, measure the baseline, run each attack; the rows.
 
     The server and the canary run on ``core``, this process (the attackers) on the next: two
-    runs at once (the test suite's shards) each take a core of their own for their server."""
+    runs at once (the test suite's shards) each take a core of their own for their server.
+    Without ``quiet`` there is no baseline, and the canary's latency is not judged: a run
+    that looks only for an attack's own effect (a defence turned off) has no use for it."""
     window = seconds or (2.0 if quick else 10.0)
     pin(0, (core + 1) % (os.cpu_count() or 1))
     server = Server(env or {}, core)
@@ -1685,18 +1744,21 @@ async def run(
         await canary.ready()
         poller = HealthPoller(port)
         poller.start()
-        await asyncio.sleep(1.0)  # the first hands
-        await canary.mark()
-        poller.reset()
-        windows = []
-        cpu_before, quiet_started = server.cpu_seconds(), time.monotonic()
-        for _ in range(3):
-            await asyncio.sleep(max(1.5, window * 0.6))
-            windows.append((await canary.mark())["latencies"])
-        quiet_cpu = (server.cpu_seconds() - cpu_before) / (time.monotonic() - quiet_started) * 100
+        windows: list[list[float]] = []
+        quiet_cpu = 0.0
+        if quiet:
+            await asyncio.sleep(1.0)  # the first hands
+            await canary.mark()
+            poller.reset()
+            cpu_before, quiet_started = server.cpu_seconds(), time.monotonic()
+            for _ in range(3):
+                await asyncio.sleep(max(1.5, window * 0.6))
+                windows.append((await canary.mark())["latencies"])
+            elapsed = time.monotonic() - quiet_started
+            quiet_cpu = (server.cpu_seconds() - cpu_before) / elapsed * 100
         # The median window's p99: one stall of this shared machine in a quiet window
         # must not set the bar for every attack.
-        base_p99 = sorted(percentile(w, 0.99) for w in windows)[1]
+        base_p99 = sorted(percentile(w, 0.99) for w in windows)[1] if windows else math.nan
         every = [x for w in windows for x in w]
         summary["baseline"] = {
             "p50": percentile(every, 0.5),
@@ -1706,7 +1768,7 @@ async def run(
             "health_failures": poller.failures,
             "cpu": quiet_cpu,
         }
-        limit = P99_FACTOR * max(base_p99, P99_FLOOR_MS)
+        limit = P99_FACTOR * max(base_p99, P99_FLOOR_MS) if quiet else math.inf
         summary["p99_limit"] = limit
         if header is not None:
             header(summary)
@@ -1732,8 +1794,8 @@ async def run(
         settings = env or {}
         for name in BUDGETS:
             given = settings.get(f"TALI_{name.upper()}")
-            default = ServerConfig.model_fields[name].default
-            ctx.budget[name] = float(given if given is not None else default)
+            default = float(ServerConfig.model_fields[name].default)
+            ctx.budget[name] = min(float(given), default) if given is not None else default
         timeouts = []
         for name in ("open_timeout_seconds", "hello_timeout_seconds"):
             known = ServerConfig.model_fields.get(name)  # older code: 10 s, unnamed
@@ -1757,8 +1819,8 @@ async def run(
                 polls = f"{row.health_polls - row.health_failures}/{row.health_polls}"
                 await canary.mark()
                 await asyncio.sleep(1.5)
-                quiet = percentile((await canary.mark())["latencies"], 0.99)
-                local = max(limit, P99_FACTOR * quiet)
+                before = percentile((await canary.mark())["latencies"], 0.99)
+                local = max(limit, P99_FACTOR * before)
                 row = await attempt(
                     ctx, name, index + tries * len(names), window, server, canary, poller, local
                 )
@@ -1766,7 +1828,7 @@ async def run(
                 row.outcome.note += (
                     f" [try {tries}: earlier p99 {', '.join(f'{p:.1f}' for p in seen)} ms,"
                     f" healthz {polls};"
-                    f" quiet p99 just before {quiet:.1f} ms, limit {local:.1f} ms]"
+                    f" quiet p99 just before {before:.1f} ms, limit {local:.1f} ms]"
                 )
             rows.append(row)
             if header is not None:

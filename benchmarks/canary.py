@@ -1,7 +1,7 @@
 """The canary table of the attack suite: four well-behaved players of liars' tali, in a process
 of their own (so that an attacker's CPU in the runner does not delay them).
 
-    python -m benchmarks.canary PORT [ADDRESS]
+    python -m benchmarks.canary PORT [ADDRESS [PROTOCOL]]
 
 Each player answers every prompt after a short think (5 to 25 ms), and paces
 itself as the spec asks (a token bucket of its own, 15 messages a second,
@@ -11,7 +11,9 @@ after a pause. Commands on stdin, one a line:
 latency of every action (from sending it to its ``result``) in ms, hands
 ended, whether every ``hand_ended``'s stacks added up to the chips brought
 to the table, error codes received and connections lost; ``stop`` ends.
-Only loopback addresses are used; every wait is bounded.
+Only loopback addresses are used; every wait is bounded. It imports no more than it
+uses (not the server, nor the protocol's models unless PROTOCOL is left out): it starts
+on the core of the server it measures, after it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import time
 from typing import Any
 
 from benchmarks.leanws import LeanConnection
-from protocol.codec import PROTOCOL_VERSION
 
 STARTING_CHIPS = 1_000_000
 SEATS = 4
@@ -49,9 +50,10 @@ class Pacer:
 
 
 class Canary:
-    def __init__(self, port: int, address: str) -> None:
+    def __init__(self, port: int, address: str, protocol: str) -> None:
         self.port = port
         self.address = address
+        self.protocol = protocol
         self.rng = random.Random(11)
         self.players: list[LeanConnection] = []
         self.room = ""
@@ -133,7 +135,7 @@ class Canary:
             await asyncio.wait_for(conn.open, 10)
             conn.closed.add_done_callback(lambda _: self._lost())
             self.players.append(conn)
-            hello = {"type": "hello", "protocol": PROTOCOL_VERSION, "name": f"Canary {seat}"}
+            hello = {"type": "hello", "protocol": self.protocol, "name": f"Canary {seat}"}
             assert (await self.request(conn, hello))["type"] == "welcome"
         settings = {
             "variant": "liars",
@@ -172,7 +174,11 @@ class Canary:
 async def main() -> None:
     port = int(sys.argv[1])
     address = sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"
-    canary = Canary(port, address)
+    if len(sys.argv) > 3:
+        protocol = sys.argv[3]
+    else:
+        from protocol.codec import PROTOCOL_VERSION as protocol
+    canary = Canary(port, address, protocol)
     await canary.setup()
     print(json.dumps({"ready": True, "room": canary.room}), flush=True)
     loop = asyncio.get_running_loop()
@@ -190,8 +196,11 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    from server.app import loop_factory
-    from server.runtime.config_edge import EventLoop
-
-    with asyncio.Runner(loop_factory=loop_factory(EventLoop.AUTO)) as runner:
+    # uvloop where installed, as the server's ``event_loop`` ``auto`` (server.app's
+    # loop_factory, whose module would cost this process a second of CPU to import).
+    try:
+        from uvloop import new_event_loop
+    except ImportError:
+        new_event_loop = None  # type: ignore[assignment]
+    with asyncio.Runner(loop_factory=new_event_loop) as runner:
         runner.run(main())
