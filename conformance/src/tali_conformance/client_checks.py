@@ -56,8 +56,10 @@ LIMITS = {
     "max_rooms_per_player": 3,
 }
 STARTUP = 60.0
-"""How long a client process may take to start, connect and be welcomed (a loaded machine is
-slow)."""
+"""How long a client process may take to start and connect (a loaded machine is slow)."""
+HELLO = 10.0
+"""How long a client has, once connected, to say hello and take in the welcome: a server's
+hello timeout (10 s, shipped), whatever the kit's patience."""
 PATIENCE = 10.0
 """Seconds the kit waits for what a client does at once (a resync, a reconnect, a ping, an
 action), unless told otherwise (``--patience``)."""
@@ -307,9 +309,9 @@ Scenario = Callable[[FakeServer, Adapter, Report], Awaitable[None]]
 
 class ClientKit:
     """The client checks of ``command`` (an adapter). ``patience``: how long the kit waits for
-    what a client does at once (``PATIENCE`` unless told); a client's start has ``STARTUP``,
-    and the waits for what must not happen (a second delivery, a reconnect after a takeover)
-    are not shortened by it."""
+    what a client does at once (``PATIENCE`` unless told). A client's start (``STARTUP``, then
+    ``HELLO`` for its hello and welcome) and the waits for what must not happen (a second
+    delivery, a reconnect after a takeover) are not shortened by it."""
 
     def __init__(self, command: list[str], patience: float = PATIENCE, parallel: int = 3) -> None:
         self.command = command
@@ -365,14 +367,16 @@ class ClientKit:
 
 async def hello(fake: FakeServer, adapter: Adapter, report: Report) -> None:
     link = await fake.link(0, timeout=STARTUP)
-    first = await link.wait(lambda f: True, timeout=STARTUP)
+    first = await link.wait(lambda f: True, timeout=max(HELLO, link.patience))
     report.add("the first frame is hello", first.get("type") == "hello", str(first))
     report.add(
         "hello names protocol 2.x", str(first.get("protocol", "")).startswith("2."), str(first)
     )
     report.add("hello carries the name given", first.get("name") == "Tester", str(first))
     report.add("hello carries a request id", first.get("id") is not None, str(first))
-    await adapter.wait(lambda line: line.get("event") == "welcome", timeout=STARTUP)
+    await adapter.wait(
+        lambda line: line.get("event") == "welcome", timeout=max(HELLO, link.patience)
+    )
     await link.send({"type": "ping", "id": 99})  # not a client's business: ignored
     await asyncio.sleep(0.6)
     ids = [f.get("id") for f in link.frames if f.get("id") is not None]
@@ -382,8 +386,9 @@ async def hello(fake: FakeServer, adapter: Adapter, report: Report) -> None:
 async def _welcomed(fake: FakeServer, adapter: Adapter) -> Link:
     """The client's first connection, once it has said hello and been welcomed (its start)."""
     link = await fake.link(0, timeout=STARTUP)
-    await link.wait(lambda f: f.get("type") == "hello", timeout=STARTUP)
-    await adapter.wait(lambda line: line.get("event") == "welcome", timeout=STARTUP)
+    started = max(HELLO, link.patience)
+    await link.wait(lambda f: f.get("type") == "hello", timeout=started)
+    await adapter.wait(lambda line: line.get("event") == "welcome", timeout=started)
     return link
 
 
