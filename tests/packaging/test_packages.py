@@ -157,7 +157,8 @@ def test_the_python_packages_install_and_play_every_variant(url: str, tmp_path: 
     venv.create(env, with_pip=False)
     python = env / "bin" / "python"
     # The dependencies the wheels declare, and only those, lent from this environment.
-    site = Path(sysconfig.get_path("purelib", vars={"base": str(env), "platbase": str(env)}))
+    prefix = {"base": str(env), "platbase": str(env)}
+    site = Path(sysconfig.get_path("purelib", scheme="venv", vars=prefix))
     (site / "dependencies.pth").write_text(f"{lend(dependencies(wheels), tmp_path / 'lent')}\n")
     pip = [sys.executable, "-m", "pip", "--python", str(python)]  # no pip of its own
     run([*pip, "install", "--quiet", "--no-index", "--no-deps", *map(str, wheels)], tmp_path)
