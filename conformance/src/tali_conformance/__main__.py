@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import sys
 
+from tali_conformance import client_checks, server_checks
 from tali_conformance.client_checks import SCENARIOS, ClientKit
 from tali_conformance.report import Report
 from tali_conformance.server_checks import ServerKit
@@ -17,7 +18,14 @@ from tali_conformance.server_checks import ServerKit
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tali_conformance", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--timeout", type=float, default=5.0, help="seconds per expectation")
+    parser.add_argument(
+        "--patience",
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long to wait for what a conforming server or client does at once (a reply,"
+        " a resync, a reconnect): 5 s for a server, 10 s for a client unless given",
+    )
     sub = parser.add_subparsers(dest="subject", required=True)
     server = sub.add_parser("server", help="certify the server at URL")
     server.add_argument("url")
@@ -52,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.subject == "server":
         kit = ServerKit(
             args.url,
-            args.timeout,
+            server_checks.PATIENCE if args.patience is None else args.patience,
             auth_secret=args.auth_secret,
             auth_issuer=args.auth_issuer,
             auth_audience=args.auth_audience,
@@ -64,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not command:
             parser.error("client: give the adapter's command after --")
-        report = asyncio.run(ClientKit(command, args.timeout).run(frozenset(args.only)))
+        patience = client_checks.PATIENCE if args.patience is None else args.patience
+        report = asyncio.run(ClientKit(command, patience).run(frozenset(args.only)))
     print(report.json() if args.json else report.text())
     return 0 if report.ok else 1
 

@@ -57,6 +57,12 @@ LIMITS = {
 }
 STARTUP = 60.0
 """How long a client process may take to start and connect (a loaded machine is slow)."""
+HELLO = 10.0
+"""How long a client has, once connected, to say hello and take in the welcome: a server's
+hello timeout (10 s, shipped), whatever the kit's patience."""
+PATIENCE = 10.0
+"""Seconds the kit waits for what a client does at once (a resync, a reconnect, a ping, an
+action), unless told otherwise (``--patience``)."""
 TIMING = {
     "TALI_HEARTBEAT_MS": "300",
     "TALI_HEARTBEAT_TIMEOUT_MS": "3000",
@@ -70,6 +76,7 @@ class Link:
     """One connection from the client: what it sent, and the socket."""
 
     ws: ServerConnection
+    patience: float = PATIENCE
     frames: list[Frame] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -78,9 +85,9 @@ class Link:
             await self.ws.send(json.dumps(frame))
 
     async def wait(
-        self, predicate: Callable[[Frame], bool], timeout: float = 10.0, since: int = 0
+        self, predicate: Callable[[Frame], bool], timeout: float | None = None, since: int = 0
     ) -> Frame:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(self.patience if timeout is None else timeout):
             while True:
                 found = next((f for f in self.frames[since:] if predicate(f)), None)
                 if found is not None:
@@ -91,9 +98,10 @@ class Link:
 
 class FakeServer:
     """Accepts the client's connections; answers hello, ping and resync as a server
-    would unless the scenario says otherwise."""
+    would unless the scenario says otherwise. ``patience``: the waits' length unless told."""
 
-    def __init__(self) -> None:
+    def __init__(self, patience: float = PATIENCE) -> None:
+        self.patience = patience
         self.links: list[Link] = []
         self.new_link = asyncio.Event()
         self.hello_reply: Callable[[int, Frame], Frame | None] = self.welcome
@@ -129,7 +137,7 @@ class FakeServer:
             await self.server.wait_closed()
 
     async def _handle(self, ws: ServerConnection) -> None:
-        link = Link(ws)
+        link = Link(ws, self.patience)
         index = len(self.links)
         self.links.append(link)
         self.new_link.set()
@@ -174,8 +182,8 @@ class FakeServer:
                 }
             )
 
-    async def link(self, index: int, timeout: float = 10.0) -> Link:
-        async with asyncio.timeout(timeout):
+    async def link(self, index: int, timeout: float | None = None) -> Link:
+        async with asyncio.timeout(self.patience if timeout is None else timeout):
             while len(self.links) <= index:
                 self.new_link.clear()
                 await self.new_link.wait()
@@ -238,8 +246,9 @@ def snapshot(seq: int) -> Frame:
 class Adapter:
     """The client under test, as a process."""
 
-    def __init__(self, command: list[str], url: str, name: str) -> None:
+    def __init__(self, command: list[str], url: str, name: str, patience: float = PATIENCE) -> None:
         self.command = command
+        self.patience = patience
         self.env = {**os.environ, "TALI_URL": url, "TALI_NAME": name, **TIMING}
         self.lines: list[Frame] = []
         self.stderr = b""
@@ -267,8 +276,8 @@ class Adapter:
     def events(self, kind: str) -> list[Frame]:
         return [line for line in self.lines if line.get("event") == kind]
 
-    async def wait(self, predicate: Callable[[Frame], bool], timeout: float = 10.0) -> Frame:
-        async with asyncio.timeout(timeout):
+    async def wait(self, predicate: Callable[[Frame], bool], timeout: float | None = None) -> Frame:
+        async with asyncio.timeout(self.patience if timeout is None else timeout):
             while True:
                 found = next((line for line in self.lines if predicate(line)), None)
                 if found is not None:
@@ -299,9 +308,14 @@ Scenario = Callable[[FakeServer, Adapter, Report], Awaitable[None]]
 
 
 class ClientKit:
-    def __init__(self, command: list[str], timeout: float = 5.0, parallel: int = 3) -> None:
+    """The client checks of ``command`` (an adapter). ``patience``: how long the kit waits for
+    what a client does at once (``PATIENCE`` unless told). A client's start (``STARTUP``, then
+    ``HELLO`` for its hello and welcome) and the waits for what must not happen (a second
+    delivery, a reconnect after a takeover) are not shortened by it."""
+
+    def __init__(self, command: list[str], patience: float = PATIENCE, parallel: int = 3) -> None:
         self.command = command
-        self.timeout = timeout
+        self.patience = patience
         self.parallel = parallel
         self.report = Report(f"client {' '.join(command)}")
 
@@ -320,9 +334,9 @@ class ClientKit:
 
         async def play(title: str, scenario: Scenario, report: Report) -> None:
             async with gate:
-                fake = FakeServer()
+                fake = FakeServer(self.patience)
                 await fake.start()
-                adapter = Adapter(self.command, fake.url, "Tester")
+                adapter = Adapter(self.command, fake.url, "Tester", self.patience)
                 await adapter.start()
                 try:
                     await scenario(fake, adapter, report)
@@ -353,26 +367,28 @@ class ClientKit:
 
 async def hello(fake: FakeServer, adapter: Adapter, report: Report) -> None:
     link = await fake.link(0, timeout=STARTUP)
-    first = await link.wait(lambda f: True)
+    first = await link.wait(lambda f: True, timeout=max(HELLO, link.patience))
     report.add("the first frame is hello", first.get("type") == "hello", str(first))
     report.add(
         "hello names protocol 2.x", str(first.get("protocol", "")).startswith("2."), str(first)
     )
     report.add("hello carries the name given", first.get("name") == "Tester", str(first))
     report.add("hello carries a request id", first.get("id") is not None, str(first))
-    await adapter.wait(lambda line: line.get("event") == "welcome")
+    await adapter.wait(
+        lambda line: line.get("event") == "welcome", timeout=max(HELLO, link.patience)
+    )
     await link.send({"type": "ping", "id": 99})  # not a client's business: ignored
     await asyncio.sleep(0.6)
     ids = [f.get("id") for f in link.frames if f.get("id") is not None]
     report.add("request ids are unique on a connection", len(ids) == len(set(ids)), str(ids))
 
 
-async def _welcomed(fake: FakeServer, adapter: Adapter, index: int = 0) -> Link:
-    link = await fake.link(index, timeout=STARTUP)
-    await link.wait(lambda f: f.get("type") == "hello")
-    await adapter.wait(
-        lambda line: line.get("event") == "welcome" and len(adapter.events("welcome")) > index
-    )
+async def _welcomed(fake: FakeServer, adapter: Adapter) -> Link:
+    """The client's first connection, once it has said hello and been welcomed (its start)."""
+    link = await fake.link(0, timeout=STARTUP)
+    started = max(HELLO, link.patience)
+    await link.wait(lambda f: f.get("type") == "hello", timeout=started)
+    await adapter.wait(lambda line: line.get("event") == "welcome", timeout=started)
     return link
 
 
@@ -399,9 +415,11 @@ async def gap_and_resync(fake: FakeServer, adapter: Adapter, report: Report) -> 
     for seq in (1, 2, 5):
         await link.send(chat(seq))
     try:
-        resync = await link.wait(lambda f: f.get("type") == "resync", timeout=10)
+        resync = await link.wait(lambda f: f.get("type") == "resync")
     except TimeoutError:
-        report.add("a gap in seq sends resync for the room", False, "no resync within 10 s")
+        report.add(
+            "a gap in seq sends resync for the room", False, f"no resync within {link.patience:g} s"
+        )
         return
     report.add("a gap in seq sends resync for the room", resync.get("room") == ROOM, str(resync))
     await adapter.wait(lambda line: line.get("event") == "snapshot" and line.get("seq") == 6)
@@ -433,9 +451,7 @@ async def batches(fake: FakeServer, adapter: Adapter, report: Report) -> None:
     await link.send(chat(3))
     await batch(chat(4), {"type": "meteor_shower", "room": ROOM, "size": 3}, chat(1), chat(5))
     try:
-        await adapter.wait(
-            lambda line: line.get("event") == "room_event" and line.get("seq") == 5, timeout=10
-        )
+        await adapter.wait(lambda line: line.get("event") == "room_event" and line.get("seq") == 5)
     except TimeoutError:
         report.add("a batch's messages are delivered in order", False, "seq 5 never came")
         return
@@ -454,9 +470,7 @@ async def newer_messages(fake: FakeServer, adapter: Adapter, report: Report) -> 
     await link.send(chat(1, mood="cheerful"))
     await link.send(chat(2))
     with contextlib.suppress(TimeoutError):
-        await adapter.wait(
-            lambda line: line.get("event") == "room_event" and line.get("seq") == 2, timeout=10
-        )
+        await adapter.wait(lambda line: line.get("event") == "room_event" and line.get("seq") == 2)
     report.add(
         "an unknown message type and an unknown field are ignored, not fatal",
         _delivered(adapter) == [1, 2] and adapter.alive and len(fake.links) == 1,
@@ -473,7 +487,9 @@ async def resume(fake: FakeServer, adapter: Adapter, report: Report) -> None:
     try:
         again = await fake.link(1)
     except TimeoutError:
-        report.add("after a drop the client reconnects", False, "no new connection in 10 s")
+        report.add(
+            "after a drop the client reconnects", False, f"no new connection in {fake.patience:g} s"
+        )
         return
     report.add("after a drop the client reconnects", True)
     hello = await again.wait(lambda f: f.get("type") == "hello")
@@ -515,9 +531,7 @@ async def forgotten_session(fake: FakeServer, adapter: Adapter, report: Report) 
     again = await fake.link(1)
     await again.wait(lambda f: f.get("type") == "hello" and bool(f.get("token")))
     try:
-        fresh = await again.wait(
-            lambda f: f.get("type") == "hello" and not f.get("token"), timeout=10
-        )
+        fresh = await again.wait(lambda f: f.get("type") == "hello" and not f.get("token"))
     except TimeoutError:
         report.add(
             "session_not_found: a new session with hello without token", False, str(again.frames)
@@ -545,9 +559,13 @@ async def heartbeat(fake: FakeServer, adapter: Adapter, report: Report) -> None:
     fake.answer_pings = lambda index: index > 0
     link = await _welcomed(fake, adapter)
     try:
-        await link.wait(lambda f: f.get("type") == "ping", timeout=10)
+        await link.wait(lambda f: f.get("type") == "ping")
     except TimeoutError:
-        report.add("the client pings a quiet server (heartbeat)", False, "no ping within 10 s")
+        report.add(
+            "the client pings a quiet server (heartbeat)",
+            False,
+            f"no ping within {link.patience:g} s",
+        )
         return
     report.add("the client pings a quiet server (heartbeat)", True)
     try:
@@ -556,7 +574,7 @@ async def heartbeat(fake: FakeServer, adapter: Adapter, report: Report) -> None:
         report.add(
             "an unanswered ping gives the connection up: a new one",
             False,
-            "no new connection within 10 s",
+            f"no new connection within {fake.patience:g} s",
         )
         return
     hello = await again.wait(lambda f: f.get("type") == "hello")
@@ -622,9 +640,13 @@ async def your_turn(fake: FakeServer, adapter: Adapter, report: Report) -> None:
         start = len(link.frames)
         await link.send(offer)
         try:
-            sent = await link.wait(lambda f: f.get("type") in actions, timeout=10, since=start)
+            sent = await link.wait(lambda f: f.get("type") in actions, since=start)
         except TimeoutError:
-            report.add(f"your_turn ({offer['phase']}) is answered", False, "no action in 10 s")
+            report.add(
+                f"your_turn ({offer['phase']}) is answered",
+                False,
+                f"no action in {link.patience:g} s",
+            )
             continue
         legal = offer["legal"]
         ok = sent.get("type") in legal["actions"] and sent.get("room") == ROOM
@@ -711,9 +733,7 @@ async def fair_dice(fake: FakeServer, adapter: Adapter, report: Report) -> None:
     for frame in [*_hand(1, 1, forge=False), *_hand(2, 5, forge=True)]:
         await link.send(frame)
     with contextlib.suppress(TimeoutError):
-        await adapter.wait(
-            lambda line: line.get("event") == "fair" and line.get("hand") == 2, timeout=10
-        )
+        await adapter.wait(lambda line: line.get("event") == "fair" and line.get("hand") == 2)
     verdicts = {line.get("hand"): line.get("status") for line in adapter.events("fair")}
     report.add(
         "fair dice: a hand dealt as committed is verified",

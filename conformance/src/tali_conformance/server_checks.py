@@ -78,18 +78,28 @@ def spec(name: str) -> Any:
     return json.loads(resources.files("tali_conformance").joinpath("spec", name).read_text())
 
 
+TRANSCRIPTS = ("simple", "liars", "draw", "stud")
+PATIENCE = 5.0
+"""Seconds the kit waits for what a server does at once (``--patience`` sets another)."""
+
+
 class ServerKit:
+    """The server checks. ``patience``: how long the kit waits for an answer a server gives
+    at once (a reply, an event, a close): ``PATIENCE`` unless told; longer for a server
+    that is far away or loaded, shorter to fail faster. The waits on the server's own timers
+    (the transcripts' pause before a hand) are not shortened by it."""
+
     def __init__(
         self,
         url: str,
-        timeout: float = 5.0,
+        patience: float = PATIENCE,
         *,
         auth_secret: str | None = None,
         auth_issuer: str | None = None,
         auth_audience: str | None = None,
     ) -> None:
         self.url = url
-        self.timeout = timeout
+        self.patience = patience
         self.auth_secret = auth_secret
         self.auth_issuer = auth_issuer
         self.auth_audience = auth_audience
@@ -106,7 +116,7 @@ class ServerKit:
     # -- helpers -------------------------------------------------------------
 
     async def conn(self, label: str, name: str | None = None, hello: bool = True) -> Conn:
-        c = await Conn.open(self.url, label, self.log)
+        c = await Conn.open(self.url, label, self.log, self.patience)
         self.conns.append(c)
         if hello:
             welcome = await c.hello(name or label)
@@ -119,7 +129,7 @@ class ServerKit:
     async def expect_error(
         self, c: Conn, frame: Frame, code: str, *, closes: bool = False, check: str = ""
     ) -> Frame:
-        reply = await c.request(frame, timeout=self.timeout)
+        reply = await c.request(frame)
         ok = reply.get("type") == "error" and reply.get("code") == code
         ok = ok and bool(reply.get("closes")) == closes
         self.report.add(check or f"error {code}", ok, f"sent {frame}, got {reply}")
@@ -128,7 +138,7 @@ class ServerKit:
         return reply
 
     async def expect_ok(self, c: Conn, frame: Frame, reply_type: str = "result") -> Frame:
-        reply = await c.request(frame, timeout=self.timeout)
+        reply = await c.request(frame)
         ok = reply.get("type") == reply_type
         if reply_type == "result":
             ok = ok and reply.get("request") == frame["type"]
@@ -143,7 +153,7 @@ class ServerKit:
         def is_turn(f: Frame) -> bool:
             return f.get("type") == "your_turn" and (phase is None or f.get("phase") == phase)
 
-        await c.wait(is_turn, since=since, timeout=self.timeout)
+        await c.wait(is_turn, since=since)
         return [f for f in c.frames[since:] if is_turn(f)][-1]
 
     # -- scenarios -----------------------------------------------------------
@@ -237,7 +247,7 @@ class ServerKit:
             str(again),
         )
         self.owners["framing#2"] = self.owners.get("framing", "")
-        code = await c.wait_closed(self.timeout)
+        code = await c.wait_closed()
         r.add("the replaced connection closes with 4001", code == 4001, f"close code {code}")
         old = await self.conn("old client", hello=False)
         await self.expect_error(
@@ -246,7 +256,7 @@ class ServerKit:
             "unsupported_version",
             closes=True,
         )
-        code = await old.wait_closed(self.timeout)
+        code = await old.wait_closed()
         r.add("unsupported_version closes the connection with 1008", code == 1008, f"{code}")
 
     async def limits_(self) -> None:
@@ -262,14 +272,15 @@ class ServerKit:
             str(error),
         )
         self.codes.add("message_too_large")
-        code = await big.wait_closed(self.timeout)
+        code = await big.wait_closed()
         r.add("message_too_large closes the connection with 1009", code == 1009, f"{code}")
         flood = await self.conn("flood", "Flood")
         burst = int(self.limits.get("message_burst", 40))
         start = len(flood.frames)
         for i in range(burst + 10):
             await flood.send({"type": "ping", "id": 1000 + i})
-        await flood.wait(lambda f: f.get("id") == 1000 + burst + 9, since=start, timeout=10)
+        last = 1000 + burst + 9
+        await flood.wait(lambda f: f.get("id") == last, since=start, timeout=2 * self.patience)
         limited = [f for f in flood.frames[start:] if f.get("code") == "rate_limited"]
         r.add(
             "a burst over message_burst: rate_limited, the connection stays",
@@ -286,7 +297,7 @@ class ServerKit:
         gets them one frame each; a server that does not grant it sends no array."""
         r = self.report
         plain = await self.conn("Batch-plain")
-        c = await Conn.open(self.url, "Batch", self.log)
+        c = await Conn.open(self.url, "Batch", self.log, self.patience)
         self.conns.append(c)
         welcome = await c.hello("Batch", protocol="2.3", capabilities=["batch"])
         if welcome.get("type") == "error" and welcome.get("code") == "bad_message":
@@ -322,13 +333,11 @@ class ServerKit:
         await c.settle()
         joined = len(c.raw) - start
         await self.expect_ok(plain, {"type": "join_room", "room": room, "role": "spectator"})
-        await c.settle()
-        await plain.settle()
+        await asyncio.gather(c.settle(), plain.settle())
         frames = (len(c.raw), len(plain.raw))
         messages = (len(c.frames), len(plain.frames))
         await self.expect_ok(c, {"type": "resync", "room": room})  # the result and a snapshot
-        await c.settle()
-        await plain.settle()
+        await asyncio.gather(c.settle(), plain.settle())
         got = len(c.raw) - frames[0]
         arrays = [raw for raw in c.raw[start:] if raw.startswith("[")]
         together = any(
@@ -472,7 +481,9 @@ class ServerKit:
         )
 
         # The hand starts with Aulus and Brutus. Cassia sits down in it: not dealt in.
-        await a.wait(lambda f: f.get("type") == "hand_started", since=a_mark, timeout=10)
+        await a.wait(
+            lambda f: f.get("type") == "hand_started", since=a_mark, timeout=2 * self.patience
+        )
         c = await self.conn("Cassia")
         await self.expect_ok(c, {"type": "join_room", "room": room, "role": "player"})
         await self.expect_error(c, {"type": "roll", "room": room}, "not_in_hand")
@@ -517,10 +528,11 @@ class ServerKit:
         await self.expect_ok(b, {"type": "all_in", "room": room})
         await self.prompt(a, mark, "betting")
         await self.expect_ok(a, {"type": "call", "room": room})
-        await s.wait(lambda f: f.get("type") == "hand_ended", since=s_mark, timeout=10)
+        await s.wait(
+            lambda f: f.get("type") == "hand_ended", since=s_mark, timeout=2 * self.patience
+        )
         await self.expect_ok(s, {"type": "hand_history", "room": room}, "hand_history")
-        for who in (a, b, c, s):
-            await who.settle()
+        await asyncio.gather(*(who.settle() for who in (a, b, c, s)))
         await self.expect_ok(c, {"type": "leave_room", "room": room})
         self.room_liars = room
 
@@ -736,13 +748,21 @@ class ServerKit:
     # -- transcripts ---------------------------------------------------------
 
     async def transcripts(self) -> None:
-        for name in ("simple", "liars", "draw", "stud"):
-            await self.replay(name)
+        # All at once, each in a room of its own: their pauses before a hand (the server's
+        # timer, 60 s unscaled) run side by side, not one after another.
+        replays = await asyncio.gather(*map(self.replay, TRANSCRIPTS), return_exceptions=True)
+        for name, verdict in zip(TRANSCRIPTS, replays, strict=True):
+            if not isinstance(verdict, BaseException):
+                self.report.add(f"transcript {name}: every recipient gets its frames", *verdict)
+        stopped = next((v for v in replays if isinstance(v, BaseException)), None)
+        if stopped is not None:
+            raise stopped
 
-    async def replay(self, name: str) -> None:
+    async def replay(self, name: str) -> tuple[bool, str]:
         """Send a transcript's client frames, each once the sender has received what it
         had when it was recorded; compare what each recipient receives, the dice and
-        the server's own values aside, up to the showdown."""
+        the server's own values aside, up to the showdown. Whether they were the same,
+        and the first difference."""
         steps = spec(f"transcripts/{name}.json")["steps"]
         conns: dict[str, Conn] = {}
         expected: dict[str, list[Frame]] = {}
@@ -750,19 +770,19 @@ class ServerKit:
         for step in steps:
             if "connect" in step:
                 label = step["connect"]
-                conns[label] = await Conn.open(self.url, f"{name}:{label}", self.log)
+                conns[label] = await Conn.open(self.url, f"{name}:{label}", self.log, self.patience)
                 self.conns.append(conns[label])
                 expected[label] = []
             elif "disconnect" in step:
                 label = step["disconnect"]
-                await self._count(conns[label], len(expected[label]))
+                await self._count(conns[label], expected[label])
                 await conns[label].close()
             elif "to" in step:
                 expected[step["to"]].append(step["frame"])
             else:
                 label = step["from"]
                 c = conns[label]
-                await self._count(c, len(expected[label]))
+                await self._count(c, expected[label])
                 for got in c.frames:
                     if got.get("type") == "welcome":
                         tokens[f"<token of {label.split('#')[0]}>"] = got["token"]
@@ -774,10 +794,13 @@ class ServerKit:
                 if "token" in frame:
                     frame["token"] = tokens[frame["token"]]
                 await c.send(frame)
-        for label, c in conns.items():
+
+        async def finish(label: str, c: Conn) -> None:
             if not c.closed.is_set():
-                await self._count(c, len(expected[label]))
+                await self._count(c, expected[label])
             await c.settle()
+
+        await asyncio.gather(*(finish(label, c) for label, c in conns.items()))
         ids = _id_map(expected, {label: c.frames for label, c in conns.items()})
         same = True
         detail = ""
@@ -796,17 +819,22 @@ class ServerKit:
                 )
             if not same:
                 break
-        self.report.add(f"transcript {name}: every recipient gets its frames", same, detail[:600])
         for c in conns.values():
             for f in c.frames:
                 if f.get("type") == "result":
                     self.accepted.add(str(f.get("request")))
         await asyncio.gather(*(c.close() for c in conns.values()), return_exceptions=True)
+        return same, detail[:600]
 
-    async def _count(self, c: Conn, count: int) -> None:
+    async def _count(self, c: Conn, expected: list[Frame]) -> None:
+        """Wait until ``c`` has received as many frames as ``expected`` holds, counting those
+        the comparison reads: up to the showdown, but for those a timer sends. (How many a
+        timer sends depends on the clock, and what follows a showdown on the dice: a tie's
+        roll-off. Counting those waited for the next hand when the dice fell otherwise.)"""
+        count = len(_until_showdown(expected))
         # A server without a time scale takes the transcripts' 60 s pause before a hand.
-        async with asyncio.timeout(max(self.timeout * 2, 75)):
-            while len(c.frames) < count:
+        async with asyncio.timeout(max(self.patience * 2, 75)):
+            while len(_until_showdown(c.frames)) < count:
                 if c.closed.is_set():
                     raise ConnectionError(f"{c.label} closed")
                 await asyncio.sleep(0.01)

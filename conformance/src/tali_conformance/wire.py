@@ -17,10 +17,18 @@ Frame = dict[str, Any]
 
 class Conn:
     """One WebSocket connection: every frame it receives is kept, in order, with
-    ``label`` (who it is) so the seq and visibility audits can read them all."""
+    ``label`` (who it is) so the seq and visibility audits can read them all.
+    ``patience``: how long a wait for the server's answer lasts unless told."""
 
-    def __init__(self, ws: ClientConnection, label: str, log: list[tuple[str, Frame]]) -> None:
+    def __init__(
+        self,
+        ws: ClientConnection,
+        label: str,
+        log: list[tuple[str, Frame]],
+        patience: float = 5.0,
+    ) -> None:
         self.ws = ws
+        self.patience = patience
         self.label = label
         self.frames: list[Frame] = []
         """Every message received, in order (a batch's members one by one)."""
@@ -36,9 +44,11 @@ class Conn:
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def open(cls, url: str, label: str, log: list[tuple[str, Frame]]) -> Conn:
+    async def open(
+        cls, url: str, label: str, log: list[tuple[str, Frame]], patience: float = 5.0
+    ) -> Conn:
         ws = await connect(url, open_timeout=10, close_timeout=2, max_size=2**22)
-        return cls(ws, label, log)
+        return cls(ws, label, log, patience)
 
     async def _read(self) -> None:
         try:
@@ -72,14 +82,15 @@ class Conn:
             await self.ws.send(data)
 
     async def wait(
-        self, predicate: Callable[[Frame], bool], since: int = 0, timeout: float = 5.0
+        self, predicate: Callable[[Frame], bool], since: int = 0, timeout: float | None = None
     ) -> Frame:
-        """The first frame from index ``since`` that ``predicate`` accepts."""
+        """The first frame from index ``since`` that ``predicate`` accepts (waiting at most
+        ``timeout`` seconds, or the connection's patience)."""
 
         def found() -> Frame | None:
             return next((f for f in self.frames[since:] if predicate(f)), None)
 
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(self.patience if timeout is None else timeout):
             async with self._arrived:
                 while (frame := found()) is None:
                     if self.closed.is_set():
@@ -87,7 +98,7 @@ class Conn:
                     await self._arrived.wait()
         return frame
 
-    async def request(self, frame: Frame, timeout: float = 5.0) -> Frame:
+    async def request(self, frame: Frame, timeout: float | None = None) -> Frame:
         """Send ``frame`` with a fresh id; its direct reply."""
         request_id = next(self._ids)
         start = len(self.frames)
@@ -104,8 +115,8 @@ class Conn:
             self.token = reply["token"]
         return reply
 
-    async def wait_closed(self, timeout: float = 5.0) -> int | None:
-        async with asyncio.timeout(timeout):
+    async def wait_closed(self, timeout: float | None = None) -> int | None:
+        async with asyncio.timeout(self.patience if timeout is None else timeout):
             await self.closed.wait()
         return self.close_code
 
