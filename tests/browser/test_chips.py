@@ -91,7 +91,7 @@ async def no_flights(page: Page) -> int:
 async def test_the_pot_flies_to_the_winner_once(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport, motion=True)
     page = aulus.page
     await aulus.open_room("simple")
     room = only_room(server)
@@ -178,7 +178,7 @@ async def test_split_pots_fly_to_each_winner_their_share_on_fabricated_input(
     two. Kept beside the real side pot below: it covers a split with the least share (one
     chip), which the real hand does not."""
     shares: dict[str, str] = {}
-    aulus = await Player.arrive(browser, server, "Aulus", setup=splitting(shares))
+    aulus = await Player.arrive(browser, server, "Aulus", setup=splitting(shares), motion=True)
     page = aulus.page
     await aulus.open_room("simple", ante=2)
     room = only_room(server)
@@ -240,7 +240,7 @@ async def test_a_real_side_pot_flies_to_its_two_winners(
     Senio 10 side pot 1 of 6, the third's 3 come back.) With batches (the page's default)
     and without: the all-in's frame brings the showdown, both pots and the hand's end at
     once, and the chips still leave from the pot as the page last showed it."""
-    aulus = await Player.arrive(browser, server, "Aulus", batch=batch)
+    aulus = await Player.arrive(browser, server, "Aulus", batch=batch, motion=True)
     page = aulus.page
     names = ("Brutus", "Cassia", "Decimus")
     people = [await bot(server, name) for name in names]

@@ -16,11 +16,11 @@ from server.app import TaliServer
 from .conftest import ARTIFACTS, advance
 from .players import (
     TIMEOUT,
-    VIEWPORTS,
     Player,
     bot,
     each_message,
     is_prompt,
+    new_context,
     next_hand,
     only_room,
     pid,
@@ -72,7 +72,7 @@ async def test_earlier_hands_come_from_the_server_on_a_new_device(
     await aulus.page.context.close()
 
     # Another device: nothing in its storage but the session's token.
-    context = await browser.new_context(viewport=VIEWPORTS[viewport])  # type: ignore[arg-type]
+    context = await new_context(browser, viewport)
     await context.add_init_script(f"localStorage.setItem('tali.token', {token!r})")
     page = await context.new_page()
     await page.goto(f"http://127.0.0.1:{server.port}/")

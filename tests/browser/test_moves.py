@@ -13,19 +13,24 @@ from playwright.async_api import Browser, Page, expect
 from server.app import TaliServer
 
 from .conftest import ARTIFACTS
-from .players import VIEWPORTS, Player, bot, next_hand, only_room, pid
+from .players import Player, bot, new_context, next_hand, only_room, pid
 
 pytestmark = pytest.mark.asyncio
 
 ANIMATION = "el => getComputedStyle(el).animationName"
+TRANSITION = "el => getComputedStyle(el).transitionDuration"
 
 
 async def a_hand_won(server: TaliServer, aulus: Player) -> str:
-    """Aulus and Brutus play one simple hand through; returns the winner's player id."""
+    """Aulus and Brutus play one simple hand through; returns the winner's player id.
+    Before Aulus rolls, his turn's time bar does not ease (under reduced motion)."""
     await aulus.open_room("simple")
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
     await next_hand(server, room)
+    # The time bar steps down with the countdown instead of easing to each new width.
+    fill = aulus.page.get_by_test_id(f"timer-{pid(server, 'Aulus')}").locator(".timer-fill")
+    assert await fill.evaluate(TRANSITION) == "0s"
     await aulus.click("roll")
     await expect(aulus.dice(pid(server, "Aulus"))).to_have_count(4)
     await brutus.request("roll", room=room)
@@ -37,7 +42,7 @@ async def a_hand_won(server: TaliServer, aulus: Player) -> str:
 async def test_dice_tumble_the_winner_glows_and_both_sound(
     server: TaliServer, browser: Browser
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus")
+    aulus = await Player.arrive(browser, server, "Aulus", motion=True)
     page = aulus.page
     await page.get_by_test_id("sound").click()  # sound on (off by default)
     await aulus.open_room("simple")
@@ -137,11 +142,7 @@ async def test_notifications_are_asked_for_only_by_the_button_and_come_when_hidd
 
 
 async def test_a_phone_buzzes_when_the_turn_comes(server: TaliServer, browser: Browser) -> None:
-    context = await browser.new_context(
-        viewport=VIEWPORTS["phone"],  # type: ignore[arg-type]
-        has_touch=True,
-        is_mobile=True,
-    )
+    context = await new_context(browser, "phone", has_touch=True, is_mobile=True)
     page = await context.new_page()
     await page.add_init_script(
         "window.__buzz = []; navigator.vibrate = (p) => { window.__buzz.push(p); return true; };"

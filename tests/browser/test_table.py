@@ -328,7 +328,8 @@ async def test_the_rules_panel_explains_the_rolls_with_pictures(
 async def test_your_seat_and_the_turn_look_different_the_timer_drains_and_a_hidden_tab_is_alerted(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
-    aulus = await Player.open(browser, server, "Aulus", viewport=viewport)
+    # A browser that did not ask for reduced motion: the bar eases (the one test of it).
+    aulus = await Player.open(browser, server, "Aulus", viewport=viewport, motion=True)
     page = aulus.page
     # Count the tones the page makes (Web Audio), without hearing them.
     await page.add_init_script(
@@ -375,6 +376,10 @@ async def test_your_seat_and_the_turn_look_different_the_timer_drains_and_a_hidd
     width = "n => n.getBoundingClientRect().width"
     await expect(timer).to_have_attribute("data-level", "plenty")
     full = await timer.locator(".timer-fill").evaluate(width)
+    eases = await timer.locator(".timer-fill").evaluate(
+        "n => [getComputedStyle(n).transitionProperty, getComputedStyle(n).transitionDuration]"
+    )
+    assert eases == ["width, background-color", "0.25s, 0.5s"], eases
     await page.clock.set_fixed_time(now + 85_000)
     await expect(timer).to_have_attribute("data-level", "critical")
     # The fill's width eases over a quarter second (real time, not the page's clock): wait
