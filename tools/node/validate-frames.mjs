@@ -19,8 +19,8 @@ import draft07 from "ajv/dist/refs/json-schema-draft-07.json" with { type: "json
 const [schemaDir, casesFile] = process.argv.slice(2);
 const load = (name) => JSON.parse(readFileSync(join(schemaDir, name), "utf8"));
 
-// Each schema is compiled when a case first asks for it (compiling the three takes some 2 s of
-// CPU a validator): a run of client and server frames does not compile batch.json.
+// Each schema is compiled when a case first asks for it (all three, by both validators: some
+// 2 s of CPU): a run of client and server frames does not compile batch.json.
 const makers = {
   "ajv-draft-07": () => new Ajv({ strict: true, allErrors: false }),
   "ajv-2020-12": () => {
