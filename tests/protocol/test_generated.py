@@ -7,7 +7,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import NamedTuple, get_args
+from typing import Any, NamedTuple, get_args
 
 import pytest
 from tali_client.client import DIRECT_REPLIES as PYTHON_CLIENT
@@ -17,6 +17,8 @@ from protocol.client import CLIENT_MESSAGES
 from protocol.server import SERVER_MESSAGES, Reply
 from protocol.typescript import DIRECT_REPLIES
 from tests.strength import CHECK
+
+from .once import once_per_run
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = ROOT / "tools" / "node"
@@ -63,11 +65,34 @@ def test_one_schema_per_message() -> None:
     assert len(union["oneOf"]) == len(CLIENT_MESSAGES)
 
 
-def validate_asyncapi(document: Path, config: pytest.Config) -> Verdict:
-    """The AsyncAPI parser's verdict on ``document`` (and the schemas beside it that it
-    refers to). In ``make check`` (tests.strength) a verdict is reused from pytest's cache
-    while every file it read, the validator and node are the same: the parser takes some
-    4 s of CPU a run; ``make test`` always runs it."""
+BROKEN = {
+    "a-message": ("messages/client/bet.json", '"type": "integer"', '"type": 5'),
+    "the-batch": ("batch.json", '"minItems": 2', '"minItems": "two"'),
+}
+"""Copies of the document, each with one schema file broken: (the file, what it says, what
+it is made to say instead)."""
+BROKEN_FOR = {
+    # The message whose payload the parser must blame, and what it must say of the schema.
+    "a-message": ("client.bet", '"type" property must be equal to one of the allowed values'),
+    "the-batch": ("server.batch", '"minItems" property type must be integer'),
+}
+
+
+class Verdict(NamedTuple):
+    valid: bool
+    report: str
+    """What the parser printed of the document: its diagnostics and its verdict."""
+
+    def errors(self) -> list[str]:
+        return [line for line in self.report.splitlines() if line.startswith("error: ")]
+
+
+def validate_asyncapi(documents: dict[str, Path], config: pytest.Config) -> dict[str, Verdict]:
+    """The AsyncAPI parser's verdict on each of ``documents`` (and on the schemas beside each
+    that it refers to), from one node process: the parser's start is paid once. In ``make
+    check`` (tests.strength) the verdicts are reused from pytest's cache while every file
+    they read, the validator and node are the same: the parser takes some 6 s of CPU a
+    document; ``make test`` always runs it."""
     node = shutil.which("node")
     assert node, "node is needed to validate the AsyncAPI document (make test installs it)"
     assert (VALIDATOR / "node_modules" / "@asyncapi" / "parser").is_dir(), "run make test"
@@ -75,64 +100,95 @@ def validate_asyncapi(document: Path, config: pytest.Config) -> Verdict:
     key = ""
     if cache is not None:
         digest = hashlib.sha256(subprocess.check_output([node, "--version"]))
-        read = [document, *sorted((document.parent / "schema").rglob("*.json"))]
-        for path in [VALIDATOR / "validate-asyncapi.mjs", VALIDATOR / "package-lock.json", *read]:
+        for path in [VALIDATOR / "validate-asyncapi.mjs", VALIDATOR / "package-lock.json"]:
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        for name, document in documents.items():
+            digest.update(name.encode() + b"\0")
+            for path in [document, *sorted((document.parent / "schema").rglob("*.json"))]:
+                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
         key = f"tali/asyncapi/{digest.hexdigest()}"
         kept = cache.get(key, None)
         if kept is not None:
-            return Verdict(*kept)
+            return {name: Verdict(*verdict) for name, verdict in kept.items()}
     run = subprocess.run(
-        [node, "validate-asyncapi.mjs", str(document)],
+        [node, "validate-asyncapi.mjs", *map(str, documents.values())],
         cwd=VALIDATOR,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         check=False,
     )
-    verdict = Verdict(run.returncode, run.stdout, run.stderr)
+    # One section a document, in order: "== <path>", its diagnostics, its verdict.
+    sections = run.stdout.split("\n== ")
+    sections[0] = sections[0].removeprefix("== ")
+    assert len(sections) == len(documents), run.stdout + run.stderr
+    verdicts = {}
+    for (name, document), section in zip(documents.items(), sections, strict=True):
+        header, _, report = section.partition("\n")
+        assert header == str(document), (header, document)
+        last = report.rstrip("\n").rsplit("\n", 1)[-1]
+        assert last.startswith(("valid AsyncAPI ", "invalid: ")), run.stdout + run.stderr
+        verdicts[name] = Verdict(last.startswith("valid "), report)
+    assert run.returncode == (0 if all(v.valid for v in verdicts.values()) else 1), run.stderr
     if cache is not None:
-        cache.set(key, list(verdict))
-    return verdict
+        cache.set(key, {name: list(verdict) for name, verdict in verdicts.items()})
+    return verdicts
 
 
-class Verdict(NamedTuple):
-    returncode: int
-    stdout: str
-    stderr: str
+@pytest.fixture(scope="session")
+def asyncapi_verdicts(
+    tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> dict[str, Verdict]:
+    """The parser's verdicts on the shipped document ("shipped") and on each ``BROKEN``
+    copy, all from one run of the parser, shared by the workers of a parallel run."""
+
+    def compute() -> dict[str, list[Any]]:
+        documents = {"shipped": generate.ASYNCAPI}
+        for name, (schema, good, bad) in BROKEN.items():
+            copy = tmp_path_factory.mktemp(f"asyncapi-{name}") / "protocol"
+            shutil.copytree(generate.HERE / "schema", copy / "schema")
+            shutil.copy(generate.ASYNCAPI, copy / "asyncapi.json")
+            broken = copy / "schema" / schema
+            assert good in broken.read_text()
+            broken.write_text(broken.read_text().replace(good, bad))
+            documents[name] = copy / "asyncapi.json"
+        verdicts = validate_asyncapi(documents, pytestconfig)
+        return {name: list(verdict) for name, verdict in verdicts.items()}
+
+    shared = once_per_run(tmp_path_factory, "tali-asyncapi-verdicts", compute)
+    return {name: Verdict(*verdict) for name, verdict in shared.items()}
 
 
-def test_asyncapi_document_is_valid(pytestconfig: pytest.Config) -> None:
-    run = validate_asyncapi(generate.ASYNCAPI, pytestconfig)
-    assert run.returncode == 0, run.stdout + run.stderr
+def test_asyncapi_document_is_valid(asyncapi_verdicts: dict[str, Verdict]) -> None:
+    run = asyncapi_verdicts["shipped"]
+    assert run.valid, run.report
+    assert run.errors() == [], run.report
     # Every message each way, and the batch frame (protocol 2.3).
     count = len(CLIENT_MESSAGES) + len(SERVER_MESSAGES) + 1
-    assert f"valid AsyncAPI 3.0.0: {count} messages, {count} operations, 1 channel(s)" in run.stdout
+    assert f"valid AsyncAPI 3.0.0: {count} messages, {count} operations, 1 channel(s)" in run.report
     document = json.loads(generate.ASYNCAPI.read_text())
     batch = document["components"]["messages"]["server.batch"]
     assert batch["payload"]["schema"] == {"$ref": "./schema/batch.json"}
     assert document["operations"]["send.batch"]["action"] == "send"
 
 
-@pytest.mark.parametrize(
-    ("schema", "good", "bad"),
-    [
-        ("messages/client/bet.json", '"type": "integer"', '"type": 5'),
-        ("batch.json", '"minItems": 2', '"minItems": "two"'),
-    ],
-    ids=["a-message", "the-batch"],
-)
+@pytest.mark.parametrize("case", list(BROKEN))
 def test_asyncapi_validator_rejects_a_broken_schema(
-    schema: str, good: str, bad: str, tmp_path: Path, pytestconfig: pytest.Config
+    case: str, asyncapi_verdicts: dict[str, Verdict]
 ) -> None:
-    copy = tmp_path / "protocol"
-    shutil.copytree(generate.HERE / "schema", copy / "schema")
-    shutil.copy(generate.ASYNCAPI, copy / "asyncapi.json")
-    broken = copy / "schema" / schema
-    assert good in broken.read_text()
-    broken.write_text(broken.read_text().replace(good, bad))
-    run = validate_asyncapi(copy / "asyncapi.json", pytestconfig)
-    assert run.returncode == 1
+    """Each copy is refused for its own fault: the parser blames the payload of the message
+    whose schema was broken (and no other message), and says what is wrong with it."""
+    run = asyncapi_verdicts[case]
+    assert not run.valid, run.report
+    message, complaint = BROKEN_FOR[case]
+    errors = run.errors()
+    blamed = {
+        line.rsplit(" at components.messages.", 1)[1]
+        for line in errors
+        if " at components.messages." in line
+    }
+    assert blamed == {f"{message}.payload"}, run.report
+    assert any(complaint in line for line in errors), run.report
 
 
 def test_the_direct_replies_are_every_reply_model() -> None:
