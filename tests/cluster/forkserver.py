@@ -22,6 +22,7 @@ end of a pipe passed with the request (``socket.send_fds``).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import gc
 import json
@@ -131,6 +132,17 @@ class _Server:
         theirs.close()
         self.sock = ours
         self.lock = threading.Lock()
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        """Gone with this process: its children killed, and it reaped (so that the CPU it and
+        they used counts as this process's children's, as ``python -m server``'s did)."""
+        self.sock.close()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
     def ask(self, request: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
         with self.lock:
