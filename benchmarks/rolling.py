@@ -83,12 +83,10 @@ async def rolling_restart(
     rooms: int = 12,
     lease: float = 2.0,
     prefix: str = "rolling:",
-    balance_every: float | None = None,
 ) -> Rolling:
     """Play ``rooms`` rooms on ``nodes`` nodes sharing the PostgreSQL store at ``url`` and
     the Redis at ``redis_url``, restart every node in turn (SIGTERM, then the same id
-    again), let the cluster rebalance, and hold every frame to the log. ``balance_every``:
-    how often each node looks for rooms to hand over (None: the server's own period)."""
+    again), let the cluster rebalance, and hold every frame to the log."""
     from server.cluster.directory import Cluster
     from server.persistence.store_pg import PostgresStore
     from tests.cluster.nodes import Node, start_node, stop_all, until
@@ -106,11 +104,7 @@ async def rolling_restart(
     cluster = Cluster.from_url(redis_url, prefix)
     try:
         for i in range(nodes):
-            live.append(
-                await start_node(
-                    f"n{i}", url, redis_url, prefix, balance_every=balance_every, **settings
-                )
-            )
+            live.append(await start_node(f"n{i}", url, redis_url, prefix, **settings))
         ports = [node.port for node in live]
         players = []
         for i, node in enumerate(live):
@@ -130,9 +124,7 @@ async def rolling_restart(
                     r.get("rooms", 0) for r in old.events("rooms_handed_over")
                 )
                 ports.remove(old.port)
-                fresh = await start_node(
-                    old.name, url, redis_url, prefix, balance_every=balance_every, **settings
-                )
+                fresh = await start_node(old.name, url, redis_url, prefix, **settings)
                 live[i] = fresh
                 ports.append(fresh.port)
 

@@ -16,7 +16,7 @@ from tests.integration.harness import Client, open_client
 from tests.services import free_port
 from tests.waits import STARTUP_SECONDS
 
-from .forkserver import SERVER, Forked, spawn
+from .forkserver import Forked, spawn
 
 LEASE = 1.5
 """Seconds a node holds its rooms without renewing: the failover delay, short for tests."""
@@ -62,20 +62,8 @@ class Node:
             await self._reader
 
 
-async def start_node(
-    name: str,
-    store: str,
-    redis_url: str,
-    prefix: str,
-    *,
-    balance_every: float | None = None,
-    **settings: str,
-) -> Node:
-    """A node named ``name``: ready (its ``listening`` line) when this returns.
-
-    ``balance_every``: seconds between its looks at whether it holds more than its share of
-    rooms (``server.cluster.node.BALANCE_EVERY``, 10 s; a lease if shorter), for a test that
-    waits for the rooms to be shared out again and is not about when that happens."""
+async def start_node(name: str, store: str, redis_url: str, prefix: str, **settings: str) -> Node:
+    """A node named ``name``: ready (its ``listening`` line) when this returns."""
     port = free_port()
     env = {
         **os.environ,
@@ -94,11 +82,7 @@ async def start_node(
         "TALI_ADDRESS_LIMITS": "false",
         **settings,
     }
-    code = SERVER
-    if balance_every is not None:
-        patch = f"server.cluster.node.BALANCE_EVERY = {balance_every!r}"
-        code = f"import server.cluster.node\n{patch}\n{code}"
-    process = await spawn(env, code)  # as `python -m server` would start, its imports done already
+    process = await spawn(env)  # as `python -m server` would start, its imports done already
     node = Node(name, port, process)
     stderr = process.stderr
     while True:

@@ -28,22 +28,13 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 LEASE = 30.0
 """Long: a room that waited for a lease to run out would stall for that long, whatever
 the machine's load; none stalls half as long."""
-BALANCE_EVERY = 1.0
-"""How often each node looks for rooms to hand over (the server's 10 s is a wait for nothing
-here: the test waits until the rooms are shared out again, and is not about when)."""
 
 
 async def test_a_rolling_restart_under_load_stalls_no_room_for_a_lease_and_loses_nothing(
     pg_url: str, redis_server: RedisServer, redis_prefix: str
 ) -> None:
     result = await rolling_restart(
-        pg_url,
-        redis_server.url,
-        nodes=3,
-        rooms=6,
-        lease=LEASE,
-        prefix=redis_prefix,
-        balance_every=BALANCE_EVERY,
+        pg_url, redis_server.url, nodes=3, rooms=6, lease=LEASE, prefix=redis_prefix
     )
     print("\n" + result.report())
     assert result.lost == 0
