@@ -4,7 +4,8 @@ Theory of operation
 -------------------
 The server runs in a process of its own on the SQLite store in a temporary
 data directory, started by ``LAUNCHER`` (``python -m server`` with, for the
-test, a way to die at the worst moment). Bots play every variant in several
+test, a way to die at the worst moment), forked from a process that has
+imported the server already (``tests.cluster.forkserver``). Bots play every variant in several
 rooms, a spectator watches each; every client records every frame. A
 *segment* is one life of the server: it ends with a ``SIGKILL``, of one of
 three kinds, chosen by a seeded random generator:
