@@ -7,18 +7,17 @@ import asyncio
 import json
 import os
 import signal
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tests.integration.harness import Client, open_client
 from tests.services import free_port
 from tests.waits import STARTUP_SECONDS
 
-ROOT = Path(__file__).resolve().parents[2]
+from .forkserver import Forked, spawn
+
 LEASE = 1.5
 """Seconds a node holds its rooms without renewing: the failover delay, short for tests."""
 
@@ -27,7 +26,7 @@ LEASE = 1.5
 class Node:
     name: str
     port: int
-    process: asyncio.subprocess.Process
+    process: Forked
     log: list[dict[str, Any]] = field(default_factory=list)
     _reader: asyncio.Task[None] | None = None
 
@@ -83,11 +82,8 @@ async def start_node(name: str, store: str, redis_url: str, prefix: str, **setti
         "TALI_ADDRESS_LIMITS": "false",
         **settings,
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server", cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
-    )
+    process = await spawn(env)  # as `python -m server` would start, its imports done already
     node = Node(name, port, process)
-    assert process.stderr is not None
     stderr = process.stderr
     while True:
         line = await asyncio.wait_for(stderr.readline(), STARTUP_SECONDS)

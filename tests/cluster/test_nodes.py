@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from protocol.codec import PROTOCOL_VERSION
+from server.cluster.directory import Cluster
 from tests.integration.bots import Bot, run_bots
 from tests.integration.harness import Client, open_client
+from tests.services import RedisServer
 
 from .nodes import LEASE, Node, Start, follow, port_of, until
 
@@ -270,7 +272,9 @@ async def test_a_killed_node_s_busy_rooms_play_on_at_another_node(nodes: Start) 
     assert len(b.events("room_taken_over")) == 10
 
 
-async def test_a_node_paused_past_its_lease_does_not_act_on_its_old_rooms(nodes: Start) -> None:
+async def test_a_node_paused_past_its_lease_does_not_act_on_its_old_rooms(
+    nodes: Start, redis_server: RedisServer, redis_prefix: str
+) -> None:
     """SIGSTOP the node that plays a room, past its lease: another takes the room over.
     SIGCONT: its timers fire at once (the turn it was timing ran out meanwhile), but
     nothing it decides reaches anyone: its commits are fenced, its players' connections
@@ -283,14 +287,24 @@ async def test_a_node_paused_past_its_lease_does_not_act_on_its_old_rooms(nodes:
     stayed, moved = bots
     room = stayed.room
     a.pause()
-    await asyncio.sleep(LEASE + 1.0)
+    paused = time.time()
+    # Past its lease, by Redis's clock.
+    cluster = Cluster.from_url(redis_server.url, redis_prefix)
+    try:
+        await until(lambda: lease_lapsed(cluster, room, "a"), LEASE * 4 + 10)
+    finally:
+        await cluster.aclose()
     # The other player comes back at node b, which takes the room over.
     fresh = await resume_anywhere(moved.client, [b])
     assert fresh.of_type("welcome")[-1]["rooms"] == [room]
     moved.client, moved._handled = fresh, 0
     taken = (await fresh.wait(lambda f: f["type"] == "snapshot"))["seq"]
-    await asyncio.sleep(4.0)  # past the turn a was timing
+    # Past every timer a was running: the turn (or the next hand) it told the room of, and
+    # a whole turn from the pause for one it started but had not told yet.
+    due = max([paused + TURN, *timers_told(stayed.client, room)])
+    await asyncio.sleep(max(0.0, due - time.time()) + 0.5)
     a.wake()
+    asleep = time.time() - paused
     await asyncio.wait_for(stayed.client.closed.wait(), 10)
     assert stayed.client.close_code == 1012
     # Nothing a decided after its room was taken over reached the stayer: every event it
@@ -303,9 +317,34 @@ async def test_a_node_paused_past_its_lease_does_not_act_on_its_old_rooms(nodes:
     await play(bots, 1, 60)
     assert (await stayed.client.wait(lambda f: f["type"] == "snapshot"))["seq"] >= taken
     print(
-        f"\nnode a paused {LEASE + 5:.1f} s: fenced {len(a.events('room_fenced'))},"
+        f"\nnode a paused {asleep:.1f} s: fenced {len(a.events('room_fenced'))},"
         f" leases lost {len(a.events('room_lease_lost'))}; the room played on at node b"
     )
+
+
+TURN = 3.0
+"""Seconds of a turn at ``TALI_TIME_SCALE`` 0.1."""
+
+
+def timers_told(client: Client, room: str) -> list[float]:
+    """Every deadline of ``room`` (a turn's, the next hand's) that ``client`` was told of, in
+    Unix seconds."""
+    told = []
+    for frame in client.frames:
+        if frame.get("room") != room:
+            continue
+        hand = frame.get("hand") if frame["type"] == "snapshot" else None
+        for source in (frame, hand if isinstance(hand, dict) else {}):
+            for key in ("deadline", "next_hand_at"):
+                if isinstance(source.get(key), int):
+                    told.append(source[key] / 1000)
+    return told
+
+
+async def lease_lapsed(cluster: Cluster, room: str, owner: str) -> bool:
+    """Whether ``owner``'s lease of ``room`` ran out (by Redis's clock), or was taken."""
+    lease = await cluster.directory.lease(room)
+    return lease is not None and (not lease.live or lease.node != owner)
 
 
 async def test_a_lobby_subscription_follows_its_session_to_another_node(nodes: Start) -> None:

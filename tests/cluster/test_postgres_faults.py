@@ -20,8 +20,9 @@ import contextlib
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
+import asyncpg
 import pytest
 import pytest_asyncio
 
@@ -42,12 +43,32 @@ SETTINGS = {
 }
 
 
+@pytest.fixture
+def pg(postgres_server: PostgresServer) -> Iterator[PostgresServer]:
+    """The session's PostgreSQL, hung or restarted by the test (no other test runs on it
+    meanwhile, in this process); running again afterwards whatever happened."""
+    yield postgres_server
+    postgres_server.resume()
+    if postgres_server.process.poll() is not None:
+        postgres_server.restart()
+
+
 @pytest_asyncio.fixture
-async def pg() -> AsyncIterator[PostgresServer]:
-    """A PostgreSQL of the test's own: hung or restarted by it."""
-    server = await asyncio.to_thread(PostgresServer)
-    yield server
-    await asyncio.to_thread(server.stop)
+async def store(pg: PostgresServer) -> AsyncIterator[str]:
+    """The URL of a new, empty schema of ``pg``, on connections of its own (``pg_url``'s
+    would be cut by a restart)."""
+    name = pg.new_database_name()
+    await admin(pg, f"CREATE SCHEMA {name}")
+    yield f"{pg.url()}?search_path={name}"
+    await admin(pg, f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+async def admin(pg: PostgresServer, statement: str) -> None:
+    connection = await asyncpg.connect(pg.url())
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
 
 
 def readyz(node: Node) -> int:
@@ -76,10 +97,10 @@ async def keep_playing(players: list[Player], stop: asyncio.Event) -> None:
 
 
 async def cluster_with_rooms(
-    pg: PostgresServer, redis: RedisServer, prefix: str, started: list[Node]
+    store: str, redis: RedisServer, prefix: str, started: list[Node]
 ) -> tuple[list[Node], list[Player]]:
     for name in ("a", "b"):
-        started.append(await start_node(name, pg.url(), redis.url, prefix, **SETTINGS))
+        started.append(await start_node(name, store, redis.url, prefix, **SETTINGS))
     a, b = started
     players = await tables(a.port, 2, 300, VARIANTS) + await tables(b.port, 2, 400, VARIANTS)
     await play(players, 1, [a.port, b.port])
@@ -87,11 +108,11 @@ async def cluster_with_rooms(
 
 
 async def test_a_hung_store_is_told_and_every_room_plays_on_once_it_answers(
-    pg: PostgresServer, redis_server: RedisServer, redis_prefix: str
+    pg: PostgresServer, store: str, redis_server: RedisServer, redis_prefix: str
 ) -> None:
     started: list[Node] = []
     try:
-        nodes, players = await cluster_with_rooms(pg, redis_server, redis_prefix, started)
+        nodes, players = await cluster_with_rooms(store, redis_server, redis_prefix, started)
         ports = [n.port for n in nodes]
         stop = asyncio.Event()
         playing = asyncio.create_task(keep_playing(players, stop))
@@ -131,11 +152,11 @@ async def test_a_hung_store_is_told_and_every_room_plays_on_once_it_answers(
 
 
 async def test_a_restarted_store_is_reconnected_and_no_node_exits(
-    pg: PostgresServer, redis_server: RedisServer, redis_prefix: str
+    pg: PostgresServer, store: str, redis_server: RedisServer, redis_prefix: str
 ) -> None:
     started: list[Node] = []
     try:
-        nodes, players = await cluster_with_rooms(pg, redis_server, redis_prefix, started)
+        nodes, players = await cluster_with_rooms(store, redis_server, redis_prefix, started)
         ports = [n.port for n in nodes]
         stop = asyncio.Event()
         playing = asyncio.create_task(keep_playing(players, stop))

@@ -35,6 +35,9 @@ LEASE = 6.0
 within it: the nodes renew through the restart, no room is dropped for want of a renewal."""
 ROOMS = 3
 """Rooms at each of the two nodes."""
+HUNG_LEASE = 2.0
+"""The lease of the test of a hung Redis: the node says it is not ready once a lease has
+gone by (most of it) without a renewal; no Redis process restarts there."""
 
 
 @pytest_asyncio.fixture
@@ -101,7 +104,7 @@ async def test_a_node_that_cannot_reach_redis_says_it_is_not_ready(
 ) -> None:
     """Redis hung (SIGSTOP): the node cannot renew its leases, and ``/readyz`` says so (503)
     until it can again; its rooms play on once Redis answers. Before, ``/readyz`` said 200."""
-    settings = {"TALI_LEASE_SECONDS": str(LEASE)}
+    settings = {"TALI_LEASE_SECONDS": str(HUNG_LEASE)}
     started: list[Node] = []
     try:
         started.append(await start_node("a", pg_url, redis.url, redis_prefix, **settings))
@@ -111,11 +114,11 @@ async def test_a_node_that_cannot_reach_redis_says_it_is_not_ready(
         assert await asyncio.to_thread(readyz, a) == (200, "ready")
         redis.pause()
         try:
-            await until(lambda: not_ready(a), LEASE * 3 + 10)
+            await until(lambda: not_ready(a), HUNG_LEASE * 3 + 10)
             status, reason = await asyncio.to_thread(readyz, a)
         finally:
             redis.resume()
-        await until(lambda: ready(a), LEASE * 3 + 10)
+        await until(lambda: ready(a), HUNG_LEASE * 3 + 10)
         await play(players, 1, [a.port])
         print(f"\nRedis hung: /readyz {status} ({reason}), 200 again once it answered")
     finally:

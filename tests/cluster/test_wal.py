@@ -20,7 +20,6 @@ import asyncio
 import json
 import os
 import shutil
-import sys
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,11 +30,11 @@ import pytest
 
 from server.persistence.wal import check
 
+from .forkserver import Forked, spawn
 from .players import VARIANTS, Player, play, seat_two
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
-ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = """
 import server.persistence.sqlite_file
 server.persistence.sqlite_file.CHECKPOINT_SECONDS = 3600.0  # every commit stays in the WAL until the kill
@@ -46,7 +45,7 @@ main()
 
 @dataclass
 class Server:
-    process: asyncio.subprocess.Process
+    process: Forked
     log: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
     reader: asyncio.Task[None] | None = None
@@ -68,9 +67,7 @@ async def start(data: Path, **settings: str) -> Server:
         "TALI_RATE_BURST": "1000",
         **settings,
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", LAUNCHER, cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
-    )
+    process = await spawn(env, LAUNCHER)  # as `python -c LAUNCHER`, its imports done already
     server = Server(process)
     assert process.stderr is not None
     while line := await asyncio.wait_for(process.stderr.readline(), 30):

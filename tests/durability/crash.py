@@ -4,7 +4,8 @@ Theory of operation
 -------------------
 The server runs in a process of its own on the SQLite store in a temporary
 data directory, started by ``LAUNCHER`` (``python -m server`` with, for the
-test, a way to die at the worst moment). Bots play every variant in several
+test, a way to die at the worst moment), forked from a process that has
+imported the server already (``tests.cluster.forkserver``). Bots play every variant in several
 rooms, a spectator watches each; every client records every frame. A
 *segment* is one life of the server: it ends with a ``SIGKILL``, of one of
 three kinds, chosen by a seeded random generator:
@@ -38,7 +39,6 @@ import json
 import os
 import random
 import signal
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -49,11 +49,11 @@ from typing import Any, get_args
 from websockets.exceptions import ConnectionClosed
 
 from protocol.server import HandEvent
+from tests.cluster.forkserver import Forked, spawn
 from tests.integration.bots import choose
 from tests.integration.harness import Client, Frame, open_client
 from tests.waits import STARTUP_SECONDS
 
-ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = ("simple", "liars", "draw", "stud")
 KILLS = ("external", "after_commit", "before_commit")
 SCALE = 0.02
@@ -157,7 +157,7 @@ class ServerProcess:
         self.recovered: dict[str, Any] = {}
         self.problems: list[dict[str, Any]] = []
         """Log records at error and above."""
-        self._process: asyncio.subprocess.Process | None = None
+        self._process: Forked | None = None
         self._reader: asyncio.Task[None] | None = None
         self.exited: asyncio.Task[int] | None = None
 
@@ -183,9 +183,8 @@ class ServerProcess:
             "CRASH_ARM": str(self.arm),
             "CRASH_BREAK": "send_first" if self.broken else "",
         }
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", LAUNCHER, cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
-        )
+        # As `python -c LAUNCHER` would start, forked with the server's imports done already.
+        process = await spawn(env, LAUNCHER)
         self._process = process
         self.exited = asyncio.ensure_future(process.wait())
         assert process.stderr is not None
@@ -213,7 +212,7 @@ class ServerProcess:
             self.problems.append(record)
         return record
 
-    async def _read(self, process: asyncio.subprocess.Process) -> None:
+    async def _read(self, process: Forked) -> None:
         assert process.stderr is not None
         while line := await process.stderr.readline():
             self._note(line)
