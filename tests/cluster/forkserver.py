@@ -8,7 +8,9 @@ for each node. Each child is a process of its own, as ``python -m server``'s wou
 own event loop, sockets and store connections, started from the environment it is given;
 SIGKILL, SIGSTOP, SIGCONT and SIGTERM reach it and nothing else. Only the imports are shared
 (copied at the fork), and no event loop, thread or connection exists in the fork server
-when it forks.
+when it forks. One difference a node could show: the string hash seed is drawn once, by the
+fork server, so the nodes forked from it iterate a set of strings in the same order, where
+``python -m server`` processes would each draw their own (``random`` is reseeded at fork).
 
 ``spawn`` answers a ``Forked``: the part of ``asyncio.subprocess.Process`` the tests use
 (``stderr``, ``returncode``, ``send_signal``, ``terminate``, ``kill``, ``wait``). The fork
@@ -181,9 +183,13 @@ class Forked:
         loop.add_reader(self._pidfd, self._on_exit)
 
     def _on_exit(self) -> None:
+        # Reaped at once, as asyncio's child watcher does: a test reads ``returncode`` to see
+        # that a node has not exited, without awaiting ``wait()``.
         asyncio.get_running_loop().remove_reader(self._pidfd)
         if not self._exited.done():
             self._exited.set_result(None)
+        if self._reaped is None:
+            self._reaped = asyncio.ensure_future(self._reap())
 
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:
@@ -204,7 +210,7 @@ class Forked:
 
     async def _reap(self) -> int:
         await self._exited
-        reply = self._server.ask({"op": "wait", "pid": self.pid})
+        reply = await asyncio.to_thread(self._server.ask, {"op": "wait", "pid": self.pid})
         self.returncode = int(reply["returncode"])
         os.close(self._pidfd)
         return self.returncode
