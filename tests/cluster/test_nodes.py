@@ -13,6 +13,7 @@ import pytest
 
 from protocol.codec import PROTOCOL_VERSION
 from server.cluster.directory import Cluster
+from server.runtime.config import ServerConfig
 from tests.integration.bots import Bot, run_bots
 from tests.integration.harness import Client, open_client
 from tests.services import RedisServer
@@ -279,7 +280,7 @@ async def test_a_node_paused_past_its_lease_does_not_act_on_its_old_rooms(
     SIGCONT: its timers fire at once (the turn it was timing ran out meanwhile), but
     nothing it decides reaches anyone: its commits are fenced, its players' connections
     close (1012) with nothing more sent, and the room plays on at the other node."""
-    scale = {"TALI_TIME_SCALE": "0.1"}  # turns of 3 s: overdue by the time a wakes up
+    scale = {"TALI_TIME_SCALE": str(SCALE)}  # turns of 3 s: overdue by the time a wakes up
     a = await nodes("a", **scale)
     b = await nodes("b", **scale)
     bots, _ = await busy_rooms(a, 1)
@@ -322,8 +323,9 @@ async def test_a_node_paused_past_its_lease_does_not_act_on_its_old_rooms(
     )
 
 
-TURN = 3.0
-"""Seconds of a turn at ``TALI_TIME_SCALE`` 0.1."""
+SCALE = 0.1
+TURN = ServerConfig.model_fields["default_turn_seconds"].default * SCALE
+"""Seconds of a room's turn (the shipped default, which the test's rooms keep) at ``SCALE``."""
 
 
 def timers_told(client: Client, room: str) -> list[float]:
