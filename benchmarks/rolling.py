@@ -86,7 +86,10 @@ async def rolling_restart(
 ) -> Rolling:
     """Play ``rooms`` rooms on ``nodes`` nodes sharing the PostgreSQL store at ``url`` and
     the Redis at ``redis_url``, restart every node in turn (SIGTERM, then the same id
-    again), let the cluster rebalance, and hold every frame to the log."""
+    again), let the cluster rebalance, and hold every frame to the log. The nodes are
+    ``python -m server`` processes, not forked from the tests' fork server: a real restart
+    pays the interpreter's start and the imports, and a room a restart stalls stalls for
+    that long (test_rolling runs this too, so it keeps that cost)."""
     from server.cluster.directory import Cluster
     from server.persistence.store_pg import PostgresStore
     from tests.cluster.nodes import Node, start_node, stop_all, until
@@ -104,7 +107,7 @@ async def rolling_restart(
     cluster = Cluster.from_url(redis_url, prefix)
     try:
         for i in range(nodes):
-            live.append(await start_node(f"n{i}", url, redis_url, prefix, **settings))
+            live.append(await start_node(f"n{i}", url, redis_url, prefix, forked=False, **settings))
         ports = [node.port for node in live]
         players = []
         for i, node in enumerate(live):
@@ -124,7 +127,7 @@ async def rolling_restart(
                     r.get("rooms", 0) for r in old.events("rooms_handed_over")
                 )
                 ports.remove(old.port)
-                fresh = await start_node(old.name, url, redis_url, prefix, **settings)
+                fresh = await start_node(old.name, url, redis_url, prefix, forked=False, **settings)
                 live[i] = fresh
                 ports.append(fresh.port)
 

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from tests.integration.harness import Client, open_client
 from tests.services import free_port
 from tests.waits import STARTUP_SECONDS
 
-from .forkserver import Forked, spawn
+from .forkserver import ROOT, Forked, spawn
 
 LEASE = 1.5
 """Seconds a node holds its rooms without renewing: the failover delay, short for tests."""
@@ -26,7 +27,7 @@ LEASE = 1.5
 class Node:
     name: str
     port: int
-    process: Forked
+    process: Forked | asyncio.subprocess.Process
     log: list[dict[str, Any]] = field(default_factory=list)
     _reader: asyncio.Task[None] | None = None
 
@@ -62,8 +63,13 @@ class Node:
             await self._reader
 
 
-async def start_node(name: str, store: str, redis_url: str, prefix: str, **settings: str) -> Node:
-    """A node named ``name``: ready (its ``listening`` line) when this returns."""
+async def start_node(
+    name: str, store: str, redis_url: str, prefix: str, *, forked: bool = True, **settings: str
+) -> Node:
+    """A node named ``name``: ready (its ``listening`` line) when this returns. Forked from
+    the fork server (its imports done already) unless ``forked`` is false: then started as
+    ``python -m server``, paying the interpreter's start and the imports, as a real node does
+    (what ``benchmarks.rolling`` measures)."""
     port = free_port()
     env = {
         **os.environ,
@@ -82,9 +88,16 @@ async def start_node(name: str, store: str, redis_url: str, prefix: str, **setti
         "TALI_ADDRESS_LIMITS": "false",
         **settings,
     }
-    process = await spawn(env)  # as `python -m server` would start, its imports done already
+    process: Forked | asyncio.subprocess.Process
+    if forked:
+        process = await spawn(env)  # as `python -m server` would start, its imports done already
+    else:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "server", cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
+        )
     node = Node(name, port, process)
     stderr = process.stderr
+    assert stderr is not None
     while True:
         line = await asyncio.wait_for(stderr.readline(), STARTUP_SECONDS)
         if not line:
