@@ -76,7 +76,8 @@ LABELS = """(svg) => {
 async def test_the_evenings_statistics_and_chip_graph(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport)
+    # Without reduced motion, so that the chips fly over the redrawn graph (as for most players).
+    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport, motion=True)
     await aulus.open_room("simple")
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
@@ -212,7 +213,7 @@ async def test_a_long_evenings_graph_keeps_its_labels_apart_on_a_phone(
 async def test_a_rematch_once_someone_has_won_the_table(
     server: TaliServer, browser: Browser
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus")
+    aulus = await Player.arrive(browser, server, "Aulus", motion=True)
     await aulus.open_room("simple", starting_chips=1)
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
@@ -239,7 +240,7 @@ async def test_a_rematch_once_someone_has_won_the_table(
 async def test_an_empty_pot_is_not_said_to_be_won(server: TaliServer, browser: Browser) -> None:
     """Seen in play: "Aulus wins 0: nobody else was left in." after everyone else folded
     stud's first street before paying."""
-    aulus = await Player.arrive(browser, server, "Aulus")
+    aulus = await Player.arrive(browser, server, "Aulus", motion=True)
     await aulus.open_room("stud")
     room = only_room(server)
     brutus = await bot(server, "Brutus", room)
