@@ -109,13 +109,13 @@ system-packages:
 ABUSE_LOG := $(VENV)/abuse-tests.log
 
 pytest: $(STAMP) system-packages $(NODE_STAMP) $(JS_STAMP)
-	@TALI_TEST_STRENGTH=full $(BIN)/pytest -n auto -m abuse -p no:cacheprovider \
+	@TALI_TEST_STRENGTH=full $(BIN)/pytest tests/abuse -n auto -m abuse -p no:cacheprovider \
 		--durations=10 > $(ABUSE_LOG) 2>&1 & attacks=$$!; \
 	trap 'kill $$attacks 2>/dev/null' INT TERM; \
 	echo "The attack suite runs beside the rest (its report follows)."; \
 	TALI_TEST_STRENGTH=full $(BIN)/pytest $(PYTEST_PARALLEL) -m "not abuse" --durations=25; \
 	rest=$$?; wait $$attacks; abuse=$$?; \
-	echo "== The attack suite (pytest -m abuse) =="; cat $(ABUSE_LOG); \
+	echo "== The attack suite (pytest tests/abuse -m abuse) =="; cat $(ABUSE_LOG); \
 	test $$rest -eq 0 && test $$abuse -eq 0
 
 # At check strength (tests/strength.py): every unit test, on fewer examples; `make test`
