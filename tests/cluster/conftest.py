@@ -28,6 +28,14 @@ async def node_b(redis_server: RedisServer, redis_prefix: str) -> AsyncIterator[
 
 
 @pytest_asyncio.fixture
+async def redis() -> AsyncIterator[RedisServer]:
+    """A Redis of the test's own: hung or restarted by it."""
+    server = RedisServer()
+    yield server
+    server.stop()
+
+
+@pytest_asyncio.fixture
 async def nodes(pg_url: str, redis_server: RedisServer, redis_prefix: str) -> AsyncIterator[Start]:
     """Start nodes of one cluster on the session's PostgreSQL and Redis (stopped after the
     test; their warnings and errors printed)."""

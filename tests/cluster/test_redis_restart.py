@@ -18,10 +18,8 @@ import asyncio
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
 
 import pytest
-import pytest_asyncio
 
 from tests.services import RedisServer
 
@@ -38,14 +36,6 @@ ROOMS = 3
 HUNG_LEASE = 2.0
 """The lease of the test of a hung Redis: the node says it is not ready once a lease has
 gone by (most of it) without a renewal; no Redis process restarts there."""
-
-
-@pytest_asyncio.fixture
-async def redis() -> AsyncIterator[RedisServer]:
-    """A Redis of the test's own: restarted by it."""
-    server = RedisServer()
-    yield server
-    server.stop()
 
 
 async def test_redis_restarted_empty_every_room_plays_on(
