@@ -281,8 +281,8 @@ class SharedSessions:
     def added(self, session: Session) -> None:
         session.on_rooms = self._reshare
 
-    def changed(self, session: Session) -> None:
-        self._spawn(self.share(session))
+    def changed(self, session: Session) -> Awaitable[None]:
+        return self._spawn(self.share(session))
 
     async def share(self, session: Session) -> None:
         await self.redis.sessions.save(session.key, shared_record(session, self.node), self.ttl)
@@ -307,10 +307,11 @@ class SharedSessions:
         if session.connected:
             self._spawn(self.share(session))
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
         self._sharing.add(task)
         task.add_done_callback(self._shared_done)
+        return task
 
     def _shared_done(self, task: asyncio.Task[None]) -> None:
         self._sharing.discard(task)

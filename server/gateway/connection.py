@@ -12,6 +12,7 @@ The hello that opens or resumes its session is ``server.sessions.hello``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
@@ -317,8 +318,12 @@ class Connection(Writer):
             on = isinstance(message, req.SubscribeLobby)
             changed = session.lobby != on
             lobby.subscribe(session, on)
-            if changed:
-                self.app.presence.kept(session)
+            sharing = self.app.presence.kept(session) if changed else None
+            if sharing is not None:
+                # Answered once every node would find it so: a node killed the moment after
+                # answering must not take the subscription with it (a resume elsewhere keeps it).
+                self._gate.wait_for(self._loop.create_task(self._shared(sharing, message)))
+                return
         elif isinstance(message, req.CreateRoom):
             if self.app.draining:
                 raise RequestError(
@@ -474,6 +479,15 @@ class Connection(Writer):
             self._result(message, room_id)
         else:
             self.error(WireCode.INTERNAL_ERROR, "the server failed to make this room", message.id)
+        self._outgoing.flush()
+
+    async def _shared(self, sharing: Awaitable[None], message: req.ClientMessage) -> None:
+        """The result of a change to the session's shared record, once it is written. Should the
+        write fail (told in the log), the change holds at this node and in the store all the
+        same: the result still comes."""
+        with contextlib.suppress(Exception):
+            await sharing
+        self._result(message, None)
         self._outgoing.flush()
 
     def _result(self, message: req.ClientMessage, room: str | None) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
@@ -57,8 +57,9 @@ class Shared(Protocol):
     def added(self, session: Session) -> None:
         """``session`` is known here now."""
 
-    def changed(self, session: Session) -> None:
-        """``session`` changed what others must find of it (its lobby subscription)."""
+    def changed(self, session: Session) -> Awaitable[None] | None:
+        """``session`` changed what others must find of it (its lobby subscription): the
+        write to await before the change is told (None: nothing to write beyond here)."""
 
     async def share(self, session: Session) -> None:
         """Write ``session``'s shared record now: live here, in these rooms."""
@@ -82,7 +83,7 @@ class Alone:
         pass
 
     def changed(self, session: Session) -> None:
-        pass
+        return None
 
     async def share(self, session: Session) -> None:
         pass
@@ -151,13 +152,16 @@ class Presence:
         self.store.save_session(session.key, _record(session))
         return session, token
 
-    def kept(self, session: Session) -> None:
+    def kept(self, session: Session) -> Awaitable[None] | None:
         """``session`` changed what is kept of it (its lobby subscription): write it again,
-        so that a restart, or another node, finds it as it is now."""
-        self.shared.changed(session)
+        so that a restart, or another node, finds it as it is now. The store's write is in
+        the open batch; what is returned is the shared record's, to await before the change
+        is told (None if there is none)."""
+        sharing = self.shared.changed(session)
         if not session.bot and not session.key.startswith("gone:"):
             # A bot's record holds its token as well, written by ``server.seats.bot_seats``.
             self.store.save_session(session.key, _record(session))
+        return sharing
 
     def _add(self, session: Session) -> None:
         self._by_key[session.key] = session

@@ -18,7 +18,7 @@ from tests.integration.bots import Bot, run_bots
 from tests.integration.harness import Client, open_client
 from tests.services import RedisServer
 
-from .nodes import LEASE, Node, Start, follow, port_of, until
+from .nodes import LEASE, Node, Start, follow, port_of, start_node, stop_all, until
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
@@ -368,6 +368,44 @@ async def test_a_lobby_subscription_follows_its_session_to_another_node(nodes: S
         lambda f: f["type"] == "lobby_update" and any(s["room"] == room for s in f["changed"]),
         timeout=10,
     )
+
+
+async def test_a_lobby_subscription_is_answered_once_every_node_would_find_it(
+    pg_url: str, redis: RedisServer, redis_prefix: str
+) -> None:
+    """The result of ``subscribe_lobby`` comes once the session's shared record says so, so a
+    node killed the moment it answered cannot take the subscription with it. Redis is hung
+    (SIGSTOP) while the lurker subscribes: no result until it answers. Before, the result came
+    at once and the record was written after: a node killed in between left the lurker, resumed
+    elsewhere, subscribed to nothing (the rare failure of the test above)."""
+    started: list[Node] = []
+    try:
+        for name in ("a", "b"):
+            started.append(await start_node(name, pg_url, redis.url, redis_prefix))
+        a, b = started
+        lurker = await a.client("Lurker")
+        await lurker.hello("Lurker")
+        redis.pause()
+        try:
+            answer = asyncio.create_task(lurker.request("subscribe_lobby"))
+            # Nothing can answer while Redis is stopped: a stalled machine delays the result,
+            # it cannot make one come.
+            done, _ = await asyncio.wait({answer}, timeout=1.0)
+            assert not done, f"answered before the subscription was shared: {answer.result()}"
+        finally:
+            redis.resume()
+        assert (await answer)["type"] == "result"
+        a.kill()
+        fresh = await resume_anywhere(lurker, [b])
+        host = await b.client("Host")
+        await host.hello("Host")
+        room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
+        await fresh.wait(
+            lambda f: f["type"] == "lobby_update" and any(s["room"] == room for s in f["changed"]),
+            timeout=10,
+        )
+    finally:
+        await stop_all(started)
 
 
 async def test_a_private_room_is_listed_by_no_node_and_its_invite_works_through_routing(
