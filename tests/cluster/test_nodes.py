@@ -349,6 +349,17 @@ async def lease_lapsed(cluster: Cluster, room: str, owner: str) -> bool:
     return lease is not None and (not lease.live or lease.node != owner)
 
 
+async def hears_of_a_room_made_at(subscriber: Client, node: Node) -> None:
+    """A room made at ``node`` reaches lobby ``subscriber`` in a ``lobby_update``."""
+    host = await node.client("Host")
+    await host.hello("Host")
+    room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
+    await subscriber.wait(
+        lambda f: f["type"] == "lobby_update" and any(s["room"] == room for s in f["changed"]),
+        timeout=10,
+    )
+
+
 async def test_a_lobby_subscription_follows_its_session_to_another_node(nodes: Start) -> None:
     """The subscription belongs to the session, which every node shares: a subscriber whose
     node is killed resumes at another and hears of rooms there without subscribing again
@@ -361,13 +372,7 @@ async def test_a_lobby_subscription_follows_its_session_to_another_node(nodes: S
     a.kill()
     fresh = await resume_anywhere(lurker, [b])
     assert fresh.of_type("welcome")[-1]["resumed"] is True
-    host = await b.client("Host")
-    await host.hello("Host")
-    room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
-    await fresh.wait(
-        lambda f: f["type"] == "lobby_update" and any(s["room"] == room for s in f["changed"]),
-        timeout=10,
-    )
+    await hears_of_a_room_made_at(fresh, b)
 
 
 async def test_a_lobby_subscription_is_answered_once_every_node_would_find_it(
@@ -397,13 +402,7 @@ async def test_a_lobby_subscription_is_answered_once_every_node_would_find_it(
         assert (await answer)["type"] == "result"
         a.kill()
         fresh = await resume_anywhere(lurker, [b])
-        host = await b.client("Host")
-        await host.hello("Host")
-        room = (await host.request("create_room", settings={"variant": "simple"}))["room"]
-        await fresh.wait(
-            lambda f: f["type"] == "lobby_update" and any(s["room"] == room for s in f["changed"]),
-            timeout=10,
-        )
+        await hears_of_a_room_made_at(fresh, b)
     finally:
         await stop_all(started)
 
