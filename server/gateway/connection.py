@@ -483,10 +483,11 @@ class Connection(Writer):
 
     async def _shared(self, sharing: Awaitable[None], message: req.ClientMessage) -> None:
         """The result of a change to the session's shared record, once it is written. Should the
-        write fail (told in the log), the change holds at this node and in the store all the
-        same: the result still comes."""
+        write fail (told in the log), or Redis not answer within a lease, the change holds at
+        this node and in the store all the same: the result still comes. The bound is for this
+        client's later requests, which wait behind this one in the gate."""
         with contextlib.suppress(Exception):
-            await sharing
+            await asyncio.wait_for(asyncio.shield(sharing), self.config.lease_seconds)
         self._result(message, None)
         self._outgoing.flush()
 

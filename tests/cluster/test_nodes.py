@@ -375,6 +375,11 @@ async def test_a_lobby_subscription_follows_its_session_to_another_node(nodes: S
     await hears_of_a_room_made_at(fresh, b)
 
 
+HUNG_LEASE = 3.0
+"""The nodes' lease in the test of a hung Redis: the subscription's result waits at most
+that long for it, and a second of it goes by unanswered."""
+
+
 async def test_a_lobby_subscription_is_answered_once_every_node_would_find_it(
     pg_url: str, redis: RedisServer, redis_prefix: str
 ) -> None:
@@ -382,24 +387,34 @@ async def test_a_lobby_subscription_is_answered_once_every_node_would_find_it(
     node killed the moment it answered cannot take the subscription with it. Redis is hung
     (SIGSTOP) while the lurker subscribes: no result until it answers. Before, the result came
     at once and the record was written after: a node killed in between left the lurker, resumed
-    elsewhere, subscribed to nothing (the rare failure of the test above)."""
+    elsewhere, subscribed to nothing (the rare failure of the test above). Should Redis not
+    answer within a lease, the result comes all the same: the client's later requests wait
+    behind it."""
     started: list[Node] = []
     try:
         for name in ("a", "b"):
-            started.append(await start_node(name, pg_url, redis.url, redis_prefix))
+            started.append(
+                await start_node(
+                    name, pg_url, redis.url, redis_prefix, TALI_LEASE_SECONDS=str(HUNG_LEASE)
+                )
+            )
         a, b = started
         lurker = await a.client("Lurker")
         await lurker.hello("Lurker")
         redis.pause()
         try:
+            hung = time.monotonic()
             answer = asyncio.create_task(lurker.request("subscribe_lobby"))
-            # Nothing can answer while Redis is stopped: a stalled machine delays the result,
-            # it cannot make one come.
+            # Nothing can answer within the lease while Redis is stopped: a stalled machine
+            # delays the result, it cannot make one come early.
             done, _ = await asyncio.wait({answer}, timeout=1.0)
             assert not done, f"answered before the subscription was shared: {answer.result()}"
+            reply = await asyncio.wait_for(answer, HUNG_LEASE + 10)
+            waited = time.monotonic() - hung
         finally:
             redis.resume()
-        assert (await answer)["type"] == "result"
+        assert reply["type"] == "result"
+        assert waited >= HUNG_LEASE, waited
         a.kill()
         fresh = await resume_anywhere(lurker, [b])
         await hears_of_a_room_made_at(fresh, b)
