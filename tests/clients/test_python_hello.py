@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from typing import Any
 
 import pytest
@@ -58,13 +58,35 @@ async def settle() -> None:
     await asyncio.sleep(0.05)
 
 
+async def promptly(awaitable: Awaitable[Any]) -> None:
+    """Await ``awaitable`` with 5 s to spare, on a clock the test does not move (so not
+    until a deadline). ``wait_for`` would not do: ``close()`` swallows the cancellation
+    that ``wait_for`` uses at its timeout, and would seem to have returned."""
+    task = asyncio.ensure_future(awaitable)
+    await asyncio.wait((task,), timeout=5)
+    assert task.done(), "still waiting"
+    task.result()
+
+
+def client_tasks() -> list[asyncio.Task[Any]]:
+    """The tasks the client library runs (its runner, reader, hello, heartbeat, ...)."""
+    return [
+        task
+        for task in asyncio.all_tasks()
+        if getattr(task.get_coro(), "__qualname__", "").startswith("TaliClient.")
+    ]
+
+
 class FakeServer:
     """A tali server in miniature: it welcomes each hello, but on the connections
     numbered in ``hung`` (1 is the first) it takes the hello and says nothing (a hung
-    node) until the test calls ``answer``."""
+    node) until the test calls ``answer``, and those in ``drop`` it closes unwelcomed."""
 
-    def __init__(self, hung: set[int]) -> None:
+    def __init__(self, hung: Collection[int] = (), drop: dict[int, str] | None = None) -> None:
         self.hung = hung
+        self.drop = drop or {}
+        """Connections the server closes (1013) before any welcome: at ``"accept"`` (before
+        the hello comes) or at their ``"hello"``."""
         self.sockets: list[ServerConnection] = []
         self._hellos: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._closes: dict[int, asyncio.Future[int | None]] = {}
@@ -125,11 +147,15 @@ class FakeServer:
         number = len(self.sockets)
         code: int | None = None
         try:
+            if self.drop.get(number) == "accept":
+                await ws.close(1013, "try again later")
             while True:
                 frame = json.loads(await ws.recv())
                 if frame["type"] == "hello":
                     self._future(self._hellos, number).set_result(frame)
-                    if number not in self.hung:
+                    if self.drop.get(number) == "hello":
+                        await ws.close(1013, "try again later")
+                    elif number not in self.hung:
                         await self._welcome(ws, frame)
         except ConnectionClosed as exc:
             code = exc.rcvd.code if exc.rcvd is not None else None
@@ -271,6 +297,153 @@ def test_the_deadline_is_ten_seconds_by_default_and_zero_means_none() -> None:
             welcome = await asyncio.wait_for(connecting, 5)
             assert welcome.name == "Me"
             assert statuses == ["connecting", "open"]
+            await client.close()
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("hello_timeout", [HELLO_TIMEOUT, 0])
+def test_close_during_a_first_hello_never_answered_returns_at_once(hello_timeout: float) -> None:
+    """``close()`` while the first hello waits on a hung server: it returns without the
+    clock moving (not at the deadline, nor never with none), ``connect()`` fails with a
+    ``TaliError`` "disconnected" (no ``HelloTimeout``: nothing timed out), the socket is
+    closed (1000) and no task of the client's is left."""
+
+    async def scenario(loop: SteppedLoop) -> None:
+        async with FakeServer(hung={1}) as server:
+            client = TaliClient(server.url, heartbeat=NO_HEARTBEAT, hello_timeout=hello_timeout)
+            connecting = asyncio.ensure_future(client.connect("Me"))
+            await server.hello(1)
+            await promptly(client.close())
+            with pytest.raises(TaliError) as raised:
+                await asyncio.wait_for(connecting, 5)
+            assert not isinstance(raised.value, HelloTimeout)
+            assert raised.value.code == "disconnected"
+            assert await server.closed(1) == 1000
+            assert client.status == "closed"
+            assert client_tasks() == []
+            await settle()
+            assert len(server.sockets) == 1
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("hello_timeout", [HELLO_TIMEOUT, 0])
+def test_close_during_a_reconnect_hello_never_answered_returns_at_once(
+    hello_timeout: float,
+) -> None:
+    """``close()`` while a reconnect's hello waits on a hung server: it returns without
+    the clock moving, the socket is closed (1000), no reconnect follows and no task of
+    the client's is left."""
+
+    async def scenario(loop: SteppedLoop) -> None:
+        async with FakeServer(hung={2}) as server:
+            client = TaliClient(
+                server.url, backoff=QUICK, heartbeat=NO_HEARTBEAT, hello_timeout=hello_timeout
+            )
+            closes: list[dict[str, Any]] = []
+            client.on("closed", closes.append)
+            await client.connect("Me")
+            await server.sockets[0].close(1001, "going away")
+            await server.hello(2)
+            await promptly(client.close())
+            assert await server.closed(2) == 1000
+            assert closes == [{"code": 1001}, {"code": 1000}]
+            assert client.status == "closed"
+            assert client_tasks() == []
+            await settle()
+            assert len(server.sockets) == 2
+
+    run(scenario)
+
+
+def test_close_during_a_stalled_opening_fails_connect_at_once() -> None:
+    """``close()`` while the WebSocket opening waits on a proxy that never answers the
+    upgrade: ``connect()``, awaited elsewhere, fails with a ``TaliError`` "disconnected"
+    at once (it waited for ever), and the socket is closed."""
+
+    async def scenario(loop: SteppedLoop) -> None:
+        arrived, dropped = asyncio.Event(), asyncio.Event()
+
+        async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            arrived.set()
+            with contextlib.suppress(ConnectionError):
+                await reader.read()  # until the client closes it
+            dropped.set()
+            writer.close()
+
+        proxy = await asyncio.start_server(stall, "127.0.0.1", 0)
+        port = proxy.sockets[0].getsockname()[1]
+        client = TaliClient(f"ws://127.0.0.1:{port}/", heartbeat=NO_HEARTBEAT)
+        connecting = asyncio.ensure_future(client.connect("Me"))
+        await asyncio.wait_for(arrived.wait(), 5)
+        await promptly(client.close())
+        with pytest.raises(TaliError) as raised:
+            await asyncio.wait_for(connecting, 5)
+        assert not isinstance(raised.value, HelloTimeout)
+        assert raised.value.code == "disconnected"
+        await asyncio.wait_for(dropped.wait(), 5)
+        assert client.status == "closed"
+        assert client_tasks() == []
+        proxy.close()
+        await proxy.wait_closed()
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("reconnect", [True, False])
+def test_a_first_connection_dropped_before_its_welcome_fails_connect_at_once(
+    reconnect: bool,
+) -> None:
+    """The server closes the first connection (1013) on its hello: ``connect()`` fails at
+    once with a ``TaliError`` "disconnected" naming the code, as any failed first attempt
+    does, and the client does not try again."""
+
+    async def scenario(loop: SteppedLoop) -> None:
+        async with FakeServer(drop={1: "hello"}) as server:
+            client = TaliClient(server.url, heartbeat=NO_HEARTBEAT, reconnect=reconnect)
+            with pytest.raises(TaliError) as raised:
+                await asyncio.wait_for(client.connect("Me"), 5)
+            assert not isinstance(raised.value, HelloTimeout)
+            assert raised.value.code == "disconnected"
+            assert "1013" in raised.value.message
+            assert await server.closed(1) == 1013
+            assert client.status == "closed"
+            assert client_tasks() == []
+            await settle()
+            assert len(server.sockets) == 1
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("when", ["hello", "accept"])
+def test_a_reconnect_dropped_before_its_welcome_tries_again_with_the_backoff(when: str) -> None:
+    """The server closes the second connection (1013) before any welcome, on its hello or
+    as soon as it is made: that is a drop, at once (the clock never moves): the client
+    tries again with its backoff (attempt 2) and resumes with its token."""
+
+    async def scenario(loop: SteppedLoop) -> None:
+        async with FakeServer(drop={2: when}) as server:
+            client = TaliClient(server.url, name="Me", backoff=QUICK, heartbeat=NO_HEARTBEAT)
+            statuses: list[tuple[str, int]] = []
+            closes: list[dict[str, Any]] = []
+            client.on("status", lambda s: statuses.append((s["status"], s["attempt"])))
+            client.on("closed", closes.append)
+            await client.connect()
+            welcomed = asyncio.ensure_future(client.next("welcome", timeout=5))
+            await server.sockets[0].close(1001, "going away")
+            again = await welcomed
+            assert again.resumed
+            assert (await server.hello(3))["token"] == TOKEN
+            assert await server.closed(2) == 1013
+            assert closes == [{"code": 1001}, {"code": 1013}]
+            assert statuses == [
+                ("connecting", 0),
+                ("open", 0),
+                ("reconnecting", 1),
+                ("reconnecting", 2),
+                ("open", 0),
+            ]
             await client.close()
 
     run(scenario)

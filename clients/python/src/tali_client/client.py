@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import itertools
 import json
@@ -217,14 +218,16 @@ class TaliClient:
         """Connect and say hello, resuming the stored session if there is one.
 
         Raises ``TaliError`` (or ``OSError``) if the first attempt fails (``HelloTimeout``:
-        no welcome within ``hello_timeout``); after a successful one the client reconnects
-        by itself until ``close()``.
+        no welcome within ``hello_timeout``; code "disconnected": the connection closed
+        before its welcome, or ``close()`` was called); after a successful one the client
+        reconnects by itself until ``close()``.
         """
         if name is not None:
             self.name = name
         self._stopped = False
         first: asyncio.Future[Welcome] = asyncio.get_running_loop().create_future()
         self._runner = asyncio.get_running_loop().create_task(self._run(first))
+        self._runner.add_done_callback(functools.partial(_unanswered, first))
         return await first
 
     async def close(self) -> None:
@@ -288,24 +291,36 @@ class TaliClient:
             self._ws = ws
             self.url = url
             reader = loop.create_task(self._read(ws))
+            # The hello races the reader: a connection that ends before its welcome (the
+            # server dropped it, or close() closed it) is a drop, not a wait to the deadline.
+            greeting = loop.create_task(self._greet())
             waiting = asyncio.timeout_at(deadline)
             try:
                 async with waiting:
-                    raw = await self._greet()
-                welcome = await self._take_session(raw)
+                    await asyncio.wait((greeting, reader), return_when=asyncio.FIRST_COMPLETED)
             except TimeoutError:
                 if not waiting.expired():
                     raise
-                # Taken and never answered (a hung node, a stalled proxy): give this
-                # connection up without waiting for its close, as a lapsed heartbeat does.
-                self._spawn(ws.close(HEARTBEAT_LAPSED, "no welcome in time"))
-                reader.cancel()
-                await reader
+            lost = greeting.done() and _lost_under(greeting)
+            if lost or not greeting.done():
+                greeting.cancel()
+                await asyncio.wait((greeting,))
+                gave_up = not lost and not reader.done()
+                if gave_up:
+                    # Taken and never answered (a hung node, a stalled proxy): give this
+                    # connection up without waiting for its close, as a lapsed heartbeat does.
+                    self._spawn(ws.close(HEARTBEAT_LAPSED, "no welcome in time"))
+                    reader.cancel()
+                code = await reader
                 self._ws = None
                 self._fail_pending()
-                self._emit("closed", {"code": HEARTBEAT_LAPSED})
+                self._emit("closed", {"code": code})
                 if not first.done():
-                    first.set_exception(HelloTimeout())
+                    first.set_exception(
+                        HelloTimeout()
+                        if gave_up
+                        else TaliError("disconnected", f"connection closed ({code})")
+                    )
                     self._stopped = True
                 if self._stopped:
                     break
@@ -314,6 +329,8 @@ class TaliClient:
                 attempt += 1
                 await asyncio.sleep(self.backoff.delay(attempt))
                 continue
+            try:
+                welcome = await self._take_session(greeting.result())
             except TaliError as exc:
                 if exc.code == "room_elsewhere" and exc.reply and exc.reply.get("url"):
                     self._next_url = str(exc.reply["url"])
@@ -601,6 +618,23 @@ class TaliClient:
             await self._send("resync", {"room": room})
         except TaliError:
             self.resyncing.discard(room)
+
+
+def _lost_under(greeting: asyncio.Task[dict[str, Any]]) -> bool:
+    """Whether a hello failed because its connection closed under it (not a refusal)."""
+    if greeting.cancelled():
+        return True
+    exc = greeting.exception()
+    return isinstance(exc, TaliError) and exc.code == "disconnected" and exc.reply is None
+
+
+def _unanswered(first: asyncio.Future[Welcome], runner: asyncio.Task[None]) -> None:
+    """``connect()``'s answer when its runner ended without giving one: ``close()``
+    during the opening cancelled it (or it failed)."""
+    if first.done():
+        return
+    error = None if runner.cancelled() else runner.exception()
+    first.set_exception(error or TaliError("disconnected", "closed before the welcome"))
 
 
 async def _maybe(value: Any) -> Any:
