@@ -164,7 +164,6 @@ class TaliClient:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopped = False
         self._next_url: str | None = None
-        self._welcomed: asyncio.Event = asyncio.Event()
 
     # -- events --------------------------------------------------------------
 
