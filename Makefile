@@ -26,7 +26,8 @@ WEBSOCKETS_TESTS := tests/server/net/test_transport.py tests/server/net/test_htt
 	tests/server/net/test_http_head.py tests/server/gateway/test_outgoing.py tests/server/sessions/test_hello.py \
 	tests/integration/test_transport.py tests/integration/test_bad_input.py \
 	tests/integration/test_sessions.py tests/server/gateway/test_limits.py \
-	tests/integration/test_operations.py tests/clients/test_python.py
+	tests/integration/test_operations.py tests/clients/test_python.py \
+	tests/clients/test_python_hello.py
 # `make test`: one pytest-xdist worker per core and one more (on a quiet 2-core machine 3
 # workers took 427 s where 2 took 485-550 s: many tests wait on real processes, and the
 # third worker fills the cores meanwhile; 4 took 415 s); tests are handed out one at a time,

@@ -9,7 +9,14 @@ are ignored.
 """
 
 from tali_client.bot import Report, Table, new_entropy, run_bot
-from tali_client.client import Backoff, Heartbeat, TaliClient, TaliError
+from tali_client.client import (
+    HELLO_TIMEOUT,
+    Backoff,
+    Heartbeat,
+    HelloTimeout,
+    TaliClient,
+    TaliError,
+)
 from tali_client.fair import FairDiceChecker, Verdict, check_hand
 from tali_client.legal import Legal, Option, legal
 from tali_client.protocol.codec import PROTOCOL_VERSION
@@ -18,11 +25,13 @@ from tali_client.scoring import rank as roll_rank
 from tali_client.tokens import FileTokenStore, MemoryTokenStore, TokenStore
 
 __all__ = [
+    "HELLO_TIMEOUT",
     "PROTOCOL_VERSION",
     "Backoff",
     "FairDiceChecker",
     "FileTokenStore",
     "Heartbeat",
+    "HelloTimeout",
     "Legal",
     "MemoryTokenStore",
     "Option",

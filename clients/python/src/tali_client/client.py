@@ -3,14 +3,16 @@
 One WebSocket (the ``websockets`` library); ``hello`` and resume with a pluggable
 token store; requests with ids answered as awaitables; events by type, parsed
 into the protocol's models; seq tracking per room with resync on a gap; an
-application-level heartbeat (``ping`` with a deadline); reconnect with backoff;
-a room played at another node followed there.
+application-level heartbeat (``ping`` with a deadline) and a deadline for each new
+connection's ``welcome``; reconnect with backoff; a room played at another node
+followed there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import itertools
 import json
@@ -40,7 +42,13 @@ DIRECT_REPLIES = frozenset(
     {"welcome", "result", "error", "room_list", "hand_history", "pong", "leaderboard", "profile"}
 )
 HEARTBEAT_LAPSED = 4000
-"""The close code this client uses when it gives a connection up (no pong in time)."""
+"""The close code this client uses when it gives a connection up (no pong, or no
+welcome, in time)."""
+HELLO_TIMEOUT = 10.0
+"""How long a new connection may go without its ``welcome``, seconds (the default of
+``hello_timeout``), counted from the moment it is made: a server that took the connection
+and says nothing (a hung node, a proxy that accepted and stalled) is given up, as a ping
+without its pong is, and the client reconnects with its backoff."""
 
 
 class TaliError(Exception):
@@ -51,6 +59,14 @@ class TaliError(Exception):
         self.code = code
         self.message = message
         self.reply = reply
+
+
+class HelloTimeout(TaliError, TimeoutError):
+    """No ``welcome`` within ``hello_timeout`` on the first connection (``connect()``
+    raises it; later connections are given up and tried again with the backoff)."""
+
+    def __init__(self) -> None:
+        super().__init__("disconnected", "no welcome in time")
 
 
 @dataclass(frozen=True)
@@ -100,6 +116,7 @@ class TaliClient:
         token_store: TokenStore | None = None,
         backoff: Backoff = Backoff(),
         heartbeat: Heartbeat = Heartbeat(),
+        hello_timeout: float = HELLO_TIMEOUT,
         reconnect: bool = True,
         protocol: str = PROTOCOL_VERSION,
         batch: bool = False,
@@ -115,6 +132,11 @@ class TaliClient:
         self.token_store: TokenStore = token_store or MemoryTokenStore()
         self.backoff = backoff
         self.heartbeat = heartbeat
+        self.hello_timeout = hello_timeout
+        """A new connection's deadline for its ``welcome``, seconds from the moment it is
+        made (its opening included; 0: none): past it the connection is given up (close
+        4000) and the client reconnects with its backoff, resuming the session; on the
+        first connection ``connect()`` raises ``HelloTimeout``."""
         self.reconnect = reconnect
         self.protocol_version = protocol
         self.batch = batch
@@ -142,7 +164,6 @@ class TaliClient:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopped = False
         self._next_url: str | None = None
-        self._welcomed: asyncio.Event = asyncio.Event()
 
     # -- events --------------------------------------------------------------
 
@@ -195,14 +216,17 @@ class TaliClient:
     async def connect(self, name: str | None = None) -> Welcome:
         """Connect and say hello, resuming the stored session if there is one.
 
-        Raises ``TaliError`` (or ``OSError``) if the first attempt fails; after a
-        successful one the client reconnects by itself until ``close()``.
+        Raises ``TaliError`` (or ``OSError``) if the first attempt fails (``HelloTimeout``:
+        no welcome within ``hello_timeout``; code "disconnected": the connection closed
+        before its welcome, or ``close()`` was called); after a successful one the client
+        reconnects by itself until ``close()``.
         """
         if name is not None:
             self.name = name
         self._stopped = False
         first: asyncio.Future[Welcome] = asyncio.get_running_loop().create_future()
         self._runner = asyncio.get_running_loop().create_task(self._run(first))
+        self._runner.add_done_callback(functools.partial(_unanswered, first))
         return await first
 
     async def close(self) -> None:
@@ -244,15 +268,20 @@ class TaliClient:
         self._emit("status", {"status": status, "attempt": attempt})
 
     async def _run(self, first: asyncio.Future[Welcome]) -> None:
+        loop = asyncio.get_running_loop()
         attempt = 0
         while not self._stopped:
             url, self._next_url = (self._next_url or self.url), None
             self._set_status("reconnecting" if attempt else "connecting", attempt)
+            # One deadline from the moment the connection is made to its welcome.
+            deadline = loop.time() + self.hello_timeout if self.hello_timeout else None
+            opening = asyncio.timeout_at(deadline)
             try:
-                ws = await connect(url, open_timeout=10, close_timeout=2, max_size=2**22)
+                async with opening:
+                    ws = await connect(url, open_timeout=10, close_timeout=2, max_size=2**22)
             except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
                 if not first.done():
-                    first.set_exception(exc)
+                    first.set_exception(HelloTimeout() if opening.expired() else exc)
                     self._set_status("closed")
                     return
                 attempt += 1
@@ -260,9 +289,47 @@ class TaliClient:
                 continue
             self._ws = ws
             self.url = url
-            reader = asyncio.get_running_loop().create_task(self._read(ws))
+            reader = loop.create_task(self._read(ws))
+            # The hello races the reader: a connection that ends before its welcome (the
+            # server dropped it, or close() closed it) is a drop, not a wait to the deadline.
+            greeting = loop.create_task(self._greet())
+            waiting = asyncio.timeout_at(deadline)
             try:
-                welcome = await self._hello()
+                async with waiting:
+                    await asyncio.wait((greeting, reader), return_when=asyncio.FIRST_COMPLETED)
+            except TimeoutError:
+                if not waiting.expired():
+                    raise
+            lost = greeting.done() and _lost_under(greeting)
+            if lost or not greeting.done():
+                greeting.cancel()
+                await asyncio.wait((greeting,))
+                gave_up = not lost and not reader.done()
+                if gave_up:
+                    # Taken and never answered (a hung node, a stalled proxy): give this
+                    # connection up without waiting for its close, as a lapsed heartbeat does.
+                    self._spawn(ws.close(HEARTBEAT_LAPSED, "no welcome in time"))
+                    reader.cancel()
+                code = await reader
+                self._ws = None
+                self._fail_pending()
+                self._emit("closed", {"code": code})
+                if not first.done():
+                    first.set_exception(
+                        HelloTimeout()
+                        if gave_up
+                        else TaliError("disconnected", f"connection closed ({code})")
+                    )
+                    self._stopped = True
+                if self._stopped:
+                    break
+                if self._next_url is None:
+                    self.url = self.home  # as after a drop: a node we were sent to may be gone
+                attempt += 1
+                await asyncio.sleep(self.backoff.delay(attempt))
+                continue
+            try:
+                welcome = await self._take_session(greeting.result())
             except TaliError as exc:
                 if exc.code == "room_elsewhere" and exc.reply and exc.reply.get("url"):
                     self._next_url = str(exc.reply["url"])
@@ -318,7 +385,8 @@ class TaliClient:
         if auth is not None:
             fields["auth"] = await _maybe(auth()) if callable(auth) else auth
 
-    async def _hello(self) -> Welcome:
+    async def _greet(self) -> dict[str, Any]:
+        """Say hello (again without what a server refuses); returns the welcome."""
         fields: dict[str, Any] = {"protocol": self.protocol_version}
         token = await _maybe(self.token_store.get())
         if token:
@@ -345,6 +413,10 @@ class TaliClient:
             fields.pop("token", None)
             await self._signing_in(fields)
             raw = await self._send("hello", fields)
+        return raw
+
+    async def _take_session(self, raw: dict[str, Any]) -> Welcome:
+        """Take the session in from its welcome, then the messages held after it."""
         try:
             welcome = Welcome.model_validate(raw)
             await _maybe(self.token_store.set(welcome.token))
@@ -472,7 +544,7 @@ class TaliClient:
         kind = data["type"]
         if kind == "welcome":
             self._take_welcome(data)
-            self._held = []  # until _hello has taken the session in
+            self._held = []  # until _take_session has taken it in
         if data.get("id") is not None and kind in DIRECT_REPLIES:
             future = self._pending.pop(data["id"], None)
             if future is not None and not future.done():
@@ -545,6 +617,23 @@ class TaliClient:
             await self._send("resync", {"room": room})
         except TaliError:
             self.resyncing.discard(room)
+
+
+def _lost_under(greeting: asyncio.Task[dict[str, Any]]) -> bool:
+    """Whether a hello failed because its connection closed under it (not a refusal)."""
+    if greeting.cancelled():
+        return True
+    exc = greeting.exception()
+    return isinstance(exc, TaliError) and exc.code == "disconnected" and exc.reply is None
+
+
+def _unanswered(first: asyncio.Future[Welcome], runner: asyncio.Task[None]) -> None:
+    """``connect()``'s answer when its runner ended without giving one: ``close()``
+    during the opening cancelled it (or it failed)."""
+    if first.done():
+        return
+    error = None if runner.cancelled() else runner.exception()
+    first.set_exception(error or TaliError("disconnected", "closed before the welcome"))
 
 
 async def _maybe(value: Any) -> Any:
