@@ -53,6 +53,17 @@ async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar
     await expect(page.get_by_test_id("actions")).to_have_attribute("inert", "")
     await aulus.assert_accessible()
     await aulus.screenshot(ARTIFACTS / f"offline-{viewport}.png")
+    # A chat sent meanwhile fails for want of a connection (at once, or when the page gives
+    # up the unanswered connection it has opened since): the banner says so, once, with no
+    # "not connected" notice beside it. The page's clock moves the reconnect on.
+    await page.get_by_test_id("chat-input").fill("ave")
+    await page.get_by_test_id("chat-send").click()
+    async with asyncio.timeout(TIMEOUT / 1000):
+        while not silence.given_up:
+            await page.clock.run_for(500)
+            await page.wait_for_timeout(20)
+    await expect(banner).to_be_visible()
+    await expect(page.get_by_test_id("notice")).to_be_hidden()
 
     # Back (a new connection, after its backoff): the banner goes, the bar is live again.
     # The page's clock moves its backoff on; the new connection's welcome is real I/O, which
@@ -107,6 +118,8 @@ async def test_a_hello_never_answered_is_given_up_and_the_page_plays_on(
     await expect(status).to_contain_text("reconnecting")
     await expect(banner).to_be_visible()
     await expect(banner).to_contain_text("reconnecting by itself")
+    # Said once: the banner, not also a notice that the page's connect failed.
+    await expect(page.get_by_test_id("notice")).to_be_hidden()
     async with asyncio.timeout(TIMEOUT / 1000):
         while not silence.given_up:  # the page's close, on its way through the route
             await page.wait_for_timeout(20)
