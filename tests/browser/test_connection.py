@@ -13,14 +13,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, expect
 
 from server.app import TaliServer
 from tests.integration.conftest import advance
 
 from .conftest import ARTIFACTS
 from .players import TIMEOUT, Player, bot, next_hand, only_room, pid
-from .test_heartbeat import HELLO_TIMEOUT_MS, Silence, back, lapse
+from .test_heartbeat import HELLO_TIMEOUT_MS, back, lapse, silenced
 
 pytestmark = pytest.mark.asyncio
 
@@ -28,15 +28,7 @@ pytestmark = pytest.mark.asyncio
 async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
-    silence: Silence | None = None
-
-    async def setup(page: Page) -> None:
-        nonlocal silence
-        silence = Silence(page)
-        await silence.install()
-
-    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport, setup=setup)
-    assert silence is not None
+    aulus, silence = await silenced(browser, server, "Aulus", viewport=viewport)
     await aulus.open_room("simple")
     room = only_room(server)
     await bot(server, "Brutus", room)
@@ -80,15 +72,7 @@ async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar
 async def test_a_hello_never_answered_is_given_up_and_the_page_plays_on(
     server: TaliServer, browser: Browser
 ) -> None:
-    silence: Silence | None = None
-
-    async def setup(page: Page) -> None:
-        nonlocal silence
-        silence = Silence(page)
-        await silence.install()
-
-    aulus = await Player.arrive(browser, server, "Aulus", setup=setup)
-    assert silence is not None
+    aulus, silence = await silenced(browser, server, "Aulus")
     await aulus.open_room("simple")
     room = only_room(server)
     await bot(server, "Brutus", room)

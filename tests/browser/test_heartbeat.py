@@ -99,6 +99,23 @@ class Silence:
         self.spoke = len(self.answered)
 
 
+async def silenced(
+    browser: Browser, server: TaliServer, name: str, *, viewport: str = "desktop"
+) -> tuple[Player, Silence]:
+    """``name`` arrives at the client (``Player.arrive``) with the page's WebSockets through a
+    ``Silence``, installed (with Playwright's clock) before the page loads."""
+    silence: Silence | None = None
+
+    async def setup(page: Page) -> None:
+        nonlocal silence
+        silence = Silence(page)
+        await silence.install()
+
+    player = await Player.arrive(browser, server, name, viewport=viewport, setup=setup)
+    assert silence is not None
+    return player, silence
+
+
 async def lapse(page: Page) -> None:
     """Move the page's clock on, half a second at a time, past a ping and its deadline:
     the page says it is offline (and stays so while the server is silent)."""
@@ -126,15 +143,7 @@ async def back(page: Page, silence: Silence) -> None:
 async def test_a_silent_server_shows_offline_and_the_page_reconnects(
     server: TaliServer, browser: Browser
 ) -> None:
-    silence: Silence | None = None
-
-    async def setup(page: Page) -> None:
-        nonlocal silence
-        silence = Silence(page)
-        await silence.install()
-
-    aulus = await Player.arrive(browser, server, "Aulus", setup=setup)
-    assert silence is not None
+    aulus, silence = await silenced(browser, server, "Aulus")
     page = aulus.page
     status = page.get_by_test_id("status")
     assert await status.get_attribute("data-state") == "open"
