@@ -19,7 +19,7 @@ from server.app import TaliServer
 from tests.integration.conftest import advance
 
 from .conftest import ARTIFACTS
-from .players import TIMEOUT, Player, bot, next_hand, only_room, pid
+from .players import TIMEOUT, Player, aulus_and_a_bot, bot, next_hand, only_room, pid
 from .test_heartbeat import HELLO_TIMEOUT_MS, accessible, back, lapse, silenced
 
 pytestmark = pytest.mark.asyncio
@@ -160,10 +160,7 @@ async def test_a_seat_given_up_while_away_is_said_in_words(
 async def test_a_reload_mid_hand_brings_back_the_hands_log_so_far(
     server: TaliServer, browser: Browser
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus")
-    await aulus.open_room("liars")
-    room = only_room(server)
-    brutus = await bot(server, "Brutus", room)
+    aulus, room, brutus = await aulus_and_a_bot(browser, server, "liars")
     await next_hand(server, room)
     page = aulus.page
     await aulus.click("roll")
