@@ -36,6 +36,7 @@ const handlers = createHandlers({ client, state, render });
 let turnKey = "";
 
 const SCREENS = ["welcome", "lobby", "table", "replaced"]; // or "connecting": none of them
+const NOT_CONNECTED = describeError({ code: "disconnected" }); // a connect or a request that the drop failed
 
 // What the server sends is drawn once per frame it comes in, once every message of the
 // frame is taken in: a batch brings all an action did (a showdown, its pots, the hand's
@@ -54,8 +55,7 @@ function renderSoon() {
 function render() {
   keepFocus(() => {
     for (const id of SCREENS) $(id).hidden = id !== state.screen;
-    if ($("notice-text").textContent !== state.notice) $("notice-text").textContent = state.notice;
-    $("notice").hidden = !state.notice;
+    drawNotice();
     if (state.screen === "lobby") renderLobby(state, handlers);
     if (state.screen === "table" && state.model) {
       renderTable(state, handlers);
@@ -79,6 +79,21 @@ function render() {
     if (prompt && (!active || active === document.body) && !typing()) firstControl()?.focus({ preventScroll: true });
   }
   tick(state);
+}
+
+/** Whether the page is cut off from the server: the offline banner says so (the status handler). */
+function away() {
+  return client.status === "offline" || client.status === "reconnecting";
+}
+
+/**
+ * The notice above the page, unless it only says what the offline banner says (a connect or a
+ * request that failed for want of a connection): one message while offline, not two.
+ */
+function drawNotice() {
+  const text = away() && state.notice === NOT_CONNECTED ? "" : state.notice;
+  if ($("notice-text").textContent !== text) $("notice-text").textContent = text;
+  $("notice").hidden = !text;
 }
 
 /**
@@ -178,10 +193,10 @@ client.on("status", ({ status }) => {
   };
   $("status").textContent = labels[status] ?? status;
   $("status").dataset.state = status;
-  // Lost (a lapsed heartbeat, a dropped link): said loudly, and nothing to click meanwhile.
-  const away = status === "offline" || status === "reconnecting";
-  $("offline").hidden = !away;
-  $("actions").inert = away;
+  // Lost (a lapsed heartbeat, a dropped link): said loudly, once, and nothing to click meanwhile.
+  $("offline").hidden = !away();
+  $("actions").inert = away();
+  drawNotice();
   if (status === "replaced") {
     state.screen = "replaced";
     render();
@@ -190,7 +205,6 @@ client.on("status", ({ status }) => {
 });
 
 const RESTARTING = "The server is restarting: this page reconnects by itself, and you carry on where you were.";
-const NOT_CONNECTED = describeError({ code: "disconnected" }); // a connect or a request that the drop failed
 
 client.on("welcome", (welcome) => {
   $("me").replaceChildren(nameNode(welcome.name));

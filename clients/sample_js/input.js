@@ -304,7 +304,6 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
         fields.name = roomName;
       }
       const created = await attempt(client.request("create_room", fields));
-      if (created) state.created.add(created.room);
       if (created) await join(created.room, "player");
     });
     syncCreateForm();
@@ -320,7 +319,6 @@ export function createHandlers({ client, state, render, storage = globalThis.loc
       const settings = { variant, max_players: COMPUTER_OPPONENTS + 1 };
       const created = await attempt(client.request("create_room", { settings, private: true }));
       if (!created) return;
-      state.created.add(created.room);
       await join(created.room, "player");
       for (let i = 0; i < COMPUTER_OPPONENTS; i += 1) {
         if (!(await attempt(client.request("add_bot", { room: created.room, level, speed })))) break;

@@ -17,7 +17,6 @@ export function createState(storage = globalThis.localStorage) {
   return {
     screen: "welcome", // welcome | lobby | table | replaced
     me: null, // { playerId, name, roles }
-    created: new Set(), // the rooms this page made: their creator may kick, mute and close
     notice: "", // the latest problem, in words
     noticeRefusal: false, // whether it says why a request was refused (the next success clears it)
     lobby: { rooms: new Map(), variant: "", hasSeat: false, nextCursor: null },
@@ -387,7 +386,11 @@ export function promptKey(prompt) {
   return prompt ? JSON.stringify([prompt.room, prompt.hand, prompt.phase, prompt.deadline, prompt.legal]) : "";
 }
 
-/** Whether we may moderate the room on screen: we made it, or we are a moderator (or admin). */
+/**
+ * Whether we may moderate the room on screen: we made it (its snapshot's `creator`, which
+ * every snapshot carries, a resumed page's too), or we are a moderator (or admin).
+ */
 export function mayModerate(state) {
-  return Boolean(state.room && state.created.has(state.room)) || (state.me?.roles ?? []).length > 0;
+  const m = state.model;
+  return Boolean(m && m.room === state.room && m.creator && m.creator === m.you) || (state.me?.roles ?? []).length > 0;
 }

@@ -266,6 +266,17 @@ async def bot(
     return client
 
 
+async def aulus_and_a_bot(
+    browser: Browser, server: TaliServer, variant: str
+) -> tuple[Player, str, Client]:
+    """Aulus (a page) opens a ``variant`` room and Brutus (a bot) sits down beside him:
+    Aulus, the room and Brutus."""
+    aulus = await Player.arrive(browser, server, "Aulus")
+    await aulus.open_room(variant)
+    room = only_room(server)
+    return aulus, room, await bot(server, "Brutus", room)
+
+
 def pid(server: TaliServer, name: str) -> str:
     """The player id of the (only) session with this name."""
     return next(s.player_id for s in server.presence if s.name == name)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, expect
 
 from server.app import TaliServer
 from tests.integration.conftest import advance
 
 from .conftest import ARTIFACTS
-from .players import TIMEOUT, Player, bot, next_hand, only_room, pid
-from .test_heartbeat import HELLO_TIMEOUT_MS, Silence, back, lapse
+from .players import TIMEOUT, Player, aulus_and_a_bot, bot, next_hand, only_room, pid
+from .test_heartbeat import HELLO_TIMEOUT_MS, accessible, back, lapse, silenced
 
 pytestmark = pytest.mark.asyncio
 
@@ -28,15 +28,7 @@ pytestmark = pytest.mark.asyncio
 async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar(
     server: TaliServer, browser: Browser, viewport: str
 ) -> None:
-    silence: Silence | None = None
-
-    async def setup(page: Page) -> None:
-        nonlocal silence
-        silence = Silence(page)
-        await silence.install()
-
-    aulus = await Player.arrive(browser, server, "Aulus", viewport=viewport, setup=setup)
-    assert silence is not None
+    aulus, silence = await silenced(browser, server, "Aulus", viewport=viewport)
     await aulus.open_room("simple")
     room = only_room(server)
     await bot(server, "Brutus", room)
@@ -51,8 +43,19 @@ async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar
     await expect(banner).to_be_visible()
     await expect(banner).to_contain_text("Connection lost")
     await expect(page.get_by_test_id("actions")).to_have_attribute("inert", "")
-    await aulus.assert_accessible()
+    await accessible(aulus)  # the page's clock moved on only by the check, a few ms
     await aulus.screenshot(ARTIFACTS / f"offline-{viewport}.png")
+    # A chat sent meanwhile fails for want of a connection (at once, or when the page gives
+    # up the unanswered connection it has opened since): the banner says so, once, with no
+    # "not connected" notice beside it. The page's clock moves the reconnect on.
+    await page.get_by_test_id("chat-input").fill("ave")
+    await page.get_by_test_id("chat-send").click()
+    async with asyncio.timeout(TIMEOUT / 1000):
+        while not silence.given_up:
+            await page.clock.run_for(500)
+            await page.wait_for_timeout(20)
+    await expect(banner).to_be_visible()
+    await expect(page.get_by_test_id("notice")).to_be_hidden()
 
     # Back (a new connection, after its backoff): the banner goes, the bar is live again.
     # The page's clock moves its backoff on; the new connection's welcome is real I/O, which
@@ -69,15 +72,7 @@ async def test_a_lapsed_heartbeat_shows_an_offline_banner_and_no_live_action_bar
 async def test_a_hello_never_answered_is_given_up_and_the_page_plays_on(
     server: TaliServer, browser: Browser
 ) -> None:
-    silence: Silence | None = None
-
-    async def setup(page: Page) -> None:
-        nonlocal silence
-        silence = Silence(page)
-        await silence.install()
-
-    aulus = await Player.arrive(browser, server, "Aulus", setup=setup)
-    assert silence is not None
+    aulus, silence = await silenced(browser, server, "Aulus")
     await aulus.open_room("simple")
     room = only_room(server)
     await bot(server, "Brutus", room)
@@ -107,6 +102,8 @@ async def test_a_hello_never_answered_is_given_up_and_the_page_plays_on(
     await expect(status).to_contain_text("reconnecting")
     await expect(banner).to_be_visible()
     await expect(banner).to_contain_text("reconnecting by itself")
+    # Said once: the banner, not also a notice that the page's connect failed.
+    await expect(page.get_by_test_id("notice")).to_be_hidden()
     async with asyncio.timeout(TIMEOUT / 1000):
         while not silence.given_up:  # the page's close, on its way through the route
             await page.wait_for_timeout(20)
@@ -163,10 +160,7 @@ async def test_a_seat_given_up_while_away_is_said_in_words(
 async def test_a_reload_mid_hand_brings_back_the_hands_log_so_far(
     server: TaliServer, browser: Browser
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus")
-    await aulus.open_room("liars")
-    room = only_room(server)
-    brutus = await bot(server, "Brutus", room)
+    aulus, room, brutus = await aulus_and_a_bot(browser, server, "liars")
     await next_hand(server, room)
     page = aulus.page
     await aulus.click("roll")

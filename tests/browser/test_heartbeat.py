@@ -6,8 +6,9 @@ nothing of the server's reach the page, as a paused process would (the TCP conne
 open, the browser answers no keepalive for it), and a connection the page opens meanwhile is
 taken and never answered, as a hung server's listening socket takes it. So the page stays
 offline until the test lets the server speak again, however slowly the machine runs. The
-page's clock is Playwright's: the test moves it past the heartbeat's ping and its deadline,
-so no real wait decides anything.
+page's clock is Playwright's, paused from before the page loads: only the test moves it on
+(past the heartbeat's ping and its deadline, a hello's deadline, a reconnect's backoff), so
+no real wait decides anything.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 
 import pytest
 from playwright.async_api import Browser, Page, WebSocketRoute
@@ -51,7 +53,16 @@ class Silence:
         self.pongs: list[str] = []
 
     async def install(self) -> None:
-        await self.page.clock.install()
+        """Before the page loads: its clock, paused, and its WebSockets through ``route``.
+
+        Playwright's clock flows in real time once installed; paused, the page's timers (the
+        heartbeat, a hello's deadline, the reconnect's backoff) fire only when the test moves
+        it on (``run_for``), however long the machine takes meanwhile. It is paused a minute
+        after it is installed, which nothing a stalled machine does in between can pass: no
+        page is loaded yet, so nothing is due (``pause_at`` may not go back in time)."""
+        start = time.time()
+        await self.page.clock.install(time=start)
+        await self.page.clock.pause_at(start + 60)
         await self.page.route_web_socket(re.compile(".*"), self.route)
 
     def route(self, ws: WebSocketRoute) -> None:
@@ -99,6 +110,43 @@ class Silence:
         self.spoke = len(self.answered)
 
 
+async def silenced(
+    browser: Browser, server: TaliServer, name: str, *, viewport: str = "desktop"
+) -> tuple[Player, Silence]:
+    """``name`` arrives at the client (``Player.arrive``) with the page's WebSockets through a
+    ``Silence``, installed (with Playwright's clock) before the page loads."""
+    silence: Silence | None = None
+
+    async def setup(page: Page) -> None:
+        nonlocal silence
+        silence = Silence(page)
+        await silence.install()
+
+    player = await Player.arrive(browser, server, name, viewport=viewport, setup=setup)
+    assert silence is not None
+    return player, silence
+
+
+async def accessible(player: Player) -> int:
+    """``player.assert_accessible()`` on a page whose clock is paused. axe-core waits on the
+    page's timers between its rules (a zero-delay ``setTimeout`` each), so the test moves
+    the page's clock on a millisecond at a time until the check is done; it returns how
+    many milliseconds that took, bounded far below the page's own timers (a heartbeat of
+    15 s, a hello's deadline of 10 s) so that the check does not stand in for them."""
+    check = asyncio.ensure_future(player.assert_accessible())
+    moved = 0
+    try:
+        async with asyncio.timeout(TIMEOUT / 1000):
+            while not check.done():
+                await player.page.clock.run_for(1)
+                moved += 1
+    finally:
+        check.cancel()  # only if it is not done: a check that outlived the bound
+    await check
+    assert moved < 1_000, moved
+    return moved
+
+
 async def lapse(page: Page) -> None:
     """Move the page's clock on, half a second at a time, past a ping and its deadline:
     the page says it is offline (and stays so while the server is silent)."""
@@ -126,15 +174,7 @@ async def back(page: Page, silence: Silence) -> None:
 async def test_a_silent_server_shows_offline_and_the_page_reconnects(
     server: TaliServer, browser: Browser
 ) -> None:
-    silence: Silence | None = None
-
-    async def setup(page: Page) -> None:
-        nonlocal silence
-        silence = Silence(page)
-        await silence.install()
-
-    aulus = await Player.arrive(browser, server, "Aulus", setup=setup)
-    assert silence is not None
+    aulus, silence = await silenced(browser, server, "Aulus")
     page = aulus.page
     status = page.get_by_test_id("status")
     assert await status.get_attribute("data-state") == "open"

@@ -1,5 +1,6 @@
 """The operator's page in Chromium: it sees a live room, broadcasts a notice players see,
-kicks a player and closes a room; without the token it shows nothing."""
+kicks a player and closes a room; without the token it shows nothing. And a room's creator
+moderating from the table, before and after a reload of the page."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests.integration.community import ADMIN_TOKEN
 from tests.integration.conftest import running
 
 from .conftest import make_server
-from .players import TIMEOUT, Player, pid
+from .players import TIMEOUT, Player, bot, only_room, pid
 
 pytestmark = pytest.mark.asyncio
 
@@ -154,3 +155,50 @@ async def test_a_rooms_creator_moderates_from_the_table(
     assert room not in server.lobby.rooms
     for player in (dido, ennius_page, fulvia_page):
         assert not player.errors, player.errors
+
+
+async def test_a_rooms_creator_keeps_the_controls_after_a_reload(
+    server: TaliServer, browser: Browser
+) -> None:
+    """The page learns that it made the room from the room's snapshot (``creator``), which a
+    resumed page gets too, not from the reply to its ``create_room``, which a reloaded page
+    never saw."""
+    dido = await Player.arrive(browser, server, "Dido")
+    await dido.open_room("simple")
+    room = only_room(server)
+    page = dido.page
+    await page.get_by_test_id("add-bot").click()
+    await expect(page.locator(".seat .bot")).to_have_count(1)
+    ennius = await bot(server, "Ennius", room)
+    fulvia = await bot(server, "Fulvia", room)
+    me, ennius_id, fulvia_id = pid(server, "Dido"), pid(server, "Ennius"), pid(server, "Fulvia")
+    await expect(page.get_by_test_id(f"kick-{fulvia_id}")).to_be_visible()
+
+    await page.reload()  # the session resumes: the same player, back at the table
+    await expect(page.get_by_test_id("status")).to_have_attribute("data-state", "open")
+    await expect(dido.seat(fulvia_id)).to_be_visible()
+    assert pid(server, "Dido") == me
+    await expect(page.get_by_test_id("close-room")).to_be_visible()
+    await expect(page.get_by_test_id(f"kick-{fulvia_id}")).to_be_visible()
+    await expect(page.get_by_test_id(f"mute-{ennius_id}")).to_be_visible()
+    await expect(page.get_by_test_id(f"kick-{me}")).to_have_count(0)
+    await expect(page.locator(".remove-bot")).to_have_count(1)
+
+    # And they work. Mute: Ennius's chat is refused.
+    await page.get_by_test_id(f"mute-{ennius_id}").click()
+    await expect(page.get_by_test_id("notice")).to_contain_text("Muted")
+    refused = await ennius.request("chat", room=room, text="ave")
+    assert refused.get("code") == "muted", refused
+    # Remove Fulvia: she is told, and her seat goes.
+    await page.get_by_test_id(f"kick-{fulvia_id}").click()
+    await fulvia.wait(lambda f: f["type"] == "kicked" and f["room"] == room)
+    await expect(dido.seat(fulvia_id)).to_have_count(0)
+    # Remove the computer player.
+    await page.locator(".remove-bot").click()
+    await expect(page.locator(".seat .bot")).to_have_count(0)
+    # Close the room: Ennius is told; Dido is back in the lobby.
+    await page.get_by_test_id("close-room").click()
+    await ennius.wait(lambda f: f["type"] == "room_closed" and f["room"] == room)
+    await expect(page.get_by_test_id("room-list")).to_be_visible()
+    assert room not in server.lobby.rooms
+    assert dido.errors == []

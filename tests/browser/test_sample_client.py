@@ -14,7 +14,7 @@ from playwright.async_api import Browser, Page, WebSocket, expect
 from server.app import TaliServer
 
 from .conftest import ARTIFACTS
-from .players import Player, bot, next_hand, only_room, pid, whose_turn
+from .players import Player, aulus_and_a_bot, next_hand, only_room, pid, whose_turn
 
 pytestmark = pytest.mark.asyncio
 
@@ -276,10 +276,7 @@ async def test_a_forgotten_session_starts_afresh(server: TaliServer, browser: Br
 async def test_a_dropped_connection_resumes_and_keeps_the_log_and_chat(
     server: TaliServer, browser: Browser
 ) -> None:
-    aulus = await Player.arrive(browser, server, "Aulus")
-    await aulus.open_room("liars")
-    room = only_room(server)
-    brutus = await bot(server, "Brutus", room)
+    aulus, room, brutus = await aulus_and_a_bot(browser, server, "liars")
     await brutus.request("chat", room=room, text="before the drop")
     page = aulus.page
     await page.get_by_test_id("chat-log").get_by_text("before the drop").wait_for()

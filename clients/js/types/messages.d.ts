@@ -2344,7 +2344,9 @@ export interface Snapshot {
    */
   seconds_per_turn?: number | null;
   /**
-   * The player who opened the room (protocol 2.2): the one who may add and remove its bots.
+   * The player who opened the room (protocol 2.2): the one who may add and remove its bots,
+   * and kick, mute and close the room (as a moderator may). Every snapshot carries it, a
+   * resumed session's too, so a client learns it is the creator from `creator == you`.
    * (pattern ^[A-Za-z0-9_-]{1,32}$)
    */
   creator?: string | null;

@@ -435,7 +435,9 @@ class Snapshot(Strict):
     demos). With ``hand.deadline`` it tells a client that arrives mid-turn how much of the turn
     is left, e.g. to draw a time bar."""
     creator: PlayerId | None = None
-    """The player who opened the room (protocol 2.2): the one who may add and remove its bots."""
+    """The player who opened the room (protocol 2.2): the one who may add and remove its bots,
+    and kick, mute and close the room (as a moderator may). Every snapshot carries it, a
+    resumed session's too, so a client learns it is the creator from ``creator == you``."""
     private: bool = False
     """``true`` for a private room (protocol 2.2): not listed; joined with its invite."""
     invite: InviteToken | None = None
