@@ -3,8 +3,9 @@ against a scripted server on loopback that takes a connection and never answers 
 (protocol/guides/reconnecting.md: give it up after 10 s and try again with the backoff).
 
 Time is the event loop's: each test runs on a loop whose clock it moves on by hand
-(``SteppedLoop``), so the 10 s deadline passes without waiting 10 s, and a machine that
-stalls cannot make it pass early. Every "not yet" check leaves the deadline 2 s to spare.
+(``SteppedLoop``), so the 10 s deadline passes without waiting 10 s. The loop's clock is
+real time plus those jumps, so every "not yet" check leaves the deadline 2 s to spare: a
+stall of the machine shorter than that cannot make the deadline pass early.
 """
 
 from __future__ import annotations
