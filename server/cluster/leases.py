@@ -168,15 +168,20 @@ class Leases(Tenures):
         """Renew this node's leases and heartbeat, and refresh its live sessions' records:
         every third of a lease, or at once when frames wait for a lease to be proved."""
         every = self.lease / 3
+        # ``asyncio.timeout``, not ``wait_for``: on Python 3.11 ``wait_for`` returns the inner
+        # result when it and a cancellation come in one turn, and a stop is lost for good.
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._doubt.wait(), every)
+                async with asyncio.timeout(every):
+                    await self._doubt.wait()
             self._doubt.clear()
             try:
                 sent = self.now()
                 # Bounded: a Redis that hangs must not hold the node's output back for ever.
-                await asyncio.wait_for(self.renew(), self.lease / 2)
-                await asyncio.wait_for(self.heartbeat(), self.lease / 2)
+                async with asyncio.timeout(self.lease / 2):
+                    await self.renew()
+                async with asyncio.timeout(self.lease / 2):
+                    await self.heartbeat()
                 self._renewed = sent
                 live = [
                     s.key for s in self.presence if s.connected and not s.key.startswith("gone:")

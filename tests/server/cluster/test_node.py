@@ -260,3 +260,24 @@ async def test_a_room_handed_over_is_forgotten_by_its_members_sessions_here(two:
     assert room.id not in shell_a.lobby.rooms
     assert session.rooms == {}
     assert told == []
+
+
+async def test_a_stop_ends_the_renewal_loop_though_frames_just_asked_for_a_renewal(
+    two: Two,
+) -> None:
+    """``Node.stop`` cancels the node's loops. The renewal loop must end even when the cancel
+    comes in the turn frames asked for a renewal (``doubt``). It waited with
+    ``asyncio.wait_for``, which on Python 3.11 returns the inner result when both come in one
+    turn: the cancellation was lost, the loop went on, and a node told to stop (SIGTERM) hung
+    until it was killed (15 s in the cluster tests' teardowns)."""
+    (a, _), _, _, _ = two
+    renewing = asyncio.get_running_loop().create_task(a._renew_loop())
+    await asyncio.sleep(0)  # it waits: for a doubt, or a third of a lease
+    try:
+        a.doubt()
+        renewing.cancel()
+        done, _ = await asyncio.wait({renewing}, timeout=5)
+        assert done, "the renewal loop survived its cancellation"
+        assert renewing.cancelled()
+    finally:
+        renewing.cancel()
