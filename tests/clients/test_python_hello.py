@@ -78,6 +78,32 @@ def client_tasks() -> list[asyncio.Task[Any]]:
     ]
 
 
+class StalledProxy:
+    """A TCP server that takes a connection and never answers the WebSocket upgrade (a hung
+    node, a proxy that accepted and stalled): ``arrived`` once one comes, ``dropped`` once
+    the client closes it."""
+
+    def __init__(self) -> None:
+        self.arrived, self.dropped = asyncio.Event(), asyncio.Event()
+        self.url = ""
+
+    async def _stall(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.arrived.set()
+        with contextlib.suppress(ConnectionError):
+            await reader.read()  # until the client closes it
+        self.dropped.set()
+        writer.close()
+
+    async def __aenter__(self) -> StalledProxy:
+        self._server = await asyncio.start_server(self._stall, "127.0.0.1", 0)
+        self.url = f"ws://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._server.close()
+        await self._server.wait_closed()
+
+
 class FakeServer:
     """A tali server in miniature: it welcomes each hello, but on the connections
     numbered in ``hung`` (1 is the first) it takes the hello and says nothing (a hung
@@ -248,32 +274,18 @@ def test_a_stalled_opening_counts_against_the_deadline_the_caller_set() -> None:
     and the socket is closed."""
 
     async def scenario(loop: SteppedLoop) -> None:
-        arrived, dropped = asyncio.Event(), asyncio.Event()
-
-        async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            arrived.set()
-            with contextlib.suppress(ConnectionError):
-                await reader.read()  # until the client closes it
-            dropped.set()
-            writer.close()
-
-        proxy = await asyncio.start_server(stall, "127.0.0.1", 0)
-        port = proxy.sockets[0].getsockname()[1]
-        client = TaliClient(
-            f"ws://127.0.0.1:{port}/", heartbeat=NO_HEARTBEAT, hello_timeout=3, backoff=QUICK
-        )
-        connecting = asyncio.ensure_future(client.connect("Me"))
-        await asyncio.wait_for(arrived.wait(), 5)
-        loop.advance(3 - SPARE)
-        await settle()
-        assert not connecting.done()
-        loop.advance(SPARE + 0.5)
-        with pytest.raises(HelloTimeout):
-            await asyncio.wait_for(connecting, 5)
-        await asyncio.wait_for(dropped.wait(), 5)
-        assert client.status == "closed"
-        proxy.close()
-        await proxy.wait_closed()
+        async with StalledProxy() as proxy:
+            client = TaliClient(proxy.url, heartbeat=NO_HEARTBEAT, hello_timeout=3, backoff=QUICK)
+            connecting = asyncio.ensure_future(client.connect("Me"))
+            await asyncio.wait_for(proxy.arrived.wait(), 5)
+            loop.advance(3 - SPARE)
+            await settle()
+            assert not connecting.done()
+            loop.advance(SPARE + 0.5)
+            with pytest.raises(HelloTimeout):
+                await asyncio.wait_for(connecting, 5)
+            await asyncio.wait_for(proxy.dropped.wait(), 5)
+            assert client.status == "closed"
 
     run(scenario)
 
@@ -364,30 +376,18 @@ def test_close_during_a_stalled_opening_fails_connect_at_once() -> None:
     at once (it waited for ever), and the socket is closed."""
 
     async def scenario(loop: SteppedLoop) -> None:
-        arrived, dropped = asyncio.Event(), asyncio.Event()
-
-        async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            arrived.set()
-            with contextlib.suppress(ConnectionError):
-                await reader.read()  # until the client closes it
-            dropped.set()
-            writer.close()
-
-        proxy = await asyncio.start_server(stall, "127.0.0.1", 0)
-        port = proxy.sockets[0].getsockname()[1]
-        client = TaliClient(f"ws://127.0.0.1:{port}/", heartbeat=NO_HEARTBEAT)
-        connecting = asyncio.ensure_future(client.connect("Me"))
-        await asyncio.wait_for(arrived.wait(), 5)
-        await promptly(client.close())
-        with pytest.raises(TaliError) as raised:
-            await asyncio.wait_for(connecting, 5)
-        assert not isinstance(raised.value, HelloTimeout)
-        assert raised.value.code == "disconnected"
-        await asyncio.wait_for(dropped.wait(), 5)
-        assert client.status == "closed"
-        assert client_tasks() == []
-        proxy.close()
-        await proxy.wait_closed()
+        async with StalledProxy() as proxy:
+            client = TaliClient(proxy.url, heartbeat=NO_HEARTBEAT)
+            connecting = asyncio.ensure_future(client.connect("Me"))
+            await asyncio.wait_for(proxy.arrived.wait(), 5)
+            await promptly(client.close())
+            with pytest.raises(TaliError) as raised:
+                await asyncio.wait_for(connecting, 5)
+            assert not isinstance(raised.value, HelloTimeout)
+            assert raised.value.code == "disconnected"
+            await asyncio.wait_for(proxy.dropped.wait(), 5)
+            assert client.status == "closed"
+            assert client_tasks() == []
 
     run(scenario)
 
