@@ -483,11 +483,14 @@ class Connection(Writer):
 
     async def _shared(self, sharing: Awaitable[None], message: req.ClientMessage) -> None:
         """The result of a change to the session's shared record, once it is written. Should the
-        write fail (told in the log), or Redis not answer within a lease, the change holds at
-        this node and in the store all the same: the result still comes. The bound is for this
-        client's later requests, which wait behind this one in the gate."""
+        write fail (told in the log), or Redis not answer within half a lease, the change holds
+        at this node and in the store all the same: the result still comes. The bound is for
+        this client's later requests, which wait behind this one in the gate: half a lease (the
+        node's own bound on a Redis call) answers a ``ping`` sent meanwhile well within the
+        10 s a client gives its pong (protocol/guides/reconnecting.md)."""
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.shield(sharing), self.config.lease_seconds)
+            async with asyncio.timeout(self.config.lease_seconds / 2):
+                await asyncio.shield(sharing)
         self._result(message, None)
         self._outgoing.flush()
 
