@@ -67,7 +67,7 @@ MIGRATIONS: list[str] = [
 ]
 """Schema migrations, applied in order; ``tali_schema.version`` counts those applied."""
 
-_MIGRATION_LOCK = 0x7A11_5C4E
+MIGRATION_LOCK = 0x7A11_5C4E
 """The advisory lock key that serialises migrations of one database."""
 
 TABLES = (
@@ -77,25 +77,36 @@ TABLES = (
 """Every table of the schema (``size_async`` measures them)."""
 
 
-async def migrate(conn: asyncpg.pool.PoolConnectionProxy) -> None:
+MIGRATION_SECONDS = 120.0
+"""The bound on each statement of a migration, in place of the store's per-call timeout (which
+is for play): a node waits that long for another node migrating the same database, or for a
+migration of a big store, or for a database slowed by a busy machine, rather than failing to
+start."""
+
+
+async def migrate(
+    conn: asyncpg.pool.PoolConnectionProxy, timeout: float = MIGRATION_SECONDS
+) -> None:
     """Bring the database to ``MIGRATIONS``' last schema, or refuse it (``StoreError``)."""
     # One transaction for every pending migration, the version number with them.
     async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
-        if await conn.fetchval("SELECT to_regclass('tali_schema')") is None:
-            if await conn.fetchval("SELECT to_regclass('rooms')") is not None:
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK, timeout=timeout)
+        if await conn.fetchval("SELECT to_regclass('tali_schema')", timeout=timeout) is None:
+            if await conn.fetchval("SELECT to_regclass('rooms')", timeout=timeout) is not None:
                 raise StoreError(
                     "the PostgreSQL database has a rooms table but no tali_schema:"
                     " not a tali store, refusing to touch it"
                 )
-            await conn.execute("CREATE TABLE tali_schema (version integer NOT NULL)")
-            await conn.execute("INSERT INTO tali_schema VALUES (0)")
-        version: int = await conn.fetchval("SELECT version FROM tali_schema")
+            await conn.execute(
+                "CREATE TABLE tali_schema (version integer NOT NULL)", timeout=timeout
+            )
+            await conn.execute("INSERT INTO tali_schema VALUES (0)", timeout=timeout)
+        version: int = await conn.fetchval("SELECT version FROM tali_schema", timeout=timeout)
         if version > len(MIGRATIONS):
             raise StoreError(
                 f"the PostgreSQL store was written by a newer server (schema {version};"
                 f" this one knows up to {len(MIGRATIONS)}): refusing to touch it"
             )
         for number in range(version, len(MIGRATIONS)):
-            await conn.execute(MIGRATIONS[number])
-            await conn.execute("UPDATE tali_schema SET version = $1", number + 1)
+            await conn.execute(MIGRATIONS[number], timeout=timeout)
+            await conn.execute("UPDATE tali_schema SET version = $1", number + 1, timeout=timeout)

@@ -26,6 +26,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
+from server.persistence.pg_schema import MIGRATION_LOCK
 from tests.services import PostgresServer, RedisServer
 
 from .nodes import Node, start_node, stop_all, until
@@ -183,4 +184,41 @@ async def test_a_restarted_store_is_reconnected_and_no_node_exits(
             f" {time.monotonic() - back:.1f} s after it was back"
         )
     finally:
+        await stop_all(started)
+
+
+async def test_a_node_waits_past_its_store_timeout_for_a_migration_under_way(
+    store: str, redis_server: RedisServer, redis_prefix: str
+) -> None:
+    """A node that starts while the database's migration lock is held (another node migrating
+    it, or a migration slowed by a busy machine) waits for it past ``store_timeout_seconds``,
+    which is for play, and starts once the lock is let go. Before, each statement of the
+    migration had that timeout, and the node exited at start: a cluster test's node once did,
+    its database slow on a busy machine."""
+    holder = await asyncpg.connect(store)
+    started: list[Node] = []
+    try:
+        migrating = holder.transaction()
+        await migrating.start()
+        await holder.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+        starting = asyncio.create_task(
+            start_node("a", store, redis_server.url, redis_prefix, **SETTINGS)
+        )
+
+        async def node_waits_for_the_lock() -> bool:
+            assert not starting.done(), starting.exception()
+            waiting = await holder.fetchval(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            )
+            return bool(waiting)
+
+        await until(node_waits_for_the_lock, 60)
+        # Twice the store's timeout, counted from the node's wait: a stall only lengthens it.
+        await asyncio.sleep(2 * TIMEOUT)
+        assert not starting.done(), f"the node gave up waiting: {starting.exception()}"
+        await migrating.rollback()
+        started.append(await asyncio.wait_for(starting, 60))
+        assert started[0].events("listening")
+    finally:
+        await holder.close()
         await stop_all(started)
