@@ -34,7 +34,6 @@ import socket
 import subprocess
 import sys
 import threading
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +69,9 @@ def _child(request: dict[str, Any], stderr: int) -> None:
                 print(exc.code, file=sys.stderr)
                 code = 1
         except BaseException:
-            traceback.print_exc()
+            # As the interpreter would at the top of ``python -m server``: through the hook the
+            # server's log installed (a JSON record with the traceback), else printed.
+            sys.excepthook(*sys.exc_info())
             code = 1
     finally:
         with contextlib.suppress(BaseException):

@@ -101,21 +101,28 @@ async def start_node(
     while True:
         line = await asyncio.wait_for(stderr.readline(), STARTUP_SECONDS)
         if not line:
-            raise AssertionError(f"node {name} did not start: {node.log[-5:]}")
-        record = json.loads(line)
+            # The whole of a traceback written outside the log (a line a record), not its tail.
+            raise AssertionError(f"node {name} did not start: {node.log[-40:]}")
+        record = _record(line)
         node.log.append(record)
         if record.get("event") == "listening":
             break
 
     async def read() -> None:
         async for raw in stderr:
-            try:
-                node.log.append(json.loads(raw))
-            except ValueError:
-                node.log.append({"event": "raw", "line": raw.decode(errors="replace")})
+            node.log.append(_record(raw))
 
     node._reader = asyncio.get_running_loop().create_task(read())
     return node
+
+
+def _record(line: bytes) -> dict[str, Any]:
+    """A node's stderr line: a log record, or a line written outside the log (a traceback)."""
+    try:
+        record: dict[str, Any] = json.loads(line)
+    except ValueError:
+        return {"event": "raw", "line": line.decode(errors="replace")}
+    return record
 
 
 def port_of(url: str) -> int:
