@@ -16,7 +16,13 @@ from server.persistence.store_memory import MemoryStore
 pytestmark = [pytest.mark.asyncio, pytest.mark.cluster]
 
 TTL = 0.3
-"""A lease's time to live in these tests, in seconds."""
+"""The time to live of a lease (or record) a test lets expire, in seconds: nothing is asserted
+of it before ``expire`` but at once after the call that made it."""
+HELD = 2.0
+"""The time to live of one a test asserts to be alive over a few calls before it lets it
+expire: longer than a stalled second of the machine between them."""
+LIVE = 30.0
+"""The time to live of one a test only asserts to be alive."""
 
 
 async def expire(seconds: float = TTL) -> None:
@@ -29,14 +35,14 @@ async def expire(seconds: float = TTL) -> None:
 async def test_a_room_is_claimed_by_one_node_and_renewed_by_it(
     node_a: Cluster, node_b: Cluster
 ) -> None:
-    assert await node_a.directory.claim("r_a", "a", "ws://a/", TTL) == 1
-    assert await node_b.directory.claim("r_a", "b", "ws://b/", TTL) is None
+    assert await node_a.directory.claim("r_a", "a", "ws://a/", HELD) == 1
+    assert await node_b.directory.claim("r_a", "b", "ws://b/", HELD) is None
     owner = await node_b.directory.owner("r_a")
     assert owner is not None
     assert (owner.node, owner.url, owner.generation) == ("a", "ws://a/", 1)
-    for _ in range(4):  # renewed within its TTL, the lease outlives it many times over
-        await asyncio.sleep(TTL / 3)
-        assert await node_a.directory.renew("r_a", "a", 1, TTL)
+    for _ in range(4):  # renewed within its TTL, the lease outlives it twice over
+        await asyncio.sleep(HELD / 2)
+        assert await node_a.directory.renew("r_a", "a", 1, HELD)
     assert await node_b.directory.owner("r_a") is not None
     assert await node_b.directory.orphans() == []
     assert not await node_b.directory.renew("r_a", "b", 1, TTL)  # not b's
@@ -55,7 +61,7 @@ async def test_an_unrenewed_lease_expires_and_another_node_takes_over(
     assert not lease.live
     assert lease.expires_in < 0
     assert await node_b.directory.orphans() == ["r_a"]
-    assert await node_b.directory.take_over("r_a", "b", "ws://b/", TTL) == 2
+    assert await node_b.directory.take_over("r_a", "b", "ws://b/", LIVE) == 2
     owner = await node_a.directory.owner("r_a")
     assert owner is not None
     assert (owner.node, owner.generation) == ("b", 2)
@@ -79,7 +85,7 @@ async def test_only_one_of_many_takeovers_wins(node_a: Cluster, node_b: Cluster)
 
 async def test_a_released_room_is_nobodys_and_not_an_orphan(node_a: Cluster) -> None:
     directory = node_a.directory
-    assert await directory.claim("r_a", "a", "ws://a/", TTL) == 1
+    assert await directory.claim("r_a", "a", "ws://a/", LIVE) == 1
     assert not await directory.release("r_a", "a", 2)
     assert await directory.release("r_a", "a", 1)
     assert await directory.owner("r_a") is None
@@ -150,7 +156,7 @@ async def test_a_claim_starts_above_the_stores_generation(node_a: Cluster) -> No
     the new claim starts above it, else the store would fence the new owner off."""
     store = MemoryStore()
     assert await store.claim("r_a", "old", 3)
-    generation = await claim_room(node_a.directory, store, "r_a", "a", "ws://a/", TTL)
+    generation = await claim_room(node_a.directory, store, "r_a", "a", "ws://a/", LIVE)
     assert generation == 4
     assert await store.generation("r_a") == 4
     owner = await node_a.directory.owner("r_a")
@@ -163,13 +169,13 @@ async def test_claim_room_takes_over_in_both_the_directory_and_the_store(
     node_a: Cluster, node_b: Cluster
 ) -> None:
     store = MemoryStore()
-    assert await claim_room(node_a.directory, store, "r_a", "a", "ws://a/", TTL) == 1
+    assert await claim_room(node_a.directory, store, "r_a", "a", "ws://a/", HELD) == 1
     assert await claim_room(node_b.directory, store, "r_a", "b", "ws://b/", TTL) is None
     assert (
         await claim_room(node_b.directory, store, "r_a", "b", "ws://b/", TTL, take_over=True)
         is None
     )
-    await expire()
+    await expire(HELD)
     assert (
         await claim_room(node_b.directory, store, "r_a", "b", "ws://b/", TTL, take_over=True) == 2
     )
@@ -183,14 +189,14 @@ async def test_a_session_saved_on_one_node_is_found_on_another(
     node_a: Cluster, node_b: Cluster
 ) -> None:
     data = {"key": "h1", "player": "p_1", "name": "Aulus", "rooms": {"r_a": "player"}}
-    await node_a.sessions.save("h1", data, TTL)
+    await node_a.sessions.save("h1", data, HELD)
     assert await node_b.sessions.get("h1") == data
     assert await node_b.sessions.get("h2") is None
-    for _ in range(3):
-        await asyncio.sleep(TTL / 2)
-        assert await node_b.sessions.touch("h1", TTL)
+    for _ in range(3):  # touched within its TTL, it outlives it
+        await asyncio.sleep(HELD / 2)
+        assert await node_b.sessions.touch("h1", HELD)
     assert await node_a.sessions.get("h1") == data
-    await expire()
+    await expire(HELD)
     assert await node_a.sessions.get("h1") is None
     assert not await node_a.sessions.touch("h1", TTL)
     await node_a.sessions.save("h3", data, 30)
@@ -260,13 +266,13 @@ async def test_lobby_propagation_latency(node_a: Cluster, node_b: Cluster) -> No
 
 async def test_nodes_are_alive_while_they_beat(node_a: Cluster, node_b: Cluster) -> None:
     await node_a.nodes.heartbeat("a", "ws://a/", 30, {"rooms": 3})
-    await node_b.nodes.heartbeat("b", "ws://b/", TTL)
+    await node_b.nodes.heartbeat("b", "ws://b/", HELD)
     alive = await node_a.nodes.alive()
     assert {n: (i.url, i.info) for n, i in alive.items()} == {
         "a": ("ws://a/", {"rooms": 3}),
         "b": ("ws://b/", {}),
     }
-    await expire()
+    await expire(HELD)
     assert list(await node_b.nodes.alive()) == ["a"]
     await node_a.nodes.leave("a")
     assert await node_b.nodes.alive() == {}
