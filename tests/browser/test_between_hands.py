@@ -4,6 +4,7 @@ graph of the stack, and a rematch once someone has won the table."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -249,9 +250,17 @@ async def test_an_empty_pot_is_not_said_to_be_won(server: TaliServer, browser: B
     await aulus.click("roll")
     await brutus.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "roll")
     await brutus.request("roll", room=room)
-    game = server.lobby.rooms[room].game
-    # Whoever is first to pay the street's ante folds: the other is left with nothing.
-    if brutus.player_id in game.to_act():
+    # Whoever is first to pay the street's ante folds: the other is left with nothing. Known
+    # once one of them is prompted to pay: read from the game at once, Aulus's roll could be
+    # still on its way (on a busy machine), the game still waiting for it, not for a payer.
+    prompted = asyncio.ensure_future(
+        brutus.wait(lambda f: f["type"] == "your_turn" and f["phase"] == "stud_ante")
+    )
+    shown = asyncio.ensure_future(page.get_by_test_id("action-fold").wait_for())
+    await asyncio.wait({prompted, shown}, return_when=asyncio.FIRST_COMPLETED)
+    for waiting in (prompted, shown):
+        waiting.cancel()
+    if prompted.done() and not prompted.cancelled() and prompted.exception() is None:
         await brutus.request("fold", room=room)
         last = "Aulus"
     else:
