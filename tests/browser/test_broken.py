@@ -216,15 +216,17 @@ async def test_a_second_tab_takes_over_and_play_here_takes_it_back(
     await first.get_by_test_id(f"seat-{aulus_id}").wait_for()
     await second.get_by_test_id("play-here").wait_for()
     assert await second.get_by_test_id("seats").is_hidden()
-    # Neither tab fights back by itself: each tab's clock jumps 15 s (longer than the client's
-    # longest wait before a reconnect, 12.5 s), every timer due in them fired, and no tab opens
-    # a socket; one session, still one seat. A jump fires each timer once, at its end: run
-    # through in one go (``run_for``), a heartbeat's ping due early in the 15 s was followed by
-    # its 10 s deadline before the pong could be read, and the open tab went offline (a page
-    # whose clock had flowed 10 s since its connection opened: a busy machine).
+    # Neither tab fights back by itself: 15 s of each tab's timers run (longer than the client's
+    # longest wait before a reconnect, 12.5 s), and no tab opens a socket; one session, still
+    # one seat. They run 1.5 s at a time with 0.2 s of real time between: run in one go, a
+    # heartbeat's ping due early in the 15 s was followed by its 10 s deadline before the page
+    # could read the pong, and the open tab went offline (on a busy machine). Now a pong has
+    # over a second of real time to come before its deadline can fire.
     for page in (first, second):
         sockets = await page.evaluate("window.__sockets")
-        await page.clock.fast_forward(15_000)
+        for _ in range(10):
+            await page.clock.run_for(1_500)
+            await page.wait_for_timeout(200)
         assert await page.evaluate("window.__sockets") == sockets, "a tab reconnected"
     assert await first.get_by_test_id("status").get_attribute("data-state") == "open"
     assert await second.get_by_test_id("status").get_attribute("data-state") == "replaced"
