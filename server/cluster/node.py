@@ -39,6 +39,7 @@ from server.cluster.leases import Leases
 from server.cluster.tenure import Spell
 from server.rooms.lobby import RemoteRoom
 from server.rooms.room_effects import HandedOver
+from server.runtime.tasks import cancel_until_done
 from server.sessions.presence import HelloRefused
 
 if TYPE_CHECKING:
@@ -101,9 +102,10 @@ class Node(Leases):
     async def stop(self) -> None:
         """Leave the cluster. The leases are kept: another node, or this one restarted, takes
         the rooms once they expire (a release would mark them closed)."""
-        for task in self._loops:
-            task.cancel()
-        for task in (*self._loops, *self._tasks):
+        stuck = await cancel_until_done(self._loops)
+        if stuck:
+            self.log.error("node_loops_stuck", loops=sorted(t.get_name() for t in stuck))
+        for task in self._tasks:
             with contextlib.suppress(BaseException):
                 await task
         with contextlib.suppress(Exception):

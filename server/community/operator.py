@@ -17,7 +17,6 @@ its public view (``server.engine.view`` with no viewer), as a spectator sees it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import secrets
 from collections.abc import Awaitable, Callable
@@ -33,6 +32,7 @@ from server.community.moderation import OPERATOR, Actor
 from server.engine import view
 from server.rooms.room_effects import RequestError
 from server.runtime.logs import get_logger
+from server.runtime.tasks import cancel_until_done
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -418,10 +418,8 @@ class Bus:
         self._task = asyncio.get_running_loop().create_task(self._listen(), name="tali-ops")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(BaseException):
-                await self._task
+        if self._task is not None and await cancel_until_done([self._task]):
+            self.log.error("ops_listener_stuck")
 
     async def tell(self, nodes: list[str], op: str, args: Data) -> None:
         """Ask ``nodes`` to do ``op``, without waiting for their answers."""

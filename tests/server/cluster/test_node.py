@@ -20,6 +20,7 @@ from server.cluster.directory import Cluster as Redis
 from server.cluster.node import Node
 from server.cluster.tenure import Spell
 from server.identity.session import Ids, Session
+from server.persistence.store import Recovered
 from server.persistence.store_memory import MemoryStore
 from server.rooms.lobby import Lobby
 from server.rooms.room import Room
@@ -281,3 +282,24 @@ async def test_a_stop_ends_the_renewal_loop_though_frames_just_asked_for_a_renew
         assert renewing.cancelled()
     finally:
         renewing.cancel()
+
+
+async def test_a_node_told_to_stop_as_it_starts_stops(
+    redis_server: RedisServer, redis_prefix: str
+) -> None:
+    """Stopped a few turns after it started, while its loops first talk to Redis. redis-py
+    sends each command under ``asyncio.wait_for``, which on Python 3.11 loses a cancellation
+    that comes in the turn the send ends: the lobby loop then listened for ever, and the stop
+    (a SIGTERM) hung on it until the process was killed."""
+    config = ServerConfig(
+        store="memory", redis_url=redis_server.url, redis_prefix=redis_prefix, lease_seconds=LEASE
+    )
+    for turns in range(6):
+        redis = Redis.from_url(redis_server.url, redis_prefix)
+        node, _ = make_node(f"n{turns}", redis, MemoryStore(), Moved(), config, turns)
+        await node.start(Recovered(rooms=[], sessions=[]), f"ws://n{turns}/")
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        stopping = asyncio.get_running_loop().create_task(node.stop())
+        done, _ = await asyncio.wait({stopping}, timeout=10)  # milliseconds when it works
+        assert done, f"the node stopped {turns} turns after it started did not stop"
