@@ -176,17 +176,7 @@ class Leases(Tenures):
                     await self._doubt.wait()
             self._doubt.clear()
             try:
-                sent = self.now()
-                # Bounded: a Redis that hangs must not hold the node's output back for ever.
-                async with asyncio.timeout(self.lease / 2):
-                    await self.renew()
-                async with asyncio.timeout(self.lease / 2):
-                    await self.heartbeat()
-                self._renewed = sent
-                live = [
-                    s.key for s in self.presence if s.connected and not s.key.startswith("gone:")
-                ]
-                await self.cluster.sessions.touch_many(live, self.presence.shared_ttl)
+                await self.renew_all()
             except Exception as exc:
                 self.log.warning("node_renew_failed", error=repr(exc))
                 if self.now() - self._renewed > self.lease * PROVEN:
@@ -195,6 +185,19 @@ class Leases(Tenures):
                         if self.tenures[room_id].spell is Spell.HELD:
                             self.log.warning("room_lease_unproven", room=room_id)
                             self.drop(room_id)
+
+    async def renew_all(self) -> None:
+        """One round of the renewal loop: every lease held, the heartbeat (Redis answered
+        both: reachable from the moment the round was sent), and the live sessions' records."""
+        sent = self.now()
+        # Bounded: a Redis that hangs must not hold the node's output back for ever.
+        async with asyncio.timeout(self.lease / 2):
+            await self.renew()
+        async with asyncio.timeout(self.lease / 2):
+            await self.heartbeat()
+        self._renewed = sent
+        live = [s.key for s in self.presence if s.connected and not s.key.startswith("gone:")]
+        await self.cluster.sessions.touch_many(live, self.presence.shared_ttl)
 
     async def renew(self) -> None:
         """Renew every lease held, in one call: each one renewed is proved from the moment

@@ -87,6 +87,9 @@ class Node(Leases):
                 self._heard({room_id: data})
         for room in rooms:
             self.lobby.announce(room)
+        # Proved now, not a third of a lease from now: the start-up (the store's, the
+        # recovery's) may have taken most of a lease, and the node is ready once this returns.
+        await self.renew_all()
         self._loops = [
             asyncio.get_running_loop().create_task(work(), name=f"tali-node-{work.__name__}")
             for work in (

@@ -284,6 +284,22 @@ async def test_a_stop_ends_the_renewal_loop_though_frames_just_asked_for_a_renew
         renewing.cancel()
 
 
+async def test_a_node_whose_start_up_took_most_of_a_lease_is_ready_once_started(
+    two: Two,
+) -> None:
+    """A node is made (its reckoning of Redis's last answer starts then), then its store
+    starts and the rooms are recovered, and only then does it join the cluster and serve
+    (``TaliServer.start``). When that took most of a lease (a slow database at start, a busy
+    machine), the node said "cannot reach Redis" (``/readyz`` 503, every handshake refused)
+    until its first renewal, a third of a lease after it was ready, although it had just
+    talked to Redis: the first player to arrive was turned away (a cluster test's first
+    connection, on an idle machine)."""
+    (a, _), _, clock, _ = two
+    clock.at += PROVEN + 5  # the store's start and the recovery
+    await a.start(Recovered(rooms=[], sessions=[]), "ws://a/")  # ``two`` stops it
+    assert a.trouble() is None
+
+
 async def test_a_node_told_to_stop_as_it_starts_stops(
     redis_server: RedisServer, redis_prefix: str
 ) -> None:
