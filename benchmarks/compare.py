@@ -139,19 +139,40 @@ async def main() -> None:
             f"{median['frames_hand']:.0f} frames per four-player hand, "
             f"{median['cpu_us']:.0f} us of server CPU per action"
         )
-    ratio = medians["this"]["actions_s"] / medians["other"]["actions_s"]
-    print(
-        f"this/other: actions/s {ratio:.1%}, p99 {medians['this']['p99'] / medians['other']['p99']:.2f}x, "
-        f"CPU per action {medians['this']['cpu_us'] / medians['other']['cpu_us']:.2f}x"
-    )
+    for line in ratios(medians, list(floors)):
+        print(line)
+
+
+def times(a: float, b: float) -> str:
+    """``a / b`` as a factor, or n/a when nothing was measured to divide by (a run too
+    short or too starved for its server to show any CPU or any action)."""
+    return f"{a / b:.2f}x" if b else "n/a"
+
+
+def share(a: float, b: float) -> str:
+    """``a / b`` as a percentage, or n/a (``times``)."""
+    return f"{a / b:.1%}" if b else "n/a"
+
+
+def ratios(medians: dict[str, dict[str, float]], floors: list[str]) -> list[str]:
+    """The comparison lines: this against other, and each against the bare relay if run."""
+    this, other = medians["this"], medians["other"]
+    lines = [
+        f"this/other: actions/s {share(this['actions_s'], other['actions_s'])}, "
+        f"p99 {times(this['p99'], other['p99'])}, "
+        f"CPU per action {times(this['cpu_us'], other['cpu_us'])}"
+    ]
     if "bare" in medians:
+        bare = medians["bare"]
         for name in ("this", "other", *floors):
-            print(
-                f"{name}/bare: actions/s {medians[name]['actions_s'] / medians['bare']['actions_s']:.1%}, "
-                f"p99 {medians[name]['p99'] / medians['bare']['p99']:.2f}x, "
-                f"CPU per action {medians[name]['cpu_us'] / medians['bare']['cpu_us']:.2f}x "
-                f"(bare/{name}: {medians['bare']['cpu_us'] / medians[name]['cpu_us']:.1%})"
+            mine = medians[name]
+            lines.append(
+                f"{name}/bare: actions/s {share(mine['actions_s'], bare['actions_s'])}, "
+                f"p99 {times(mine['p99'], bare['p99'])}, "
+                f"CPU per action {times(mine['cpu_us'], bare['cpu_us'])} "
+                f"(bare/{name}: {share(bare['cpu_us'], mine['cpu_us'])})"
             )
+    return lines
 
 
 if __name__ == "__main__":

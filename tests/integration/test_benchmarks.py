@@ -158,6 +158,20 @@ async def test_compare_measures_batches_against_none_and_the_bare_relay(
     assert per_action["median this"] < per_action["median other"]
 
 
+def test_compare_says_n_a_for_a_ratio_to_nothing_measured() -> None:
+    """A short run on a starved machine: the bare relay's CPU rounded to 0 % (2 rooms,
+    0.5 s, load 10), and the comparison died dividing by it."""
+    from benchmarks import compare
+
+    run = {"actions_s": 100.0, "p99": 10.0, "cpu_us": 400.0}
+    medians = {"this": run, "other": run, "bare": run | {"cpu_us": 0.0}}
+    lines = compare.ratios(medians, [])
+    assert lines[0] == "this/other: actions/s 100.0%, p99 1.00x, CPU per action 1.00x"
+    assert (
+        lines[1] == "this/bare: actions/s 100.0%, p99 1.00x, CPU per action n/a (bare/this: 0.0%)"
+    )
+
+
 async def test_compare_refuses_a_directory_that_is_not_a_checkout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
