@@ -37,13 +37,21 @@ WATCH_POT = """() => {
     }).observe(document.getElementById('table-head'), { childList: true, subtree: true });
 }"""
 
-# For each chip of a winner's row: its centre at the first frame of its flight and after it.
-FLIGHTS = """(row) => {
+# A winner's seat (its box) and, for each chip of its row, its centre at the first frame of
+# its flight and after it: read in one call, as the page has them drawn now. The page draws
+# the table again at each message (a chat line, the dice check's verdict, the hand history's
+# answer), each time with a new row whose chips fly on from where the old ones were: a row
+# found in one call and read in another may be one the page has already taken down, and a
+# chip out of the page has no animation.
+FLIGHTS = """(winner) => {
     const centre = (node) => {
         const b = node.getBoundingClientRect();
         return [b.left + b.width / 2 + scrollX, b.top + b.height / 2 + scrollY];
     };
-    return [...row.querySelectorAll('.chip')].map((chip) => {
+    const row = document.querySelector(`[data-testid="won-chips-${winner}"]`);
+    const b = document.querySelector(`[data-testid="seat-${winner}"]`).getBoundingClientRect();
+    const seat = [b.left + scrollX, b.top + scrollY, b.right + scrollX, b.bottom + scrollY];
+    const flights = [...row.querySelectorAll('.chip')].map((chip) => {
         const flights = chip.getAnimations();
         if (flights.length !== 1) return { flights: flights.length };
         const [flight] = flights;
@@ -53,22 +61,21 @@ FLIGHTS = """(row) => {
         flight.finish();
         return { flights: 1, start, end: centre(chip) };
     });
-}"""
-
-SEAT_BOX = """(seat) => {
-    const b = seat.getBoundingClientRect();
-    return [b.left + scrollX, b.top + scrollY, b.right + scrollX, b.bottom + scrollY];
+    return { count: row.dataset.count, seat, flights };
 }"""
 
 
 async def check_flights(page: Page, winner: str, count: int) -> None:
     """``count`` chips fly to ``winner``'s seat, each from the pot the page last drew."""
-    row = page.get_by_test_id(f"won-chips-{winner}")
-    await expect(row).to_have_attribute("data-count", str(count))
+    await expect(page.get_by_test_id(f"won-chips-{winner}")).to_have_attribute(
+        "data-count", str(count)
+    )
     pot = await page.evaluate("window.__pot")
     assert pot is not None
-    left, top, right, bottom = await page.get_by_test_id(f"seat-{winner}").evaluate(SEAT_BOX)
-    flights: list[dict[str, Any]] = await row.evaluate(FLIGHTS)
+    drawn: dict[str, Any] = await page.evaluate(FLIGHTS, winner)
+    assert drawn["count"] == str(count), drawn
+    left, top, right, bottom = drawn["seat"]
+    flights: list[dict[str, Any]] = drawn["flights"]
     assert len(flights) == count
     for flight in flights:
         assert flight["flights"] == 1, flights
@@ -118,6 +125,63 @@ async def test_the_pot_flies_to_the_winner_once(
     await page.reload()
     await expect(page.get_by_test_id(f"winner-{winner}")).to_have_text("wins the pot")
     assert await no_flights(page) == 1
+    assert aulus.errors == []
+
+
+def passing(routes: list[WebSocketRoute]) -> Any:
+    """A ``setup`` routing the page's WebSocket through unchanged, the route kept in
+    ``routes`` for the test to send the page messages of its own."""
+
+    async def setup(page: Page) -> None:
+        async def route(ws: WebSocketRoute) -> None:
+            server = ws.connect_to_server()
+            ws.on_message(lambda message: server.send(message))
+            server.on_message(lambda message: ws.send(message))
+            routes.append(ws)
+
+        await page.route_web_socket(re.compile(".*"), route)
+
+    return setup
+
+
+async def test_the_chips_fly_on_while_the_table_is_drawn_again(
+    server: TaliServer, browser: Browser
+) -> None:
+    """The table is drawn again while the chips fly (here an operator's notice every 10
+    ms, told the page through its routed WebSocket; in play a chat line, the dice check,
+    the hand history's answer): each drawing's chips fly on, and each check reads the
+    row the page shows at that moment (``check_flights``; it once read a row found in an
+    earlier call, already taken down, whose chips had no flight)."""
+    routes: list[WebSocketRoute] = []
+    aulus = await Player.arrive(browser, server, "Aulus", setup=passing(routes), motion=True)
+    page = aulus.page
+    await aulus.open_room("simple")
+    room = only_room(server)
+    brutus = await bot(server, "Brutus", room)
+    await page.evaluate(WATCH_POT)
+    await next_hand(server, room)
+    await aulus.click("roll")
+    await brutus.request("roll", room=room)
+    await aulus.wait_result()
+    won = await brutus.wait(lambda f: f["type"] == "pot_awarded")
+    winner = str(won["player"])
+    await expect(page.get_by_test_id(f"winner-{winner}")).to_have_text(f"wins {won['amount']}")
+    drawn = {"notices": 0}
+
+    async def notices() -> None:
+        while True:
+            drawn["notices"] += 1
+            text = f"Notice {drawn['notices']}"
+            routes[-1].send(json.dumps({"type": "notice", "text": text, "at": 0}))
+            await asyncio.sleep(0.01)
+
+    redrawing = asyncio.create_task(notices())
+    try:
+        for _ in range(3):
+            await check_flights(page, winner, 5)
+    finally:
+        redrawing.cancel()
+    await expect(page.get_by_test_id("notice")).to_contain_text("Notice")
     assert aulus.errors == []
 
 
