@@ -158,7 +158,7 @@ async def test_compare_measures_batches_against_none_and_the_bare_relay(
     assert per_action["median this"] < per_action["median other"]
 
 
-def test_compare_says_n_a_for_a_ratio_to_nothing_measured() -> None:
+async def test_compare_says_n_a_for_a_ratio_to_nothing_measured() -> None:
     """A short run on a starved machine: the bare relay's CPU rounded to 0 % (2 rooms,
     0.5 s, load 10), and the comparison died dividing by it."""
     from benchmarks import compare
