@@ -54,7 +54,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from protocol.codec import PROTOCOL_VERSION
 from server.net import transport
@@ -105,6 +105,18 @@ HANDSHAKE = (
     "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
     "Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
 )
+
+
+T = TypeVar("T")
+
+
+async def within(awaitable: Awaitable[T], seconds: float) -> T:
+    """``asyncio.wait_for``, but a cancellation is never lost. On Python 3.11 ``wait_for``
+    returns the inner result when it and a cancellation come in one turn: the health poller
+    then ran on after its cancellation, and ``asyncio.run`` waited for it for ever at the
+    end of an attack (a whole-suite run hung so)."""
+    async with asyncio.timeout(seconds):
+        return await awaitable
 
 
 def pin(pid: int, core: int, *, favoured: bool = False) -> None:
@@ -200,7 +212,7 @@ class Server:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                await asyncio.wait_for(asyncio.to_thread(self.proc.wait), 15)
+                await within(asyncio.to_thread(self.proc.wait), 15)
             except TimeoutError:
                 self.proc.kill()
                 self.proc.wait()
@@ -230,13 +242,13 @@ class CanaryProcess:
         return parsed
 
     async def ready(self) -> None:
-        self.room = (await asyncio.wait_for(asyncio.to_thread(self._line), 30))["room"]
+        self.room = (await within(asyncio.to_thread(self._line), 30))["room"]
 
     async def mark(self) -> dict[str, Any]:
         assert self.proc.stdin is not None
         self.proc.stdin.write(b"mark\n")
         self.proc.stdin.flush()
-        return await asyncio.wait_for(asyncio.to_thread(self._line), 10)
+        return await within(asyncio.to_thread(self._line), 10)
 
     async def stop(self) -> None:
         if self.proc.poll() is None:
@@ -247,7 +259,7 @@ class CanaryProcess:
             except BrokenPipeError:
                 pass
             try:
-                await asyncio.wait_for(asyncio.to_thread(self.proc.wait), 5)
+                await within(asyncio.to_thread(self.proc.wait), 5)
             except TimeoutError:
                 self.proc.kill()
 
@@ -273,7 +285,7 @@ class HealthPoller:
         while True:
             started = time.monotonic()
             try:
-                reply = await asyncio.wait_for(
+                reply = await within(
                     http_exchange(self.port, HEALTH, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"), 2
                 )
                 ok = reply.startswith(b"HTTP/1.1 200")
@@ -287,6 +299,8 @@ class HealthPoller:
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
 
 
 # -- raw clients ---------------------------------------------------------------------
@@ -317,7 +331,7 @@ class Refused(Exception):
 
 
 async def connect(port: int, address: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    return await asyncio.wait_for(
+    return await within(
         asyncio.open_connection(HOST, port, local_addr=(address, 0), limit=1 << 20), 5
     )
 
@@ -327,7 +341,7 @@ async def ws_open(port: int, address: str) -> tuple[asyncio.StreamReader, asynci
     key = base64.b64encode(os.urandom(16)).decode()
     writer.write(HANDSHAKE.format(key=key).encode())
     try:
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        head = await within(reader.readuntil(b"\r\n\r\n"), 5)
     except (asyncio.IncompleteReadError, ConnectionError, TimeoutError) as exc:
         writer.close()
         raise Refused("closed") from exc
@@ -412,7 +426,7 @@ class Player:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiters[ident] = future
         self.send({**message, "id": ident})
-        return await asyncio.wait_for(future, 10)
+        return await within(future, 10)
 
     def close(self) -> None:
         self._task.cancel()
@@ -423,7 +437,7 @@ async def http_exchange(port: int, address: str, raw: bytes) -> bytes:
     reader, writer = await connect(port, address)
     try:
         writer.write(raw)
-        return await asyncio.wait_for(reader.read(1 << 20), 5)
+        return await within(reader.read(1 << 20), 5)
     finally:
         writer.close()
 
@@ -556,7 +570,7 @@ async def flood(
                 writer.write(blob)
                 out.sent += len(blob)
                 try:
-                    await asyncio.wait_for(writer.drain(), 1.0)
+                    await within(writer.drain(), 1.0)
                 except TimeoutError:
                     cut(out, started, "not read")
                     continue
@@ -857,7 +871,7 @@ async def slowloris(ctx: Context) -> Outcome:
                     if reader.at_eof():
                         continue
                     try:
-                        data = await asyncio.wait_for(reader.read(65536), 0.01)
+                        data = await within(reader.read(65536), 0.01)
                     except (TimeoutError, ConnectionError, OSError):
                         data = b""
                     told += b"\x88" in data or reader.at_eof()
@@ -907,7 +921,7 @@ def malformed(oversized: bool) -> Callable[[Context], Awaitable[Outcome]]:
             try:
                 writer.write(shape)
                 while True:
-                    opcode, payload = await asyncio.wait_for(read_frame(reader), 5)
+                    opcode, payload = await within(read_frame(reader), 5)
                     if opcode == 0x8:
                         closed += 1
                         cut(out, started, "closed")
@@ -1223,7 +1237,7 @@ async def utf8_in_one_write(ctx: Context) -> Outcome:
         try:
             writer.write(hello + frame(0x1, b"\xff\xfe"))
             while True:
-                opcode, payload = await asyncio.wait_for(read_frame(reader), 5)
+                opcode, payload = await within(read_frame(reader), 5)
                 if opcode == 0x8:
                     code = struct.unpack("!H", payload[:2])[0] if payload else None
                     break

@@ -3,8 +3,10 @@ baseline fans out. Figures come from `make bench-capacity`, not from here."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,6 +172,35 @@ async def test_compare_says_n_a_for_a_ratio_to_nothing_measured() -> None:
     assert (
         lines[1] == "this/bare: actions/s 100.0%, p99 1.00x, CPU per action n/a (bare/this: 0.0%)"
     )
+
+
+async def test_the_health_poller_ends_whatever_the_turn_it_is_stopped_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The attack suite's /healthz poller, stopped 0-7 turns after it started, its polls
+    answered at once. It bounded each poll with ``asyncio.wait_for``, which on Python 3.11
+    loses a cancellation that comes in the turn the poll ends: it ran on, and the attack
+    suite's ``asyncio.run`` waited for it for ever (a whole-suite run hung 13 minutes)."""
+    from benchmarks import abuse
+    from server.runtime.tasks import cancel_until_done
+
+    async def answered(port: int, address: str, raw: bytes) -> bytes:
+        return b"HTTP/1.1 200 OK\r\n\r\n"
+
+    def polling() -> set[asyncio.Task[Any]]:
+        return {t for t in asyncio.all_tasks() if "HealthPoller._run" in repr(t.get_coro())}
+
+    monkeypatch.setattr(abuse, "http_exchange", answered)
+    for turns in range(8):
+        poller = abuse.HealthPoller(0)
+        poller.start()
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        await poller.stop()
+        left = polling()
+        _, running = await asyncio.wait(left, timeout=5) if left else (set(), set())
+        await cancel_until_done(running)  # not to hang the test's own end
+        assert not running, f"the poller stopped {turns} turns after it started ran on"
 
 
 async def test_compare_refuses_a_directory_that_is_not_a_checkout(
