@@ -108,7 +108,7 @@ class Node(Leases):
         stuck = await cancel_until_done(self._loops)
         if stuck:
             self.log.error("node_loops_stuck", loops=sorted(t.get_name() for t in stuck))
-        for task in self._tasks:
+        for task in list(self._tasks):  # each one leaves the set as it ends
             with contextlib.suppress(BaseException):
                 await task
         with contextlib.suppress(Exception):

@@ -319,3 +319,14 @@ async def test_a_node_told_to_stop_as_it_starts_stops(
         stopping = asyncio.get_running_loop().create_task(node.stop())
         done, _ = await asyncio.wait({stopping}, timeout=10)  # milliseconds when it works
         assert done, f"the node stopped {turns} turns after it started did not stop"
+
+
+async def test_a_node_stopped_while_it_publishes_waits_for_it_and_stops(two: Two) -> None:
+    """``stop`` waits for the node's background work (here a lobby publish) to end, each
+    piece of which leaves the set of work as it ends: iterating that set itself failed with
+    "Set changed size during iteration", and the node never left the cluster."""
+    (a, _), _, _, _ = two
+    await a.start(Recovered(rooms=[], sessions=[]), "ws://a/")
+    a.publish({"r_gone": None})  # a room closed: told to the other nodes
+    await a.stop()
+
