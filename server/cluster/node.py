@@ -89,7 +89,10 @@ class Node(Leases):
             self.lobby.announce(room)
         # Proved now, not a third of a lease from now: the start-up (the store's, the
         # recovery's) may have taken most of a lease, and the node is ready once this returns.
-        await self.renew_all()
+        try:
+            await self.renew_all()
+        except Exception as exc:  # the loop tries again; till then /readyz says why it is 503
+            self.log.warning("node_renew_failed", error=repr(exc))
         self._loops = [
             asyncio.get_running_loop().create_task(work(), name=f"tali-node-{work.__name__}")
             for work in (

@@ -330,3 +330,18 @@ async def test_a_node_stopped_while_it_publishes_waits_for_it_and_stops(two: Two
     a.publish({"r_gone": None})  # a room closed: told to the other nodes
     await a.stop()
 
+
+async def test_a_node_whose_last_renewal_at_start_fails_starts_and_says_why(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One Redis error in the renewal at the end of the start does not fail the start: the
+    renewal loop tries again, and until then the node says why it takes no players."""
+    (a, _), _, clock, _ = two
+
+    async def unreachable() -> None:
+        raise ConnectionError("Redis went away")
+
+    monkeypatch.setattr(a, "renew", unreachable)
+    clock.at += PROVEN + 5
+    await a.start(Recovered(rooms=[], sessions=[]), "ws://a/")
+    assert a.trouble() == "cannot reach Redis: leases not renewed"
