@@ -312,6 +312,10 @@ async def test_each_variants_first_hand_has_its_tips(server: TaliServer, browser
     await next_hand(server, liars)
     await expect(coach).to_contain_text("Roll your four dice")
     await aulus.click("roll")
+    # His roll done (his dice drawn) before the game's turn is read: with the click's
+    # message still on its way, the roll phase was read, and Cassia, first to bet, never
+    # checked (failed so beside two busy loops).
+    await expect(aulus.dice(pid(server, "Aulus"))).to_have_count(4)
     await cassia.request("roll", room=liars)
     game = server.lobby.rooms[liars].game
     if cassia.player_id in game.to_act():
