@@ -12,13 +12,18 @@ branch measured 3-8 % and the code before it 51-62 %) are the server process's o
 which another job on the box does not add to.
 
 Each test holds a core of its own for its server and canary (``conftest.core``): two of them
-on two xdist workers at once pinned both servers to core 0 before."""
+on two xdist workers at once pinned both servers to core 0 before. There they run in the
+real-time class where allowed (``abuse.pin``), so that the box's other jobs do not delay
+them: checked by busy loops on their core (``test_busy_loops_on_its_core_do_not_delay_the_canary``)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -28,8 +33,11 @@ from benchmarks.abuse import (
     ATTACKS,
     P99_FACTOR,
     P99_FLOOR_MS,
+    REALTIME,
+    CanaryProcess,
     Outcome,
     Row,
+    Server,
     format_row,
     latency_failure,
     percentile,
@@ -351,3 +359,61 @@ def test_an_attack_that_misses_on_noise_alone_passes_its_retry(
     )
     assert tried is not None, format_row(row)
     assert int(tried[2]) >= int(tried[1].split(", ")[-1]), format_row(row)
+
+
+BUSY_LOOPS = 8
+BUSY_SECONDS = 3.0
+BUSY_LOOP = (
+    "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass"
+)
+"""A busy loop of the normal class, bounded in time (it is killed sooner)."""
+
+
+async def beside_busy_loops(core: int) -> tuple[float, float, str]:
+    """The canary's p99 alone, then beside ``BUSY_LOOPS`` busy loops on its and the server's
+    core at nice -10, as the runner starts them; and how they were favoured (``pin``)."""
+    server = Server({}, core, realtime=True)
+    canary: CanaryProcess | None = None
+    loops: list[subprocess.Popen[bytes]] = []
+    try:
+        port = await server.started()
+        canary = CanaryProcess(port, core, realtime=True)
+        await canary.ready()
+        await asyncio.sleep(1.0)  # the first hands
+        await canary.mark()
+        await asyncio.sleep(BUSY_SECONDS)
+        alone = percentile((await canary.mark())["latencies"], 0.99)
+        for _ in range(BUSY_LOOPS):
+            loop = subprocess.Popen(
+                [sys.executable, "-c", BUSY_LOOP.format(seconds=BUSY_SECONDS + 10)]
+            )
+            loops.append(loop)
+            os.sched_setaffinity(loop.pid, {core})
+            os.setpriority(os.PRIO_PROCESS, loop.pid, -10)
+        await asyncio.sleep(BUSY_SECONDS)
+        beside = percentile((await canary.mark())["latencies"], 0.99)
+        return alone, beside, server.scheduling
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+        if canary is not None:
+            await canary.stop()
+        await server.stop()
+
+
+def test_busy_loops_on_its_core_do_not_delay_the_canary(core: int) -> None:
+    """The other jobs of this shared box never read as the server's latency: with eight busy
+    loops on the server's and the canary's core, at the nice -10 that was their only favour
+    before, the canary's p99 stays within the limit an attack is judged by. Before, it was
+    21.7-26.0 ms beside them (three runs, against a limit of 15 ms; alone 2.1-2.6 ms); in the
+    real-time class 2.1-2.9 ms, as alone (2.4-2.8 ms), with two more busy loops on the box's
+    other core too. (At nice 0, one to eight loops held a move 12-25 ms now and then, not in
+    every run: what failed the attack suite's retries on a busy machine, 1 run in 11 to 17.)"""
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no CPU affinity here: the loops cannot be put on the server's core")
+    alone, beside, scheduling = asyncio.run(beside_busy_loops(core))
+    if scheduling != REALTIME:
+        pytest.skip(f"the real-time class is not allowed here ({scheduling or 'no favour'})")
+    limit = P99_FACTOR * max(alone, P99_FLOOR_MS)
+    assert beside <= limit, f"canary p99 {beside:.1f} ms beside busy loops, alone {alone:.1f} ms"
